@@ -1,0 +1,37 @@
+"""minigrad: reverse-mode automatic differentiation over NumPy (CPU) or CuPy (GPU).
+
+    import minigrad as mg
+    x = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = (x * x).sum()
+    y.backward()
+    x.grad          # tensor([2., 4., 6.])
+"""
+
+from . import viz
+from .autograd import (Function, detect_anomaly, enable_grad, grad, is_grad_enabled,
+                       name_scope, no_grad)
+from .backend import Backend, cuda_available, manual_seed, register_backend, unregister_backend
+from .creation import (arange, empty, eye, full, ones, ones_like, rand, randn, tensor, zeros,
+                       zeros_like)
+from .gradcheck import GradcheckError, gradcheck
+from .ops import (abs, all, any, argmax, argmin, broadcast_to, clip, concat, dropout, exp, gelu,
+                  isfinite, isnan, log, log_softmax, logsumexp, masked_fill, matmul, max, maximum,
+                  mean, min, minimum, one_hot, relu, reshape, sigmoid, softmax, split, sqrt,
+                  squeeze, stack, sum, sum_to, swapaxes, tanh, transpose, unsqueeze, var, where)
+from .tensor import Tensor
+
+float32 = "float32"
+float64 = "float64"
+
+__all__ = [
+    "Tensor", "Function", "tensor", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
+    "arange", "eye", "randn", "rand", "manual_seed",
+    "no_grad", "enable_grad", "is_grad_enabled", "grad", "name_scope", "detect_anomaly",
+    "gradcheck", "GradcheckError", "cuda_available", "Backend", "register_backend",
+    "unregister_backend", "viz",
+    "abs", "all", "any", "argmax", "argmin", "broadcast_to", "clip", "concat", "dropout", "exp",
+    "gelu", "isfinite", "isnan", "log", "log_softmax", "logsumexp", "masked_fill", "matmul",
+    "max", "maximum", "mean", "min", "minimum", "one_hot", "relu", "reshape", "sigmoid",
+    "softmax", "split", "sqrt", "squeeze", "stack", "sum", "sum_to", "swapaxes", "tanh",
+    "transpose", "unsqueeze", "var", "where", "float32", "float64",
+]

@@ -1,0 +1,389 @@
+"""Reverse-mode automatic differentiation: grad mode, Function, the graph walk, backward, grad.
+
+A tensor made by an operation points to the Function that made it (`tensor._fn`). The Function
+holds its inputs strongly and its output weakly, so a graph is a DAG with no reference cycles and
+goes away as soon as nobody holds its root. Backward is one iterative walk over that DAG in
+reverse topological order; nothing recurses, so an unrolled GRU thousands of steps deep works.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import weakref
+from typing import Callable, Iterable, Sequence
+
+from .backend import backend_of
+
+
+# ---------------------------------------------------------------------------------------------
+# Global state: grad mode, the name-scope stack, anomaly mode. Nothing else is global.
+
+class _State:
+    grad_enabled = True
+    scope = ""                 # dotted name of the innermost name_scope, "" at top level
+    detect_anomaly = False
+
+
+STATE = _State()
+
+
+class _GradMode:
+    """Context manager and decorator that sets grad mode, restoring the old one on exit."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self._saved: list[bool] = []
+
+    def __enter__(self):
+        self._saved.append(STATE.grad_enabled)
+        STATE.grad_enabled = self.enabled
+
+    def __exit__(self, *exc):
+        STATE.grad_enabled = self._saved.pop()
+
+    def __call__(self, func: Callable) -> Callable:
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with _GradMode(self.enabled):
+                return func(*args, **kwargs)
+        return wrapper
+
+
+def no_grad() -> _GradMode:
+    """Operations inside record no graph (context manager or decorator)."""
+    return _GradMode(False)
+
+
+def enable_grad() -> _GradMode:
+    """Operations inside record a graph again, e.g. within `no_grad` (context or decorator)."""
+    return _GradMode(True)
+
+
+def is_grad_enabled() -> bool:
+    return STATE.grad_enabled
+
+
+@contextlib.contextmanager
+def name_scope(name: str):
+    """Tag the operations created inside with a dotted scope ("encoder.layer0.self_attn").
+
+    Scopes nest: an inner scope "ffn" inside "encoder" tags operations "encoder.ffn". Graph
+    pictures (`minigrad.viz.draw`) group or collapse operations by their scope.
+    """
+    outer = STATE.scope
+    STATE.scope = f"{outer}.{name}" if outer and name else (name or outer)
+    try:
+        yield
+    finally:
+        STATE.scope = outer
+
+
+@contextlib.contextmanager
+def detect_anomaly():
+    """Raise at the first operation whose forward result or backward gradient has NaN or inf.
+
+    The error names the operation (and its scope). Slow: every result is checked.
+    """
+    outer = STATE.detect_anomaly
+    STATE.detect_anomaly = True
+    try:
+        yield
+    finally:
+        STATE.detect_anomaly = outer
+
+
+def _check_finite(fn: "Function", array, where: str) -> None:
+    xp = backend_of(array).xp
+    if array.dtype.kind in "fc" and not bool(xp.isfinite(array).all()):
+        bad = "NaN" if bool(xp.isnan(array).any()) else "inf"
+        scope = f" in scope '{fn.scope}'" if fn.scope else ""
+        raise FloatingPointError(f"anomaly: {type(fn).__name__}{scope} produced {bad} in its "
+                                 f"{where} (shape {tuple(array.shape)})")
+
+
+# ---------------------------------------------------------------------------------------------
+# Function: one node of the graph.
+
+class Function:
+    """A differentiable primitive. Subclass it to add your own:
+
+        class Cube(minigrad.Function):
+            '''y = x³'''
+            def forward(self, x):            # backend arrays in, a backend array out
+                return x ** 3
+            def backward(self, grad):        # grad = ∂L/∂y, a Tensor
+                (x,) = self.inputs
+                return grad * 3 * x * x      # ∂y/∂x = 3x²
+
+        y = Cube.apply(x)
+
+    `apply(*tensors, **options)` builds `Cls(**options)`, runs `forward` on the tensors' arrays
+    and, when grad mode is on and an input requires grad, links the result into the graph.
+    `backward` returns one gradient per input (a tuple when there are several; None for an input
+    that gets none), as Tensors or arrays; the engine sums each back to its input's shape when
+    broadcasting made it larger. Write `backward` with minigrad operations on Tensors so that
+    `create_graph=True` can differentiate it again.
+
+    Available inside: `self.inputs` (input Tensors), `self.output` (the output Tensor, held
+    weakly), `self.xp` (the array module of the inputs' device), `self.save_for_backward(*a)` and
+    `self.saved_tensors` for anything else backward needs (freed after backward).
+    """
+
+    __slots__ = ("inputs", "_output_ref", "xp", "saved_tensors", "scope", "_freed",
+                 "__dict__", "__weakref__")
+
+    # set on each subclass: does its output depend differentiably on its inputs?
+    differentiable = True
+
+    def forward(self, *arrays):
+        raise NotImplementedError(f"{type(self).__name__}.forward")
+
+    def backward(self, grad):
+        raise NotImplementedError(f"{type(self).__name__}.backward")
+
+    def save_for_backward(self, *arrays) -> None:
+        self.saved_tensors = arrays
+
+    @property
+    def output(self):
+        return self._output_ref() if self._output_ref is not None else None
+
+    @classmethod
+    def apply(cls, *inputs, **options):
+        fn = cls(**options) if options else cls()
+        first = inputs[0].data
+        fn.xp = backend_of(first).xp
+        if len(inputs) > 1:
+            _check_same_device(cls, inputs)
+        try:
+            out = fn.forward(*[t.data for t in inputs])
+        except (ValueError, TypeError, IndexError) as error:
+            if str(error).startswith(cls.__name__):
+                raise
+            shapes = ", ".join(f"{tuple(t.shape)} {t.dtype}" for t in inputs)
+            raise type(error)(f"{cls.__name__}: {error} (inputs: {shapes})") from error
+        result = _Tensor._from_array(out, fn.xp)
+        if STATE.detect_anomaly:
+            fn.scope = STATE.scope
+            _check_finite(fn, result.data, "forward result")
+        if STATE.grad_enabled and cls.differentiable:
+            for t in inputs:
+                if t._requires_grad:
+                    break
+            else:
+                return result
+            if result.data.dtype.kind not in "fc":
+                return result                     # integer results carry no gradient
+            fn.inputs = inputs
+            fn._output_ref = weakref.ref(result)
+            fn.scope = STATE.scope
+            fn._freed = False
+            result._requires_grad = True
+            result._fn = fn
+        return result
+
+
+Function.inputs = ()
+Function._output_ref = None
+Function.saved_tensors = ()
+Function.scope = ""
+Function._freed = False
+
+_Tensor = None  # set by tensor.py (the engine and Tensor refer to each other)
+
+
+def _check_same_device(cls, inputs) -> None:
+    kind = type(inputs[0].data)
+    for t in inputs[1:]:
+        if type(t.data) is not kind:
+            break
+    else:
+        if not backend_of(inputs[0].data).multi_device:
+            return
+        devices = {t.device for t in inputs}
+        if len(devices) == 1:
+            return
+    devices = ", ".join(f"{t.device} {tuple(t.shape)}" for t in inputs)
+    raise RuntimeError(f"{cls.__name__}: all inputs must be on one device, got {devices}; "
+                       f"move them with .to(device)")
+
+
+# ---------------------------------------------------------------------------------------------
+# The graph walk.
+
+def topological_order(roots: Sequence) -> list:
+    """Every tensor that the roots depend on through the graph, each after all of its inputs."""
+    order: list = []
+    seen: set[int] = set()                 # ids, since Tensor.__eq__ is elementwise
+    stack = [(root, False) for root in reversed(roots)]
+    while stack:
+        node, inputs_done = stack.pop()
+        if inputs_done:
+            order.append(node)
+        elif id(node) not in seen:
+            seen.add(id(node))
+            stack.append((node, True))     # come back once its inputs are listed
+            fn = node._fn
+            if fn is not None:
+                if fn._freed:
+                    raise RuntimeError(
+                        f"backward through the graph a second time: {type(fn).__name__} has "
+                        f"already freed its saved values; pass retain_graph=True to the first "
+                        f"backward (or to minigrad.grad) to keep them")
+                stack.extend((x, False) for x in fn.inputs if x._requires_grad)
+    return order
+
+
+def _sum_to(grad, shape, fn, create_graph):
+    """Undo broadcasting: sum `grad` down to `shape`, or say which op produced a wrong shape."""
+    if create_graph:
+        from .ops.shape import sum_to             # differentiable, for higher-order gradients
+        return sum_to(grad, shape, owner=type(fn).__name__)
+    from .ops.shape import sum_to_array
+    return sum_to_array(grad, shape, owner=type(fn).__name__)
+
+
+def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
+                      capture: Iterable | None = None) -> dict[int, object]:
+    """Propagate `root_grads` back through the graph of `roots`.
+
+    Returns {id(tensor): (tensor, gradient)} for the leaves that require grad, for tensors that called
+    `retain_grad()`, and for every tensor in `capture`. Gradients are Tensors when
+    `create_graph` (recorded, so they can be differentiated again) and arrays otherwise.
+    """
+    Tensor = _Tensor
+    capture_ids = {id(t) for t in capture} if capture is not None else None
+    order = topological_order(roots)
+    grads: dict[int, object] = {}
+    for root, g in zip(roots, root_grads):
+        grads[id(root)] = g if id(root) not in grads else grads[id(root)] + g
+    results: dict[int, object] = {}
+    anomaly = STATE.detect_anomaly
+    with _GradMode(create_graph):
+        for tensor in reversed(order):
+            g = grads.pop(id(tensor), None)
+            if g is None:
+                continue
+            if tensor._hooks:
+                for hook in tensor._hooks:
+                    g_tensor = g if create_graph else Tensor._from_array(g)
+                    replaced = hook(g_tensor)
+                    if replaced is not None:
+                        g = _as_grad(replaced, create_graph)
+            fn = tensor._fn
+            if capture_ids is None:
+                if fn is None or tensor._retains_grad:
+                    results[id(tensor)] = (tensor, g)
+            elif id(tensor) in capture_ids:
+                results[id(tensor)] = (tensor, g)
+            if fn is None:
+                continue
+            input_grads = fn.backward(g if create_graph else Tensor._from_array(g))
+            if type(input_grads) is not tuple:
+                input_grads = (input_grads,)
+            for x, gx in zip(fn.inputs, input_grads):
+                if gx is None or not x._requires_grad:
+                    continue
+                gx = _as_grad(gx, create_graph)
+                if gx.shape != x.data.shape:
+                    gx = _sum_to(gx, x.data.shape, fn, create_graph)
+                if anomaly:
+                    _check_finite(fn, gx.data if create_graph else gx, "gradient")
+                previous = grads.get(id(x))
+                grads[id(x)] = gx if previous is None else previous + gx
+            if not retain_graph:
+                fn.saved_tensors = ()
+                fn._freed = True
+    return results
+
+
+def _as_grad(g, create_graph):
+    """A gradient as the walk keeps it: a Tensor when recording, else the bare array."""
+    if isinstance(g, _Tensor):
+        return g if create_graph else g.data
+    return _Tensor._from_array(g) if create_graph else g
+
+
+def backward(tensor, grad=None, retain_graph=False, create_graph=False) -> None:
+    """Tensor.backward: add d(tensor)/d(leaf) into each leaf's `.grad`."""
+    if not tensor.requires_grad:
+        raise RuntimeError("backward: this tensor does not require grad (no input of its graph "
+                           "has requires_grad=True, or it was computed under no_grad)")
+    root_grad = _root_grad(tensor, grad, "backward")
+    retain_graph = retain_graph or create_graph
+    with _GradMode(create_graph):
+        root_grad = root_grad if create_graph else root_grad.data
+    results = compute_gradients([tensor], [root_grad], retain_graph, create_graph)
+    _deposit(results, create_graph)
+
+
+def _root_grad(tensor, grad, op):
+    Tensor = _Tensor
+    if grad is None:
+        if tensor.data.size != 1:
+            raise RuntimeError(f"{op}: grad can be implicit only for a single-element output, "
+                               f"got shape {tuple(tensor.shape)}; pass a gradient of that shape")
+        return Tensor._from_array(tensor.xp.ones_like(tensor.data))
+    if not isinstance(grad, Tensor):
+        grad = Tensor._from_array(backend_of(tensor.data).asarray(grad, dtype=tensor.dtype))
+    if grad.shape != tensor.shape:
+        raise ValueError(f"{op}: gradient shape {tuple(grad.shape)} does not match the output "
+                         f"shape {tuple(tensor.shape)}")
+    if grad.device != tensor.device:
+        raise RuntimeError(f"{op}: gradient is on {grad.device}, output on {tensor.device}")
+    return grad
+
+
+def _deposit(results, create_graph):
+    """Accumulate the walk's results into `.grad` of leaves and of retain_grad tensors."""
+    Tensor = _Tensor
+    for tensor, g in results.values():
+        if create_graph:
+            tensor.grad = g if tensor.grad is None else tensor.grad + g
+        elif tensor.grad is None:
+            tensor.grad = Tensor._from_array(g)
+        else:
+            tensor.grad = Tensor._from_array(tensor.grad.data + g)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False) -> tuple:
+    """Gradients of `outputs` with respect to `inputs`, returned rather than stored in `.grad`.
+
+    Like `torch.autograd.grad`: `outputs`/`inputs` are a Tensor or a sequence of Tensors;
+    `grad_outputs` may be omitted for single-element outputs; an input that the outputs do not
+    depend on raises unless `allow_unused`, when its entry is None.
+    """
+    Tensor = _Tensor
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if grad_outputs is None or isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs] * len(outputs)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"grad: {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
+    for i, t in enumerate(inputs):
+        if not t.requires_grad:
+            raise RuntimeError(f"grad: input {i} (shape {tuple(t.shape)}) does not require grad")
+    for i, t in enumerate(outputs):
+        if not t.requires_grad:
+            raise RuntimeError(f"grad: output {i} (shape {tuple(t.shape)}) does not require "
+                               f"grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    root_grads = []
+    for out, g in zip(outputs, grad_outputs):
+        g = _root_grad(out, g, "grad")
+        root_grads.append(g if create_graph else g.data)
+    results = compute_gradients(outputs, root_grads, retain_graph, create_graph, capture=inputs)
+    answer = []
+    for i, t in enumerate(inputs):
+        g = results.get(id(t), (None, None))[1]
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(f"grad: input {i} (shape {tuple(t.shape)}) was not used to "
+                                   f"compute the outputs; pass allow_unused=True to get None")
+            answer.append(None)
+        else:
+            answer.append(g if create_graph else Tensor._from_array(g))
+    return tuple(answer)

@@ -1,0 +1,243 @@
+"""Devices, array modules, random numbers and transfers.
+
+A *backend* owns one device type ("cpu", "cuda", ...): its array module `xp` (NumPy, CuPy or
+anything with NumPy's interface), the array type it produces, and the few operations where array
+modules differ (scatter-add, random numbers, moving data). The engine never names NumPy on tensor
+data; it asks the backend of the data for `xp`.
+
+New device types plug in with `register_backend`, exactly as CuPy does below.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Backend:
+    """The NumPy backend, device "cpu". Subclasses override what differs on their device."""
+
+    device_type = "cpu"
+    multi_device = False          # True when one array type spans several devices (cuda:0, cuda:1)
+
+    def __init__(self):
+        self.xp = np
+        self.array_types: tuple[type, ...] = (np.ndarray,)
+        self._rng = np.random.default_rng()
+
+    # -- availability and devices ---------------------------------------------------------
+    def check_available(self, index: int | None) -> None:
+        """Raise RuntimeError saying what is missing when the device cannot be used."""
+
+    def device_of(self, array) -> str:
+        return "cpu"
+
+    def from_numpy(self, array: np.ndarray, index: int | None):
+        """A copy of host `array` on this device."""
+        return array
+
+    def to_numpy(self, array) -> np.ndarray:
+        return array
+
+    def asarray(self, data, dtype=None, index: int | None = None):
+        return np.asarray(data, dtype=dtype)
+
+    # -- operations that differ between array modules --------------------------------------
+    def scatter_add(self, target, index, values) -> None:
+        """target[index] += values, with repeated indices accumulating."""
+        np.add.at(target, index, values)
+
+    def erf(self, array):
+        """The error function, elementwise (NumPy has none: SciPy's when present)."""
+        return _host_erf(array)
+
+    def seed(self, seed: int) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def random(self, kind: str, shape: tuple[int, ...], dtype, index: int | None = None):
+        """Random numbers of `kind` ("uniform" in [0, 1) or "normal") on this device."""
+        if kind == "uniform":
+            out = self._rng.random(shape, dtype=np.float64)
+        else:
+            out = self._rng.standard_normal(shape, dtype=np.float64)
+        return self.from_numpy(out.astype(dtype, copy=False), index)
+
+
+class CupyBackend(Backend):
+    """CuPy arrays on "cuda" / "cuda:N". Imported lazily: CuPy is an optional extra."""
+
+    device_type = "cuda"
+    multi_device = True
+
+    def __init__(self):
+        self._cupy = None
+        self.xp = None
+        self.array_types = ()
+        self._seed = None
+
+    def _load(self):
+        if self._cupy is None:
+            try:
+                import cupy
+            except ImportError as error:
+                raise RuntimeError(
+                    "device 'cuda' needs CuPy, which is not installed: "
+                    "pip install 'minigrad[cuda]' (cupy-cuda12x)") from error
+            self._cupy = cupy
+            self.xp = cupy
+            self.array_types = (cupy.ndarray,)
+        return self._cupy
+
+    def check_available(self, index: int | None) -> None:
+        cupy = self._load()
+        try:
+            count = cupy.cuda.runtime.getDeviceCount()
+        except Exception as error:  # CUDA driver missing or broken: say so, keep the cause
+            raise RuntimeError(f"device 'cuda' needs a GPU: CuPy is installed but CUDA reports "
+                               f"no usable device ({error})") from error
+        if count == 0:
+            raise RuntimeError("device 'cuda' needs a GPU: CuPy is installed but no GPU is present")
+        if index is not None and index >= count:
+            raise RuntimeError(f"device 'cuda:{index}' does not exist: {count} GPU(s) present")
+
+    def device_of(self, array) -> str:
+        return f"cuda:{array.device.id}"
+
+    def from_numpy(self, array, index):
+        cupy = self._load()
+        with cupy.cuda.Device(index or 0):
+            return cupy.asarray(array)
+
+    def to_numpy(self, array):
+        return array.get()
+
+    def asarray(self, data, dtype=None, index=None):
+        cupy = self._load()
+        with cupy.cuda.Device(index or 0):
+            return cupy.asarray(data, dtype=dtype)
+
+    def scatter_add(self, target, index, values):
+        self._load().add.at(target, index, values)
+
+    def erf(self, array):
+        from cupyx.scipy.special import erf
+        return erf(array)
+
+    def seed(self, seed):
+        self._seed = seed
+        if self._cupy is not None:
+            self._cupy.random.seed(seed)
+
+    def random(self, kind, shape, dtype, index=None):
+        cupy = self._load()
+        with cupy.cuda.Device(index or 0):
+            if kind == "uniform":
+                return cupy.random.random(shape, dtype=np.float64).astype(dtype, copy=False)
+            return cupy.random.standard_normal(shape, dtype=np.float64).astype(dtype, copy=False)
+
+
+def _host_erf(array: np.ndarray) -> np.ndarray:
+    try:
+        from scipy.special import erf
+    except ImportError:
+        return erf_from_series(np, array)
+    return erf(array).astype(array.dtype, copy=False)
+
+
+def erf_from_series(xp, x):
+    """erf(x) to about 1e-14 with array operations only, for array modules without one.
+
+    |x| ≤ 2.5: the Maclaurin series erf(x) = 2/√π Σ (−1)ⁿ x²ⁿ⁺¹ / (n! (2n + 1)).
+    |x| > 2.5: erfc(x) = e^(−x²)/√π · 1/(x + ½/(x + 1/(x + (3/2)/(x + …)))), evaluated bottom-up.
+    """
+    ax = xp.abs(x)
+    small = xp.minimum(ax, 2.5)
+    z = small * small
+    series = xp.zeros_like(x)
+    term_count = 60
+    coefficient = [0.0] * term_count                # (−1)ⁿ / (n! (2n + 1))
+    factorial = 1.0
+    for n in range(term_count):
+        factorial = factorial * n if n else 1.0
+        coefficient[n] = (-1.0) ** n / (factorial * (2 * n + 1))
+    for c in reversed(coefficient):                 # Horner in z = x²
+        series = series * z + c
+    series = series * small * (2.0 / np.sqrt(np.pi))
+    large = xp.maximum(ax, 2.5)
+    fraction = large
+    for n in range(80, 0, -1):
+        fraction = large + (n / 2.0) / fraction
+    tail = 1.0 - xp.exp(-large * large) / (np.sqrt(np.pi) * fraction)
+    return xp.sign(x) * xp.where(ax <= 2.5, series, tail)
+
+
+_BACKENDS: dict[str, Backend] = {}
+_BY_ARRAY_TYPE: dict[type, Backend] = {}
+
+
+def register_backend(backend: Backend) -> None:
+    """Make `backend.device_type` usable as a device string ("name" or "name:N")."""
+    _BACKENDS[backend.device_type] = backend
+    for array_type in backend.array_types:
+        _BY_ARRAY_TYPE[array_type] = backend
+
+
+def unregister_backend(device_type: str) -> None:
+    backend = _BACKENDS.pop(device_type)
+    for array_type in [t for t, b in _BY_ARRAY_TYPE.items() if b is backend]:
+        del _BY_ARRAY_TYPE[array_type]
+
+
+register_backend(Backend())
+register_backend(CupyBackend())
+CPU = _BACKENDS["cpu"]
+
+
+def parse_device(device) -> tuple[Backend, int | None]:
+    """"cpu" -> (NumPy backend, None); "cuda:1" -> (CuPy backend, 1). Checks availability."""
+    name = str(device)
+    device_type, _, index_text = name.partition(":")
+    backend = _BACKENDS.get(device_type)
+    if backend is None:
+        raise ValueError(f"unknown device {name!r}: expected one of "
+                         f"{', '.join(repr(k) for k in _BACKENDS)} (optionally with ':N')")
+    index = None
+    if index_text:
+        if not index_text.isdigit():
+            raise ValueError(f"bad device {name!r}: the index after ':' must be a number")
+        index = int(index_text)
+    if backend is not CPU:
+        backend.check_available(index)
+        # a lazily loaded backend (CuPy) knows its array type only now
+        for array_type in backend.array_types:
+            _BY_ARRAY_TYPE.setdefault(array_type, backend)
+    return backend, index
+
+
+def backend_of(array) -> Backend:
+    """The backend whose array type `array` is; NumPy scalars count as host data."""
+    backend = _BY_ARRAY_TYPE.get(type(array))
+    if backend is None:
+        for array_type, candidate in _BY_ARRAY_TYPE.items():
+            if isinstance(array, array_type):
+                return candidate
+        raise TypeError(f"minigrad cannot hold data of type {type(array).__name__}")
+    return backend
+
+
+def is_array(data) -> bool:
+    return type(data) in _BY_ARRAY_TYPE or any(isinstance(data, t) for t in _BY_ARRAY_TYPE)
+
+
+def cuda_available() -> bool:
+    """True when CuPy imports and reports at least one GPU."""
+    try:
+        _BACKENDS["cuda"].check_available(None)
+    except RuntimeError:
+        return False
+    return True
+
+
+def manual_seed(seed: int) -> None:
+    """Seed every backend's random numbers (dropout, initialisers, randn/rand)."""
+    for backend in _BACKENDS.values():
+        backend.seed(seed)

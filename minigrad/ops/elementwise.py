@@ -1,0 +1,459 @@
+"""Elementwise primitives. Binary ones broadcast as NumPy does; the engine sums each gradient
+back to its input's shape, so their backward states only the textbook rule."""
+
+from __future__ import annotations
+
+import math
+
+from ..autograd import Function
+from ..backend import backend_of
+from ..tensor import Tensor
+from .common import constant, lift, pair
+
+
+# -- arithmetic ----------------------------------------------------------------------------
+
+class Add(Function):
+    """z = a + b"""
+
+    def forward(self, a, b):
+        return a + b
+
+    def backward(self, grad):
+        # ∂z/∂a = ∂z/∂b = 1
+        return grad, grad
+
+
+def add(a, b) -> Tensor:
+    return Add.apply(*pair(a, b))
+
+
+class Sub(Function):
+    """z = a − b"""
+
+    def forward(self, a, b):
+        return a - b
+
+    def backward(self, grad):
+        # ∂z/∂a = 1, ∂z/∂b = −1
+        return grad, -grad
+
+
+def sub(a, b) -> Tensor:
+    return Sub.apply(*pair(a, b))
+
+
+class Mul(Function):
+    """z = a ⊙ b"""
+
+    def forward(self, a, b):
+        return a * b
+
+    def backward(self, grad):
+        a, b = self.inputs
+        # ∂z/∂a = b, ∂z/∂b = a
+        return (grad * b if a._requires_grad else None), (grad * a if b._requires_grad else None)
+
+
+def mul(a, b) -> Tensor:
+    return Mul.apply(*pair(a, b))
+
+
+class Div(Function):
+    """z = a / b"""
+
+    def forward(self, a, b):
+        return a / b
+
+    def backward(self, grad):
+        a, b = self.inputs
+        # ∂z/∂a = 1/b, ∂z/∂b = −a/b² = −z/b
+        grad_a = grad / b if a._requires_grad else None
+        grad_b = -grad * self.output / b if b._requires_grad else None
+        return grad_a, grad_b
+
+
+def div(a, b) -> Tensor:
+    return Div.apply(*pair(a, b))
+
+
+class Neg(Function):
+    """y = −x"""
+
+    def forward(self, x):
+        return -x
+
+    def backward(self, grad):
+        return -grad
+
+
+def neg(x: Tensor) -> Tensor:
+    return Neg.apply(x)
+
+
+class PowScalar(Function):
+    """y = x^p for a constant number p."""
+
+    def __init__(self, exponent: float):
+        self.exponent = exponent
+
+    def forward(self, x):
+        return x ** self.exponent
+
+    def backward(self, grad):
+        (x,) = self.inputs
+        p = self.exponent
+        # ∂y/∂x = p·x^(p−1)
+        if p == 2:
+            return grad * (2 * x)
+        return grad * (p * x ** (p - 1))
+
+
+class Pow(Function):
+    """z = a^b for tensors a, b."""
+
+    def forward(self, a, b):
+        return a ** b
+
+    def backward(self, grad):
+        a, b = self.inputs
+        # ∂z/∂a = b·a^(b−1); ∂z/∂b = a^b·ln a (taken as 0 where a ≤ 0, where ln a is undefined)
+        grad_a = grad * b * a ** (b - 1) if a._requires_grad else None
+        grad_b = None
+        if b._requires_grad:
+            positive = constant(a.data > 0)
+            safe_a = where(positive, a, 1.0)
+            grad_b = grad * self.output * log(safe_a)
+        return grad_a, grad_b
+
+
+def pow(a, b) -> Tensor:
+    if isinstance(a, Tensor) and not isinstance(b, Tensor) and isinstance(b, (int, float)):
+        return PowScalar.apply(a, exponent=b)
+    return Pow.apply(*pair(a, b))
+
+
+# -- unary functions -----------------------------------------------------------------------
+
+class Exp(Function):
+    """y = eˣ"""
+
+    def forward(self, x):
+        return self.xp.exp(x)
+
+    def backward(self, grad):
+        # ∂y/∂x = eˣ = y
+        return grad * self.output
+
+
+def exp(x: Tensor) -> Tensor:
+    return Exp.apply(x)
+
+
+class Log(Function):
+    """y = ln x"""
+
+    def forward(self, x):
+        return self.xp.log(x)
+
+    def backward(self, grad):
+        (x,) = self.inputs
+        # ∂y/∂x = 1/x
+        return grad / x
+
+
+def log(x: Tensor) -> Tensor:
+    return Log.apply(x)
+
+
+class Sqrt(Function):
+    """y = √x"""
+
+    def forward(self, x):
+        return self.xp.sqrt(x)
+
+    def backward(self, grad):
+        # ∂y/∂x = 1/(2√x) = 1/(2y)
+        return grad / (2 * self.output)
+
+
+def sqrt(x: Tensor) -> Tensor:
+    return Sqrt.apply(x)
+
+
+class Abs(Function):
+    """y = |x|; the gradient at 0 is taken as 0."""
+
+    def forward(self, x):
+        return self.xp.abs(x)
+
+    def backward(self, grad):
+        (x,) = self.inputs
+        # ∂y/∂x = sign(x)
+        return grad * constant(self.xp.sign(x.data))
+
+
+def abs(x: Tensor) -> Tensor:
+    return Abs.apply(x)
+
+
+class Tanh(Function):
+    """y = tanh(x)"""
+
+    def forward(self, x):
+        return self.xp.tanh(x)
+
+    def backward(self, grad):
+        y = self.output
+        # ∂y/∂x = 1 − tanh²(x) = 1 − y²
+        return grad * (1 - y * y)
+
+
+def tanh(x: Tensor) -> Tensor:
+    return Tanh.apply(x)
+
+
+class Sigmoid(Function):
+    """y = σ(x) = 1 / (1 + e⁻ˣ)"""
+
+    def forward(self, x):
+        xp = self.xp
+        # σ(x) = ½(1 + tanh(x/2)): one transcendental call, and no overflow for large |x|
+        return 0.5 * (1 + xp.tanh(0.5 * x))
+
+    def backward(self, grad):
+        y = self.output
+        # ∂y/∂x = σ(x)(1 − σ(x)) = y(1 − y)
+        return grad * (y * (1 - y))
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    return Sigmoid.apply(x)
+
+
+class Relu(Function):
+    """y = max(x, 0); the gradient at 0 is taken as 0."""
+
+    def forward(self, x):
+        return self.xp.maximum(x, 0)
+
+    def backward(self, grad):
+        # ∂y/∂x = 1 where x > 0, else 0
+        (x,) = self.inputs
+        return grad * constant((x.data > 0).astype(x.data.dtype))
+
+
+def relu(x: Tensor) -> Tensor:
+    return Relu.apply(x)
+
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+class Gelu(Function):
+    """y = x·Φ(x), Φ the standard normal CDF (PyTorch's default, exact erf form)."""
+
+    def forward(self, x):
+        return x * (0.5 * (1 + backend_of(x).erf(x * (1 / math.sqrt(2)))))
+
+    def backward(self, grad):
+        (x,) = self.inputs
+        # ∂y/∂x = Φ(x) + x·φ(x), φ the standard normal density
+        return grad * GeluDerivative.apply(x)
+
+
+class GeluDerivative(Function):
+    """y = Φ(x) + x·φ(x), the derivative of x·Φ(x)."""
+
+    def forward(self, x):
+        cdf = 0.5 * (1 + backend_of(x).erf(x * (1 / math.sqrt(2))))
+        return cdf + x * (_INV_SQRT_2PI * self.xp.exp(-0.5 * x * x))
+
+    def backward(self, grad):
+        (x,) = self.inputs
+        # ∂y/∂x = 2φ(x) + x·φ'(x) = φ(x)·(2 − x²)
+        density = _INV_SQRT_2PI * exp(-0.5 * x * x)
+        return grad * density * (2 - x * x)
+
+
+class GeluTanh(Function):
+    """y = ½x(1 + tanh(u)), u = √(2/π)(x + 0.044715x³): the tanh approximation of GELU."""
+
+    def forward(self, x):
+        u = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1 + self.xp.tanh(u))
+
+    def backward(self, grad):
+        (x,) = self.inputs
+        # ∂y/∂x = ½(1 + t) + ½x(1 − t²)·u', t = tanh(u), u' = √(2/π)(1 + 3·0.044715x²)
+        t = tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+        du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+        return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du)
+
+
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    """GELU: x·Φ(x) with `approximate="none"`, or its tanh approximation with "tanh"."""
+    if approximate == "none":
+        return Gelu.apply(x)
+    if approximate == "tanh":
+        return GeluTanh.apply(x)
+    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+# -- selections ----------------------------------------------------------------------------
+
+class Maximum(Function):
+    """z = max(a, b) elementwise; at ties each input gets half the gradient."""
+
+    def forward(self, a, b):
+        return self.xp.maximum(a, b)
+
+    def backward(self, grad):
+        a, b = self.inputs
+        # ∂z/∂a = 1 where a > b, ½ where a = b, 0 elsewhere; ∂z/∂b the rest
+        share_a = (a.data > b.data) + 0.5 * (a.data == b.data)
+        share_a = constant(share_a.astype(grad.dtype))
+        return grad * share_a, grad * (1 - share_a)
+
+
+def maximum(a, b) -> Tensor:
+    return Maximum.apply(*pair(a, b))
+
+
+class Minimum(Function):
+    """z = min(a, b) elementwise; at ties each input gets half the gradient."""
+
+    def forward(self, a, b):
+        return self.xp.minimum(a, b)
+
+    def backward(self, grad):
+        a, b = self.inputs
+        # ∂z/∂a = 1 where a < b, ½ where a = b, 0 elsewhere; ∂z/∂b the rest
+        share_a = (a.data < b.data) + 0.5 * (a.data == b.data)
+        share_a = constant(share_a.astype(grad.dtype))
+        return grad * share_a, grad * (1 - share_a)
+
+
+def minimum(a, b) -> Tensor:
+    return Minimum.apply(*pair(a, b))
+
+
+class Clip(Function):
+    """y = min(max(x, lo), hi); the gradient passes where lo ≤ x ≤ hi (bounds included)."""
+
+    def __init__(self, lo, hi):
+        self.lo, self.hi = lo, hi
+
+    def forward(self, x):
+        return self.xp.clip(x, self.lo, self.hi)
+
+    def backward(self, grad):
+        (x,) = self.inputs
+        inside = self.xp.ones(x.shape, dtype=bool)
+        if self.lo is not None:
+            inside &= x.data >= self.lo
+        if self.hi is not None:
+            inside &= x.data <= self.hi
+        # ∂y/∂x = 1 inside [lo, hi], 0 outside
+        return grad * constant(inside.astype(grad.dtype))
+
+
+def clip(x: Tensor, lo=None, hi=None) -> Tensor:
+    """x limited to [lo, hi]; either bound may be None."""
+    if lo is None and hi is None:
+        raise ValueError("clip: give at least one of lo and hi")
+    return Clip.apply(x, lo=lo, hi=hi)
+
+
+class MaskedFill(Function):
+    """y = value where mask, else x. No gradient flows to x where mask is True."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def forward(self, x, mask):
+        return self.xp.where(mask, self.xp.asarray(self.value, dtype=x.dtype), x)
+
+    def backward(self, grad):
+        _, mask = self.inputs
+        # ∂y/∂x = 0 where mask, 1 elsewhere
+        return masked_fill(grad, mask, 0), None
+
+
+def masked_fill(x: Tensor, mask, value) -> Tensor:
+    """`value` where the bool `mask` (broadcastable to x) is True, x elsewhere."""
+    mask = _as_mask(mask, x, "masked_fill")
+    return MaskedFill.apply(x, mask, value=value)
+
+
+class Where(Function):
+    """z = a where cond, else b."""
+
+    def forward(self, cond, a, b):
+        return self.xp.where(cond, a, b)
+
+    def backward(self, grad):
+        cond, a, b = self.inputs
+        # ∂z/∂a = 1 where cond, ∂z/∂b = 1 where not cond
+        grad_a = masked_fill(grad, ~cond, 0) if a._requires_grad else None
+        grad_b = masked_fill(grad, cond, 0) if b._requires_grad else None
+        return None, grad_a, grad_b
+
+
+def where(cond, a, b) -> Tensor:
+    """a where the bool `cond` is True, else b (all three broadcast together)."""
+    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+    if like is None:
+        raise TypeError("where: a or b must be a Tensor")
+    a, b = pair(a, b)
+    cond = _as_mask(cond, like, "where")
+    return Where.apply(cond, a, b)
+
+
+def _as_mask(mask, like: Tensor, op: str) -> Tensor:
+    if not isinstance(mask, Tensor):
+        mask = lift(mask, like) if not isinstance(mask, (list, tuple)) else Tensor(mask)
+        if mask.device != like.device:
+            mask = Tensor(mask.numpy(), device=like.device)
+    if mask.data.dtype.kind != "b":
+        raise TypeError(f"{op}: the mask must be bool, got dtype {mask.data.dtype}")
+    return mask
+
+
+# -- comparisons and logic: bool results, never any gradient ---------------------------------
+
+def _compare(name, a, b):
+    a, b = pair(a, b)
+    if a.device != b.device:
+        raise RuntimeError(f"{name}: operands on different devices, {a.device} and {b.device}")
+    try:
+        out = getattr(a.data, f"__{name}__")(b.data)
+    except ValueError as error:
+        raise ValueError(f"{name}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
+                         f"broadcast ({error})") from error
+    return constant(out)
+
+
+def less(a, b) -> Tensor: return _compare("lt", a, b)
+def less_equal(a, b) -> Tensor: return _compare("le", a, b)
+def greater(a, b) -> Tensor: return _compare("gt", a, b)
+def greater_equal(a, b) -> Tensor: return _compare("ge", a, b)
+def equal(a, b) -> Tensor: return _compare("eq", a, b)
+def not_equal(a, b) -> Tensor: return _compare("ne", a, b)
+def logical_and(a, b) -> Tensor: return _compare("and", a, b)
+def logical_or(a, b) -> Tensor: return _compare("or", a, b)
+
+
+def logical_not(x: Tensor) -> Tensor:
+    if x.data.dtype.kind != "b":
+        raise TypeError(f"logical_not (~): needs a bool tensor, got dtype {x.data.dtype}")
+    return constant(~x.data)
+
+
+def isfinite(x: Tensor) -> Tensor:
+    return constant(x.xp.isfinite(x.data))
+
+
+def isnan(x: Tensor) -> Tensor:
+    return constant(x.xp.isnan(x.data))

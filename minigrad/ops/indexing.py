@@ -1,0 +1,125 @@
+"""Indexing: x[index] with NumPy's basic and advanced indexing, one_hot, argmax/argmin."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..autograd import Function
+from ..backend import backend_of
+from ..tensor import Tensor
+from .common import constant
+
+
+class GetItem(Function):
+    """y = x[index]. The gradient scatter-adds into x, so repeated indices accumulate."""
+
+    def __init__(self, index, is_basic: bool):
+        self.index, self.is_basic = index, is_basic
+
+    def forward(self, x):
+        return x[self.index]
+
+    def backward(self, grad):
+        # ∂L/∂x[i] = Σ over the output positions that read x[i] of ∂L/∂y
+        return IndexAdd.apply(grad, shape=self.inputs[0].shape, index=self.index,
+                              is_basic=self.is_basic)
+
+
+class IndexAdd(Function):
+    """y = zeros(shape) with y[index] += g (repeated indices accumulate): GetItem's adjoint."""
+
+    def __init__(self, shape, index, is_basic):
+        self.shape, self.index, self.is_basic = shape, index, is_basic
+
+    def forward(self, g):
+        out = self.xp.zeros(self.shape, dtype=g.dtype)
+        if self.is_basic:
+            out[self.index] = g          # a basic index names each element at most once
+        else:
+            backend_of(g).scatter_add(out, self.index, g)
+        return out
+
+    def backward(self, grad):
+        # y is linear in g: its adjoint reads grad at the same index
+        return GetItem.apply(grad, index=self.index, is_basic=self.is_basic)
+
+
+def getitem(x: Tensor, index) -> Tensor:
+    index, is_basic = _normalise_index(index, x)
+    return GetItem.apply(x, index=index, is_basic=is_basic)
+
+
+def _normalise_index(index, x: Tensor):
+    """The index with Tensors and lists turned into arrays on x's device, and whether it is
+    basic (ints, slices, None, Ellipsis only: a view that names each element at most once)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    out, is_basic = [], True
+    for part in parts:
+        if part is None or part is Ellipsis or isinstance(part, slice):
+            out.append(part)
+        elif isinstance(part, (bool, np.bool_)):
+            out.append(_index_array(np.asarray(part), x))
+            is_basic = False
+        elif isinstance(part, numbers.Integral):
+            out.append(int(part))
+        elif isinstance(part, (Tensor, list)) or hasattr(part, "dtype"):
+            out.append(_index_array(part, x))
+            is_basic = False
+        else:
+            raise TypeError(f"getitem: index of type {type(part).__name__} is not supported; "
+                            f"use ints, slices, None, Ellipsis, integer arrays or bool masks")
+    return tuple(out), is_basic
+
+
+def _index_array(part, x: Tensor):
+    if isinstance(part, Tensor):
+        if part.device != x.device:
+            raise RuntimeError(f"getitem: index on {part.device}, tensor on {x.device}")
+        array = part.data
+    elif isinstance(part, list):
+        array = backend_of(x.data).asarray(np.asarray(part))
+    else:
+        if backend_of(part) is not backend_of(x.data):
+            array = backend_of(x.data).from_numpy(backend_of(part).to_numpy(part), None)
+        else:
+            array = part
+    if array.dtype.kind not in "iub":
+        raise TypeError(f"getitem: index arrays must be integer or bool, got dtype "
+                        f"{array.dtype}")
+    return array
+
+
+def one_hot(indices, num_classes: int, dtype=np.float32) -> Tensor:
+    """y[..., c] = 1 where indices == c: shape indices.shape + (num_classes,). No gradient."""
+    if not isinstance(indices, Tensor):
+        indices = Tensor(np.asarray(indices))
+    data = indices.data
+    if data.dtype.kind not in "iu":
+        raise TypeError(f"one_hot: indices must be integers, got dtype {data.dtype}")
+    if data.size and (int(data.min()) < 0 or int(data.max()) >= num_classes):
+        raise ValueError(f"one_hot: indices must lie in [0, {num_classes}), got values from "
+                         f"{int(data.min())} to {int(data.max())}")
+    classes = indices.xp.arange(num_classes)
+    return constant((data[..., None] == classes).astype(dtype))
+
+
+def argmax(x: Tensor, axis=None, keepdims: bool = False) -> Tensor:
+    """Index of the largest element (flattened when axis is None); int64, no gradient."""
+    return constant(_arg(x, axis, keepdims, "argmax"))
+
+
+def argmin(x: Tensor, axis=None, keepdims: bool = False) -> Tensor:
+    """Index of the smallest element (flattened when axis is None); int64, no gradient."""
+    return constant(_arg(x, axis, keepdims, "argmin"))
+
+
+def _arg(x, axis, keepdims, name):
+    if x.data.size == 0:
+        raise ValueError(f"{name}: empty tensor of shape {tuple(x.shape)}")
+    out = getattr(x.data, name)(axis=axis)
+    if keepdims:
+        out = out.reshape(tuple(1 if axis is None or i == axis % x.ndim else n
+                                for i, n in enumerate(x.shape)))
+    return out.astype(np.int64) if hasattr(out, "astype") else x.xp.asarray(out, np.int64)

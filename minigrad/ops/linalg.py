@@ -1,0 +1,61 @@
+"""Matrix products: matmul with NumPy's rules (1-D operands, broadcast batch dimensions)."""
+
+from __future__ import annotations
+
+from ..autograd import Function
+from ..tensor import Tensor
+from .common import pair
+from .shape import reshape, sum_to, swapaxes
+
+
+class MatMul(Function):
+    """C = A @ B, over the last two axes, with batch axes broadcast."""
+
+    def forward(self, a, b):
+        return a @ b
+
+    def backward(self, grad):
+        a, b = self.inputs
+        # 1-D operands act as a row (a) or a column (b) vector; promote, then drop again
+        a2 = reshape(a, (1,) + a.shape) if a.ndim == 1 else a
+        b2 = reshape(b, b.shape + (1,)) if b.ndim == 1 else b
+        out_shape = _batch_shape(a2.shape, b2.shape) + (a2.shape[-2], b2.shape[-1])
+        g = reshape(grad, out_shape)
+        # ∂L/∂A = G Bᵀ, ∂L/∂B = Aᵀ G (summed over broadcast batch axes)
+        grad_a = grad_b = None
+        if a._requires_grad:
+            grad_a = reshape(sum_to(g @ swapaxes(b2, -1, -2), a2.shape), a.shape)
+        if b._requires_grad:
+            grad_b = reshape(sum_to(swapaxes(a2, -1, -2) @ g, b2.shape), b.shape)
+        return grad_a, grad_b
+
+
+def _batch_shape(shape_a, shape_b):
+    batch_a, batch_b = shape_a[:-2], shape_b[:-2]
+    n = max(len(batch_a), len(batch_b))
+    batch_a = (1,) * (n - len(batch_a)) + batch_a
+    batch_b = (1,) * (n - len(batch_b)) + batch_b
+    out = []
+    for x, y in zip(batch_a, batch_b):
+        if x != y and 1 not in (x, y):
+            return None
+        out.append(max(x, y))
+    return tuple(out)
+
+
+def matmul(a, b) -> Tensor:
+    """a @ b: 1-D, 2-D and batched N-D operands, as numpy.matmul."""
+    a, b = pair(a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: operands must have at least one dimension, got shapes "
+                         f"{tuple(a.shape)} and {tuple(b.shape)}")
+    k_a = a.shape[-1]
+    k_b = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    shape_a = (1,) + a.shape if a.ndim == 1 else a.shape
+    shape_b = b.shape + (1,) if b.ndim == 1 else b.shape
+    if k_a != k_b or _batch_shape(shape_a, shape_b) is None:
+        what = (f"inner dimensions {k_a} and {k_b} differ" if k_a != k_b
+                else "batch dimensions do not broadcast")
+        raise ValueError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} are "
+                         f"incompatible ({what})")
+    return MatMul.apply(a, b)

@@ -1,0 +1,107 @@
+"""Fused primitives for neural networks: softmax, log_softmax, dropout."""
+
+from __future__ import annotations
+
+from ..autograd import Function
+from ..backend import backend_of
+from ..tensor import Tensor
+from .common import constant, normalize_axis
+
+
+def _stable_shift(x, axis, xp):
+    """x − max(x) along axis, with all −inf slices shifted by 0 so they stay −inf (not NaN)."""
+    m = x.max(axis=axis, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, 0)
+    return x - m
+
+
+class Softmax(Function):
+    """y = eˣ / Σ_axis eˣ.
+
+    A slice whose inputs are all −inf (every key masked out) gives all-zero weights and zero
+    gradient, never NaN.
+    """
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def forward(self, x):
+        xp = self.xp
+        e = xp.exp(_stable_shift(x, self.axis, xp))   # subtract the max: same softmax, no overflow
+        total = e.sum(axis=self.axis, keepdims=True)
+        return e / xp.where(total == 0, 1, total)
+
+    def backward(self, grad):
+        y = self.output
+        # softmax: ∂L/∂x = y ⊙ (g − Σ_j g_j y_j)
+        return y * (grad - (grad * y).sum(axis=self.axis, keepdims=True))
+
+
+def softmax(x: Tensor, axis: int = -1) -> Tensor:
+    """Softmax along `axis`; an all −inf slice gives zeros (see Softmax)."""
+    return Softmax.apply(x, axis=normalize_axis(axis, x.ndim, "softmax")[0])
+
+
+class LogSoftmax(Function):
+    """y = x − log Σ_axis eˣ.
+
+    A slice whose inputs are all −inf gives all −inf (log of zero probabilities) and passes no
+    gradient to those inputs.
+    """
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def forward(self, x):
+        xp = self.xp
+        shifted = _stable_shift(x, self.axis, xp)
+        total = xp.exp(shifted).sum(axis=self.axis, keepdims=True)
+        return shifted - xp.log(xp.where(total == 0, 1, total))
+
+    def backward(self, grad):
+        y = self.output
+        # log-softmax: ∂L/∂x = g − softmax(x) Σ_j g_j, with softmax(x) = e^y
+        return grad - y.exp() * grad.sum(axis=self.axis, keepdims=True)
+
+
+def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+    """log(softmax(x)) along `axis`, computed stably in one step."""
+    return LogSoftmax.apply(x, axis=normalize_axis(axis, x.ndim, "log_softmax")[0])
+
+
+class Dropout(Function):
+    """y = x ⊙ m / (1 − p), m ~ Bernoulli(1 − p) drawn once per call (inverted dropout)."""
+
+    def __init__(self, p: float):
+        self.p = p
+
+    def forward(self, x):
+        backend = backend_of(x)
+        keep = backend.random("uniform", x.shape, x.dtype, _device_index(backend, x)) >= self.p
+        scaled_mask = keep.astype(x.dtype) * (1.0 / (1.0 - self.p))
+        self.save_for_backward(scaled_mask)
+        return x * scaled_mask
+
+    def backward(self, grad):
+        (scaled_mask,) = self.saved_tensors
+        # ∂y/∂x = m / (1 − p)
+        return grad * constant(scaled_mask)
+
+
+def _device_index(backend, x):
+    if not backend.multi_device:
+        return None
+    device = backend.device_of(x)
+    return int(device.split(":")[1]) if ":" in device else None
+
+
+def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    """Zero each element with probability p and scale the rest by 1/(1 − p) when training;
+    the identity when not training or p = 0."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return x * 0.0
+    return Dropout.apply(x, p=p)

@@ -1,0 +1,278 @@
+"""Primitives that move elements without changing them: reshape, transpose, broadcast, sum_to,
+concat, stack, split, device and dtype moves."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..autograd import Function
+from ..backend import backend_of, parse_device
+from ..tensor import Tensor
+from .common import normalize_axis
+
+
+class Reshape(Function):
+    """y = x viewed with another shape (same elements, row-major order)."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def forward(self, x):
+        return x.reshape(self.shape)
+
+    def backward(self, grad):
+        # ∂y/∂x is the identity on elements: reshape the gradient back
+        return reshape(grad, self.inputs[0].shape)
+
+
+def reshape(x: Tensor, *shape) -> Tensor:
+    if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+        shape = tuple(shape[0])
+    if shape == x.shape:
+        return x
+    return Reshape.apply(x, shape=shape)
+
+
+class Transpose(Function):
+    """y = x with its axes permuted: y.shape[i] = x.shape[axes[i]]."""
+
+    def __init__(self, axes):
+        self.axes = axes
+
+    def forward(self, x):
+        return x.transpose(self.axes)
+
+    def backward(self, grad):
+        # undo the permutation with its inverse
+        return transpose(grad, *np.argsort(self.axes).tolist())
+
+
+def transpose(x: Tensor, *axes) -> Tensor:
+    """Permute axes; with no axes, reverse them (x.T)."""
+    if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):
+        axes = tuple(axes[0])
+    if not axes:
+        axes = tuple(range(x.ndim - 1, -1, -1))
+    if sorted(a % max(x.ndim, 1) for a in axes) != list(range(x.ndim)):
+        raise ValueError(f"transpose: axes {axes} are not a permutation of the "
+                         f"{x.ndim} axes of shape {tuple(x.shape)}")
+    return Transpose.apply(x, axes=tuple(a % x.ndim for a in axes))
+
+
+def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
+    axes = list(range(x.ndim))
+    axis1, axis2 = normalize_axis((axis1, axis2), x.ndim, "swapaxes")
+    axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
+    return Transpose.apply(x, axes=tuple(axes))
+
+
+def squeeze(x: Tensor, axis=None) -> Tensor:
+    """Drop size-1 axes (all of them when axis is None)."""
+    axes = normalize_axis(axis, x.ndim, "squeeze")
+    for a in axes:
+        if axis is not None and x.shape[a] != 1:
+            raise ValueError(f"squeeze: axis {a} of shape {tuple(x.shape)} has size "
+                             f"{x.shape[a]}, not 1")
+    return reshape(x, tuple(n for i, n in enumerate(x.shape) if not (i in axes and n == 1)))
+
+
+def unsqueeze(x: Tensor, axis: int) -> Tensor:
+    """Insert a size-1 axis at `axis` (negative counts from the end of the result)."""
+    ndim = x.ndim + 1
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"unsqueeze: axis {axis} is out of range for a result with {ndim} axes")
+    axis %= ndim
+    return reshape(x, x.shape[:axis] + (1,) + x.shape[axis:])
+
+
+class BroadcastTo(Function):
+    """y = x broadcast to `shape` (NumPy rules)."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def forward(self, x):
+        return self.xp.broadcast_to(x, self.shape)
+
+    def backward(self, grad):
+        # each element of x was copied to several places: add their gradients
+        return sum_to(grad, self.inputs[0].shape)
+
+
+def broadcast_to(x: Tensor, shape) -> Tensor:
+    shape = tuple(shape)
+    if shape == x.shape:
+        return x
+    _check_broadcastable(x.shape, shape, "broadcast_to")
+    return BroadcastTo.apply(x, shape=shape)
+
+
+def _check_broadcastable(small, large, op):
+    extra = len(large) - len(small)
+    if extra < 0 or any(s not in (1, n) for s, n in zip(small, large[extra:])):
+        raise ValueError(f"{op}: shape {tuple(small)} cannot be broadcast to {tuple(large)}")
+
+
+def sum_to_array(g, shape, owner: str = "sum_to"):
+    """Sum array `g` down to `shape`, undoing NumPy broadcasting (works on any backend)."""
+    if g.shape == shape:
+        return g
+    extra = g.ndim - len(shape)
+    if extra < 0 or any(s not in (1, n) for s, n in zip(shape, g.shape[extra:])):
+        raise ValueError(f"{owner}: gradient of shape {tuple(g.shape)} cannot be summed to the "
+                         f"input shape {tuple(shape)}")
+    axes = tuple(range(extra)) + tuple(extra + i for i, s in enumerate(shape)
+                                       if s == 1 and g.shape[extra + i] != 1)
+    return g.sum(axis=axes).reshape(shape) if axes else g.reshape(shape)
+
+
+class SumTo(Function):
+    """y = x summed down to `shape` (the adjoint of broadcast_to)."""
+
+    def __init__(self, shape, owner="sum_to"):
+        self.shape, self.owner = shape, owner
+
+    def forward(self, x):
+        return sum_to_array(x, self.shape, self.owner)
+
+    def backward(self, grad):
+        # ∂y/∂x = 1 for every element summed into each output: broadcast back
+        return broadcast_to(grad, self.inputs[0].shape)
+
+
+def sum_to(x: Tensor, shape, owner: str = "sum_to") -> Tensor:
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    return SumTo.apply(x, shape=shape, owner=owner)
+
+
+class Concat(Function):
+    """y = [x₁, x₂, …] joined along `axis`."""
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, *xs):
+        return self.xp.concatenate(xs, axis=self.axis)
+
+    def backward(self, grad):
+        # each input receives the slice of grad where it was placed
+        sizes = [x.shape[self.axis] for x in self.inputs]
+        bounds = np.cumsum(sizes)[:-1].tolist()
+        return tuple(split(grad, bounds, axis=self.axis))
+
+
+def concat(tensors, axis: int = 0) -> Tensor:
+    tensors = list(tensors)
+    _check_joinable(tensors, axis, "concat", same_shape=False)
+    axis = normalize_axis(axis, tensors[0].ndim, "concat")[0]
+    return Concat.apply(*tensors, axis=axis)
+
+
+class Stack(Function):
+    """y = [x₁, x₂, …] stacked along a new axis."""
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, *xs):
+        return self.xp.stack(xs, axis=self.axis)
+
+    def backward(self, grad):
+        # input k receives the k-th slice along the new axis
+        parts = split(grad, len(self.inputs), axis=self.axis)
+        return tuple(squeeze(p, self.axis) for p in parts)
+
+
+def stack(tensors, axis: int = 0) -> Tensor:
+    tensors = list(tensors)
+    _check_joinable(tensors, axis, "stack", same_shape=True)
+    ndim = tensors[0].ndim + 1
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"stack: axis {axis} is out of range for a result with {ndim} axes")
+    return Stack.apply(*tensors, axis=axis % ndim)
+
+
+def _check_joinable(tensors, axis, op, same_shape):
+    if not tensors:
+        raise ValueError(f"{op}: needs at least one tensor")
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{op}: expected Tensors, got {type(t).__name__}")
+    first = tensors[0].shape
+    for t in tensors[1:]:
+        if same_shape:
+            bad = t.shape != first
+        else:
+            bad = len(t.shape) != len(first) or any(
+                a != b for i, (a, b) in enumerate(zip(t.shape, first))
+                if i != axis % max(len(first), 1))
+        if bad:
+            shapes = ", ".join(str(tuple(x.shape)) for x in tensors)
+            raise ValueError(f"{op}: shapes do not fit together along axis {axis}: {shapes}")
+
+
+def split(x: Tensor, sections_or_indices, axis: int = 0) -> list[Tensor]:
+    """NumPy's split: an int n gives n equal parts; a list gives the cut points."""
+    from .indexing import getitem
+    axis = normalize_axis(axis, x.ndim, "split")[0]
+    length = x.shape[axis]
+    if isinstance(sections_or_indices, numbers.Integral):
+        n = int(sections_or_indices)
+        if n <= 0 or length % n:
+            raise ValueError(f"split: axis {axis} of shape {tuple(x.shape)} does not divide "
+                             f"into {n} equal parts")
+        bounds = [length // n * k for k in range(1, n)]
+    else:
+        bounds = [int(b) for b in sections_or_indices]
+    starts, stops = [0] + bounds, bounds + [length]
+    prefix = (slice(None),) * axis
+    return [getitem(x, prefix + (slice(a, b),)) for a, b in zip(starts, stops)]
+
+
+class ToDevice(Function):
+    """y = x copied to another device; the gradient is copied back."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def forward(self, x):
+        backend, index = parse_device(self.device)
+        source = backend_of(x)
+        if source is backend and not backend.multi_device:
+            return x
+        return backend.from_numpy(source.to_numpy(x), index)
+
+    def backward(self, grad):
+        return to_device(grad, self.inputs[0].device)
+
+
+def to_device(x: Tensor, device) -> Tensor:
+    device = str(device)
+    if x.device == device or (device == "cuda" and x.device == "cuda:0"):
+        return x
+    parse_device(device)       # raises early and clearly when the device is unusable
+    return ToDevice.apply(x, device=device)
+
+
+class AsType(Function):
+    """y = x converted to another dtype; the gradient is converted back."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def forward(self, x):
+        return x.astype(self.dtype)
+
+    def backward(self, grad):
+        return astype(grad, self.inputs[0].dtype)
+
+
+def astype(x: Tensor, dtype) -> Tensor:
+    dtype = np.dtype(dtype)
+    if x.dtype == dtype:
+        return x
+    return AsType.apply(x, dtype=dtype)

@@ -1,0 +1,348 @@
+"""Tensor: an array on a device, and where it came from.
+
+Each operator and method is a one-line call into `ops/`. A tensor made by an operation keeps the
+Function that made it in `_fn`; a leaf (made by the user) has `_fn = None`.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import autograd
+from .backend import _BY_ARRAY_TYPE as _ARRAY_TYPES
+from .backend import CPU, backend_of, is_array, parse_device
+
+DEFAULT_FLOAT = np.float32
+
+
+def _normalise_dtype(dtype):
+    return None if dtype is None else np.dtype(dtype)
+
+
+class Tensor:
+    """An n-dimensional array that records the operations made from it for reverse-mode autodiff.
+
+    Make one with `minigrad.tensor(data, dtype=None, requires_grad=False, device="cpu")`.
+    Python floats become float32; NumPy arrays keep their dtype; integer and bool tensors can
+    never require grad. Mixed dtypes in one operation follow NumPy's promotion rules, with
+    Python numbers weak (`x * 2.0` keeps x's dtype).
+    """
+
+    __slots__ = ("data", "grad", "_requires_grad", "_fn", "name", "_retains_grad", "_hooks",
+                 "__weakref__")
+    __array_ufunc__ = None     # ndarray <op> Tensor defers to Tensor's reflected operator
+
+    def __init__(self, data, dtype=None, requires_grad: bool = False, device=None):
+        dtype = _normalise_dtype(dtype)
+        if isinstance(data, Tensor):
+            data = data.data
+        if device is None:
+            backend, index = (backend_of(data), None) if is_array(data) else (CPU, None)
+        else:
+            backend, index = parse_device(device)
+        array = _to_backend_array(data, dtype, backend, index)
+        self.data = array
+        self.grad = None
+        self._requires_grad = False
+        self._fn = None
+        self.name = None
+        self._retains_grad = False
+        self._hooks = None
+        if requires_grad:
+            self.requires_grad = True
+
+    @classmethod
+    def _from_array(cls, array, xp=None) -> "Tensor":
+        """Wrap a backend array without copying or checking (the engine's fast path)."""
+        t = cls.__new__(cls)
+        if type(array) not in _ARRAY_TYPES:     # NumPy scalars from full reductions
+            array = (xp or np).asarray(array)
+        t.data = array
+        t.grad = None
+        t._requires_grad = False
+        t._fn = None
+        t.name = None
+        t._retains_grad = False
+        t._hooks = None
+        return t
+
+    # -- attributes -----------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if value and self.data.dtype.kind not in "fc":
+            raise TypeError(f"requires_grad: only floating-point tensors can require grad, "
+                            f"got dtype {self.data.dtype}")
+        if not value and self._fn is not None:
+            raise RuntimeError("requires_grad: cannot turn off requires_grad of a non-leaf "
+                               "tensor; use .detach()")
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, value: bool = True) -> "Tensor":
+        self.requires_grad = value
+        return self
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def size(self) -> int:
+        return self.data.size
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.data.dtype
+
+    @property
+    def device(self) -> str:
+        return backend_of(self.data).device_of(self.data)
+
+    @property
+    def xp(self):
+        """The array module (NumPy, CuPy, ...) of this tensor's device."""
+        return backend_of(self.data).xp
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._fn is None
+
+    @property
+    def grad_fn(self):
+        """The Function that made this tensor, or None for a leaf."""
+        return self._fn
+
+    @property
+    def T(self) -> "Tensor":
+        return ops.transpose(self)
+
+    def __len__(self) -> int:
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise ValueError(f"the truth value of a tensor of shape {tuple(self.shape)} is "
+                             f"ambiguous; use .any() or .all()")
+        return bool(self.item())
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+        extras = []
+        if self.dtype != DEFAULT_FLOAT and self.dtype.kind == "f":
+            extras.append(f"dtype={self.dtype}")
+        if self.device != "cpu":
+            extras.append(f"device='{self.device}'")
+        if self._fn is not None:
+            extras.append(f"grad_fn={type(self._fn).__name__}")
+        elif self._requires_grad:
+            extras.append("requires_grad=True")
+        return f"tensor({body}{''.join(', ' + e for e in extras)})"
+
+    # -- autodiff -------------------------------------------------------------------------
+    def backward(self, grad=None, retain_graph: bool = False, create_graph: bool = False):
+        """Add d(self)/d(leaf) into every leaf's `.grad`; see `minigrad.autograd.backward`."""
+        autograd.backward(self, grad, retain_graph, create_graph)
+
+    def detach(self) -> "Tensor":
+        """The same data (shared, not copied), cut off from the graph."""
+        return Tensor._from_array(self.data)
+
+    def retain_grad(self) -> None:
+        """Keep `.grad` for this non-leaf tensor too after backward."""
+        if not self._requires_grad:
+            raise RuntimeError("retain_grad: this tensor does not require grad")
+        self._retains_grad = True
+
+    def register_hook(self, hook):
+        """Call `hook(grad)` when this tensor's gradient is computed; a returned Tensor replaces
+        the gradient. Returns a handle whose `.remove()` unregisters the hook."""
+        if not self._requires_grad:
+            raise RuntimeError("register_hook: this tensor does not require grad")
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return _HookHandle(self, hook)
+
+    # -- transfers and conversions --------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """A host NumPy array with this tensor's values (a copy unless already on the host)."""
+        return backend_of(self.data).to_numpy(self.data)
+
+    def __array__(self, dtype=None, copy=None):
+        if backend_of(self.data) is not CPU:
+            raise TypeError(f"cannot convert a tensor on {self.device} to NumPy implicitly; "
+                            f"call .numpy() or .cpu()")
+        return self.data if dtype is None else self.data.astype(dtype)
+
+    def item(self):
+        if self.data.size != 1:
+            raise ValueError(f"item: only single-element tensors convert to a Python number, "
+                             f"got shape {tuple(self.shape)}")
+        return self.numpy().reshape(()).item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def to(self, device) -> "Tensor":
+        """This tensor on `device` ("cpu", "cuda", "cuda:1"); differentiable."""
+        return ops.to_device(self, device)
+
+    def cpu(self) -> "Tensor":
+        return self.to("cpu")
+
+    def cuda(self, index: int = 0) -> "Tensor":
+        return self.to(f"cuda:{index}")
+
+    def astype(self, dtype) -> "Tensor":
+        """A copy with another dtype; differentiable between floating dtypes."""
+        return ops.astype(self, dtype)
+
+    def float(self) -> "Tensor":
+        return self.astype(np.float32)
+
+    def double(self) -> "Tensor":
+        return self.astype(np.float64)
+
+    # -- operators ------------------------------------------------------------------------
+    def __add__(self, other): return ops.add(self, other)
+    def __radd__(self, other): return ops.add(other, self)
+    def __sub__(self, other): return ops.sub(self, other)
+    def __rsub__(self, other): return ops.sub(other, self)
+    def __mul__(self, other): return ops.mul(self, other)
+    def __rmul__(self, other): return ops.mul(other, self)
+    def __truediv__(self, other): return ops.div(self, other)
+    def __rtruediv__(self, other): return ops.div(other, self)
+    def __pow__(self, other): return ops.pow(self, other)
+    def __rpow__(self, other): return ops.pow(other, self)
+    def __matmul__(self, other): return ops.matmul(self, other)
+    def __rmatmul__(self, other): return ops.matmul(other, self)
+    def __neg__(self): return ops.neg(self)
+    def __pos__(self): return self
+    def __abs__(self): return ops.abs(self)
+    def __getitem__(self, index): return ops.getitem(self, index)
+
+    def __setitem__(self, index, value):
+        raise TypeError("minigrad tensors are immutable; build a new one with where(), "
+                        "masked_fill() or concat()")
+
+    def __lt__(self, other): return ops.less(self, other)
+    def __le__(self, other): return ops.less_equal(self, other)
+    def __gt__(self, other): return ops.greater(self, other)
+    def __ge__(self, other): return ops.greater_equal(self, other)
+    def __eq__(self, other): return ops.equal(self, other)
+    def __ne__(self, other): return ops.not_equal(self, other)
+    def __invert__(self): return ops.logical_not(self)
+    def __and__(self, other): return ops.logical_and(self, other)
+    def __or__(self, other): return ops.logical_or(self, other)
+
+    # -- methods --------------------------------------------------------------------------
+    def sum(self, axis=None, keepdims=False): return ops.sum(self, axis, keepdims)
+    def mean(self, axis=None, keepdims=False): return ops.mean(self, axis, keepdims)
+    def max(self, axis=None, keepdims=False): return ops.max(self, axis, keepdims)
+    def min(self, axis=None, keepdims=False): return ops.min(self, axis, keepdims)
+    def var(self, axis=None, keepdims=False): return ops.var(self, axis, keepdims)
+    def logsumexp(self, axis=-1, keepdims=False): return ops.logsumexp(self, axis, keepdims)
+    def any(self, axis=None, keepdims=False): return ops.any(self, axis, keepdims)
+    def all(self, axis=None, keepdims=False): return ops.all(self, axis, keepdims)
+    def reshape(self, *shape): return ops.reshape(self, *shape)
+    def view(self, *shape): return ops.reshape(self, *shape)
+    def flatten(self): return ops.reshape(self, -1)
+    def transpose(self, *axes): return ops.transpose(self, *axes)
+    def swapaxes(self, axis1, axis2): return ops.swapaxes(self, axis1, axis2)
+    def squeeze(self, axis=None): return ops.squeeze(self, axis)
+    def unsqueeze(self, axis): return ops.unsqueeze(self, axis)
+    def broadcast_to(self, shape): return ops.broadcast_to(self, shape)
+    def exp(self): return ops.exp(self)
+    def log(self): return ops.log(self)
+    def sqrt(self): return ops.sqrt(self)
+    def abs(self): return ops.abs(self)
+    def tanh(self): return ops.tanh(self)
+    def sigmoid(self): return ops.sigmoid(self)
+    def relu(self): return ops.relu(self)
+    def gelu(self, approximate="none"): return ops.gelu(self, approximate)
+    def softmax(self, axis=-1): return ops.softmax(self, axis)
+    def log_softmax(self, axis=-1): return ops.log_softmax(self, axis)
+    def masked_fill(self, mask, value): return ops.masked_fill(self, mask, value)
+    def matmul(self, other): return ops.matmul(self, other)
+    def clip(self, lo=None, hi=None): return ops.clip(self, lo, hi)
+    def argmax(self, axis=None, keepdims=False): return ops.argmax(self, axis, keepdims)
+    def argmin(self, axis=None, keepdims=False): return ops.argmin(self, axis, keepdims)
+
+
+class _HookHandle:
+    def __init__(self, tensor: Tensor, hook):
+        self._tensor, self._hook = tensor, hook
+
+    def remove(self) -> None:
+        hooks = self._tensor._hooks
+        if hooks and self._hook in hooks:
+            hooks.remove(self._hook)
+
+
+def _to_backend_array(data, dtype, backend, index):
+    """Turn user data into an array of `backend`, following the dtype rules of `tensor()`."""
+    if is_array(data):
+        source = backend_of(data)
+        if source is not backend:
+            host = source.to_numpy(data)
+            array = backend.from_numpy(host if dtype is None else host.astype(dtype), index)
+        elif backend.multi_device and index is not None and \
+                backend.device_of(data) != f"{backend.device_type}:{index}":
+            array = backend.from_numpy(source.to_numpy(data), index)
+        else:
+            array = data.astype(dtype) if dtype is not None else data.copy()
+        return array
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
+        data = _unwrap_nested(data)
+    host = np.asarray(data)
+    if host.dtype == object:
+        raise TypeError(f"tensor: cannot make a tensor from {type(data).__name__} data")
+    if dtype is None:
+        if host.dtype.kind == "f" and not isinstance(data, np.generic):
+            dtype = np.dtype(DEFAULT_FLOAT)      # Python floats default to float32
+        elif host.dtype.kind == "f":
+            dtype = host.dtype
+    if dtype is not None:
+        host = host.astype(dtype)
+    return backend.from_numpy(host, index) if backend is not CPU else np.array(host)
+
+
+def _flat(data):
+    for x in data:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def _unwrap_nested(data):
+    if isinstance(data, Tensor):
+        return data.numpy()
+    if isinstance(data, (list, tuple)):
+        return [_unwrap_nested(x) for x in data]
+    return data
+
+
+def is_scalar(x) -> bool:
+    return isinstance(x, numbers.Number) and not isinstance(x, Tensor)
+
+
+autograd._Tensor = Tensor
+from . import ops  # noqa: E402  (ops import Tensor from this module)

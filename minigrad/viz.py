@@ -1,0 +1,1 @@
+"""Graph pictures (placeholder module; drawing is added next)."""

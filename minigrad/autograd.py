@@ -13,7 +13,7 @@ import functools
 import weakref
 from typing import Callable, Iterable, Sequence
 
-from .backend import backend_of
+from .backend import _BY_ARRAY_TYPE, backend_of
 
 
 # ---------------------------------------------------------------------------------------------
@@ -130,8 +130,12 @@ class Function:
     `self.saved_tensors` for anything else backward needs (freed after backward).
     """
 
-    __slots__ = ("inputs", "_output_ref", "xp", "saved_tensors", "scope", "_freed",
-                 "__dict__", "__weakref__")
+    # class-level defaults; apply() sets the instance's own values when it records a node
+    inputs: tuple = ()
+    _output_ref = None
+    saved_tensors: tuple = ()
+    scope = ""
+    _freed = False
 
     # set on each subclass: does its output depend differentiably on its inputs?
     differentiable = True
@@ -141,6 +145,11 @@ class Function:
 
     def backward(self, grad):
         raise NotImplementedError(f"{type(self).__name__}.backward")
+
+    # Optional: `vjp(self, grad)`, the same derivative as `backward` written on bare arrays
+    # (grad an array; read inputs as `self.inputs[i].data`). When defined, the engine uses it
+    # for the common create_graph=False case, which skips building a Tensor per operation.
+    vjp = None
 
     def save_for_backward(self, *arrays) -> None:
         self.saved_tensors = arrays
@@ -152,18 +161,27 @@ class Function:
     @classmethod
     def apply(cls, *inputs, **options):
         fn = cls(**options) if options else cls()
-        first = inputs[0].data
-        fn.xp = backend_of(first).xp
-        if len(inputs) > 1:
-            _check_same_device(cls, inputs)
         try:
-            out = fn.forward(*[t.data for t in inputs])
+            arrays = [t.data for t in inputs]
+            backend = _BY_ARRAY_TYPE[type(arrays[0])]
+        except (AttributeError, IndexError, KeyError):
+            backend = _check_inputs(cls, inputs)
+            arrays = [t.data for t in inputs]
+        fn.xp = xp = backend.xp
+        if len(arrays) > 1:
+            kind = type(arrays[0])
+            for a in arrays:
+                if type(a) is not kind or backend.multi_device:
+                    _check_same_device(cls, inputs)
+                    break
+        try:
+            out = fn.forward(*arrays)
         except (ValueError, TypeError, IndexError) as error:
             if str(error).startswith(cls.__name__):
                 raise
             shapes = ", ".join(f"{tuple(t.shape)} {t.dtype}" for t in inputs)
             raise type(error)(f"{cls.__name__}: {error} (inputs: {shapes})") from error
-        result = _Tensor._from_array(out, fn.xp)
+        result = _Tensor._from_array(out, xp)
         if STATE.detect_anomaly:
             fn.scope = STATE.scope
             _check_finite(fn, result.data, "forward result")
@@ -184,11 +202,16 @@ class Function:
         return result
 
 
-Function.inputs = ()
-Function._output_ref = None
-Function.saved_tensors = ()
-Function.scope = ""
-Function._freed = False
+def _check_inputs(cls, inputs):
+    """The backend of the inputs, or a clear error when they are not Tensors (slow path)."""
+    if not inputs:
+        raise TypeError(f"{cls.__name__}.apply: needs at least one input Tensor")
+    for t in inputs:
+        if not isinstance(t, _Tensor):
+            raise TypeError(f"{cls.__name__}.apply: inputs must be Tensors, got "
+                            f"{type(t).__name__}; wrap arrays with minigrad.tensor()")
+    return backend_of(inputs[0].data)
+
 
 _Tensor = None  # set by tensor.py (the engine and Tensor refer to each other)
 
@@ -279,23 +302,48 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                 results[id(tensor)] = (tensor, g)
             if fn is None:
                 continue
-            input_grads = fn.backward(g if create_graph else Tensor._from_array(g))
+            if create_graph or fn.vjp is None:
+                input_grads = _run_backward(fn, g if create_graph else Tensor._from_array(g))
+            else:
+                input_grads = fn.vjp(g)       # the same derivative, on bare arrays
             if type(input_grads) is not tuple:
                 input_grads = (input_grads,)
-            for x, gx in zip(fn.inputs, input_grads):
+            inputs = fn.inputs
+            if len(input_grads) != len(inputs):
+                raise RuntimeError(f"{type(fn).__name__}.backward returned {len(input_grads)} "
+                                   f"gradient(s) for {len(inputs)} input(s); return one per "
+                                   f"input (None where an input gets none)")
+            for x, gx in zip(inputs, input_grads):
                 if gx is None or not x._requires_grad:
                     continue
-                gx = _as_grad(gx, create_graph)
-                if gx.shape != x.data.shape:
-                    gx = _sum_to(gx, x.data.shape, fn, create_graph)
+                if create_graph or type(gx) is Tensor:
+                    gx = _as_grad(gx, create_graph)
+                data = x.data
+                if gx.shape != data.shape:
+                    gx = _sum_to(gx, data.shape, fn, create_graph)
+                if gx.dtype != data.dtype:        # a float32 input of a float64 op: float32 grad
+                    gx = gx.astype(data.dtype)
                 if anomaly:
                     _check_finite(fn, gx.data if create_graph else gx, "gradient")
-                previous = grads.get(id(x))
-                grads[id(x)] = gx if previous is None else previous + gx
+                key = id(x)
+                previous = grads.get(key)
+                grads[key] = gx if previous is None else previous + gx
             if not retain_graph:
                 fn.saved_tensors = ()
                 fn._freed = True
     return results
+
+
+def _run_backward(fn, grad):
+    """fn.backward(grad). In anomaly mode the operations inside are not checked one by one:
+    their result is checked as fn's gradient, so the error names fn, not a helper op."""
+    if not STATE.detect_anomaly:
+        return fn.backward(grad)
+    STATE.detect_anomaly = False
+    try:
+        return fn.backward(grad)
+    finally:
+        STATE.detect_anomaly = True
 
 
 def _as_grad(g, create_graph):

@@ -28,6 +28,13 @@ class Tensor:
     Python floats become float32; NumPy arrays keep their dtype; integer and bool tensors can
     never require grad. Mixed dtypes in one operation follow NumPy's promotion rules, with
     Python numbers weak (`x * 2.0` keeps x's dtype).
+
+    Promotion at a glance: float32 with float64 gives float64 (and the float32 input's
+    gradient is float32 again); float32 with a Python number stays float32. Two surprises:
+    an integer tensor with a Python float gives float32 (NumPy would give float64, minigrad
+    treats the float like `tensor(2.5)`), while integer tensors with each other follow NumPy
+    exactly, so `arange(4) / 4` and `int64 tensor + float32 tensor` are float64; cast with
+    `.float()` first to stay in float32.
     """
 
     __slots__ = ("data", "grad", "_requires_grad", "_fn", "name", "_retains_grad", "_hooks",
@@ -182,14 +189,18 @@ class Tensor:
 
     # -- transfers and conversions --------------------------------------------------------
     def numpy(self) -> np.ndarray:
-        """A host NumPy array with this tensor's values (a copy unless already on the host)."""
-        return backend_of(self.data).to_numpy(self.data)
+        """A host NumPy copy of this tensor's values (writing to it leaves the tensor alone)."""
+        host = backend_of(self.data).to_numpy(self.data)
+        if isinstance(self.data, np.ndarray) and np.may_share_memory(host, self.data):
+            host = host.copy()
+        return host
 
     def __array__(self, dtype=None, copy=None):
         if backend_of(self.data) is not CPU:
             raise TypeError(f"cannot convert a tensor on {self.device} to NumPy implicitly; "
                             f"call .numpy() or .cpu()")
-        return self.data if dtype is None else self.data.astype(dtype)
+        array = self.data if dtype is None else self.data.astype(dtype)
+        return array.copy() if copy and array is self.data else array   # np.array copies
 
     def item(self):
         if self.data.size != 1:
@@ -311,9 +322,13 @@ def _to_backend_array(data, dtype, backend, index):
         return array
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in _flat(data)):
         data = _unwrap_nested(data)
-    host = np.asarray(data)
-    if host.dtype == object:
-        raise TypeError(f"tensor: cannot make a tensor from {type(data).__name__} data")
+    try:
+        host = np.asarray(data)
+    except ValueError as error:                  # ragged nested lists
+        raise ValueError(f"tensor: nested lists must be rectangular ({error})") from error
+    if host.dtype.kind not in "biufc":            # objects, strings, dates: not numbers
+        raise TypeError(f"tensor: cannot make a tensor from {type(data).__name__} data "
+                        f"(NumPy reads it as dtype {host.dtype})")
     if dtype is None:
         if host.dtype.kind == "f" and not isinstance(data, np.generic):
             dtype = np.dtype(DEFAULT_FLOAT)      # Python floats default to float32

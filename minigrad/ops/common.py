@@ -32,13 +32,26 @@ def lift(x, like: Tensor) -> Tensor:
     raise TypeError(f"expected a Tensor, array or number, got {type(x).__name__}")
 
 
-def pair(a, b) -> tuple[Tensor, Tensor]:
+def pair(a, b, promote_ints: bool = True) -> tuple[Tensor, Tensor]:
+    """Both operands as Tensors. With `promote_ints`, a Python float meeting an integer or bool
+    tensor makes a float32 result (NumPy would give float64): the integer tensor is converted
+    first, which loses no gradient since integer tensors never require grad."""
     if isinstance(a, Tensor):
-        return a, (b if isinstance(b, Tensor) else lift(b, a))
+        if isinstance(b, Tensor):
+            return a, b
+        return (_as_default_float(a, b) if promote_ints else a), lift(b, a)
     if isinstance(b, Tensor):
-        return lift(a, b), b
+        return lift(a, b), (_as_default_float(b, a) if promote_ints else b)
     raise TypeError(f"expected at least one Tensor, got {type(a).__name__} and "
                     f"{type(b).__name__}")
+
+
+def _as_default_float(t: Tensor, number) -> Tensor:
+    """t as float32 when it is integer or bool and `number` is a Python float, else t."""
+    if t.data.dtype.kind in "iub" and isinstance(number, numbers.Real) and \
+            not isinstance(number, numbers.Integral):
+        return constant(t.data.astype(DEFAULT_FLOAT))
+    return t
 
 
 def _index(t: Tensor):
@@ -55,7 +68,12 @@ def normalize_axis(axis, ndim: int, op: str):
     """axis as a tuple of non-negative ints (None = all axes), or a clear error."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    if isinstance(axis, numbers.Integral):
+        axes = (axis,)
+    elif isinstance(axis, (tuple, list)):
+        axes = tuple(axis)
+    else:
+        raise TypeError(f"{op}: axis must be an int or a tuple of ints, got {axis!r}")
     out = []
     for a in axes:
         if not isinstance(a, numbers.Integral):

@@ -8,7 +8,7 @@ import math
 from ..autograd import Function
 from ..backend import backend_of
 from ..tensor import Tensor
-from .common import constant, lift, pair
+from .common import constant, pair
 
 
 # -- arithmetic ----------------------------------------------------------------------------
@@ -21,6 +21,9 @@ class Add(Function):
 
     def backward(self, grad):
         # ∂z/∂a = ∂z/∂b = 1
+        return grad, grad
+
+    def vjp(self, grad):
         return grad, grad
 
 
@@ -38,6 +41,9 @@ class Sub(Function):
         # ∂z/∂a = 1, ∂z/∂b = −1
         return grad, -grad
 
+    def vjp(self, grad):
+        return grad, -grad
+
 
 def sub(a, b) -> Tensor:
     return Sub.apply(*pair(a, b))
@@ -53,6 +59,11 @@ class Mul(Function):
         a, b = self.inputs
         # ∂z/∂a = b, ∂z/∂b = a
         return (grad * b if a._requires_grad else None), (grad * a if b._requires_grad else None)
+
+    def vjp(self, grad):
+        a, b = self.inputs
+        return (grad * b.data if a._requires_grad else None), \
+            (grad * a.data if b._requires_grad else None)
 
 
 def mul(a, b) -> Tensor:
@@ -72,6 +83,12 @@ class Div(Function):
         grad_b = -grad * self.output / b if b._requires_grad else None
         return grad_a, grad_b
 
+    def vjp(self, grad):
+        a, b = self.inputs
+        grad_a = grad / b.data if a._requires_grad else None
+        grad_b = -grad * self._output_ref().data / b.data if b._requires_grad else None
+        return grad_a, grad_b
+
 
 def div(a, b) -> Tensor:
     return Div.apply(*pair(a, b))
@@ -84,6 +101,9 @@ class Neg(Function):
         return -x
 
     def backward(self, grad):
+        return -grad
+
+    def vjp(self, grad):
         return -grad
 
 
@@ -107,6 +127,10 @@ class PowScalar(Function):
         if p == 2:
             return grad * (2 * x)
         return grad * (p * x ** (p - 1))
+
+    def vjp(self, grad):
+        x, p = self.inputs[0].data, self.exponent
+        return grad * (2 * x) if p == 2 else grad * (p * x ** (p - 1))
 
 
 class Pow(Function):
@@ -145,6 +169,9 @@ class Exp(Function):
         # ∂y/∂x = eˣ = y
         return grad * self.output
 
+    def vjp(self, grad):
+        return grad * self._output_ref().data
+
 
 def exp(x: Tensor) -> Tensor:
     return Exp.apply(x)
@@ -160,6 +187,9 @@ class Log(Function):
         (x,) = self.inputs
         # ∂y/∂x = 1/x
         return grad / x
+
+    def vjp(self, grad):
+        return grad / self.inputs[0].data
 
 
 def log(x: Tensor) -> Tensor:
@@ -208,6 +238,10 @@ class Tanh(Function):
         # ∂y/∂x = 1 − tanh²(x) = 1 − y²
         return grad * (1 - y * y)
 
+    def vjp(self, grad):
+        y = self._output_ref().data
+        return grad * (1 - y * y)
+
 
 def tanh(x: Tensor) -> Tensor:
     return Tanh.apply(x)
@@ -218,12 +252,18 @@ class Sigmoid(Function):
 
     def forward(self, x):
         xp = self.xp
-        # σ(x) = ½(1 + tanh(x/2)): one transcendental call, and no overflow for large |x|
-        return 0.5 * (1 + xp.tanh(0.5 * x))
+        # e = e^(−|x|) ≤ 1 never overflows; σ(x) = 1/(1 + e) for x ≥ 0 and e/(1 + e) for x < 0,
+        # so tiny outputs far in the lower tail keep their relative precision (not 1 − 1 = 0)
+        e = xp.exp(-xp.abs(x))
+        return xp.where(x >= 0, 1, e) / (1 + e)
 
     def backward(self, grad):
         y = self.output
         # ∂y/∂x = σ(x)(1 − σ(x)) = y(1 − y)
+        return grad * (y * (1 - y))
+
+    def vjp(self, grad):
+        y = self._output_ref().data
         return grad * (y * (1 - y))
 
 
@@ -241,6 +281,9 @@ class Relu(Function):
         # ∂y/∂x = 1 where x > 0, else 0
         (x,) = self.inputs
         return grad * constant((x.data > 0).astype(x.data.dtype))
+
+    def vjp(self, grad):
+        return grad * (self.inputs[0].data > 0)
 
 
 def relu(x: Tensor) -> Tensor:
@@ -380,6 +423,10 @@ class MaskedFill(Function):
         # ∂y/∂x = 0 where mask, 1 elsewhere
         return masked_fill(grad, mask, 0), None
 
+    def vjp(self, grad):
+        mask = self.inputs[1].data
+        return self.xp.where(mask, 0, grad), None
+
 
 def masked_fill(x: Tensor, mask, value) -> Tensor:
     """`value` where the bool `mask` (broadcastable to x) is True, x elsewhere."""
@@ -413,9 +460,9 @@ def where(cond, a, b) -> Tensor:
 
 def _as_mask(mask, like: Tensor, op: str) -> Tensor:
     if not isinstance(mask, Tensor):
-        mask = lift(mask, like) if not isinstance(mask, (list, tuple)) else Tensor(mask)
-        if mask.device != like.device:
-            mask = Tensor(mask.numpy(), device=like.device)
+        # host masks (NumPy arrays and bools, lists, Python bools) keep their dtype and move
+        # to x's device
+        mask = Tensor(mask, device=like.device)
     if mask.data.dtype.kind != "b":
         raise TypeError(f"{op}: the mask must be bool, got dtype {mask.data.dtype}")
     return mask
@@ -424,7 +471,7 @@ def _as_mask(mask, like: Tensor, op: str) -> Tensor:
 # -- comparisons and logic: bool results, never any gradient ---------------------------------
 
 def _compare(name, a, b):
-    a, b = pair(a, b)
+    a, b = pair(a, b, promote_ints=False)
     if a.device != b.device:
         raise RuntimeError(f"{name}: operands on different devices, {a.device} and {b.device}")
     try:

@@ -26,6 +26,19 @@ class GetItem(Function):
         return IndexAdd.apply(grad, shape=self.inputs[0].shape, index=self.index,
                               is_basic=self.is_basic)
 
+    def vjp(self, grad):
+        return _index_add(self.xp, self.inputs[0].shape, self.index, self.is_basic, grad)
+
+
+def _index_add(xp, shape, index, is_basic, g):
+    """zeros(shape) with [index] += g."""
+    out = xp.zeros(shape, dtype=g.dtype)
+    if is_basic:
+        out[index] = g                   # a basic index names each element at most once
+    else:
+        backend_of(g).scatter_add(out, index, g)
+    return out
+
 
 class IndexAdd(Function):
     """y = zeros(shape) with y[index] += g (repeated indices accumulate): GetItem's adjoint."""
@@ -34,12 +47,7 @@ class IndexAdd(Function):
         self.shape, self.index, self.is_basic = shape, index, is_basic
 
     def forward(self, g):
-        out = self.xp.zeros(self.shape, dtype=g.dtype)
-        if self.is_basic:
-            out[self.index] = g          # a basic index names each element at most once
-        else:
-            backend_of(g).scatter_add(out, self.index, g)
-        return out
+        return _index_add(self.xp, self.shape, self.index, self.is_basic, g)
 
     def backward(self, grad):
         # y is linear in g: its adjoint reads grad at the same index
@@ -64,7 +72,8 @@ def _normalise_index(index, x: Tensor):
             is_basic = False
         elif isinstance(part, numbers.Integral):
             out.append(int(part))
-        elif isinstance(part, (Tensor, list)) or hasattr(part, "dtype"):
+        elif isinstance(part, (Tensor, list)) or (hasattr(part, "dtype") and
+                                                  not isinstance(part, np.generic)):
             out.append(_index_array(part, x))
             is_basic = False
         else:
@@ -94,7 +103,7 @@ def _index_array(part, x: Tensor):
 def one_hot(indices, num_classes: int, dtype=np.float32) -> Tensor:
     """y[..., c] = 1 where indices == c: shape indices.shape + (num_classes,). No gradient."""
     if not isinstance(indices, Tensor):
-        indices = Tensor(np.asarray(indices))
+        indices = Tensor(indices)        # lists, NumPy or device arrays, where they are
     data = indices.data
     if data.dtype.kind not in "iu":
         raise TypeError(f"one_hot: indices must be integers, got dtype {data.dtype}")

@@ -29,6 +29,14 @@ class MatMul(Function):
             grad_b = reshape(sum_to(swapaxes(a2, -1, -2) @ g, b2.shape), b.shape)
         return grad_a, grad_b
 
+    def vjp(self, grad):
+        a, b = self.inputs
+        if a.ndim < 2 or b.ndim < 2:                   # vectors: the general path above
+            return self.backward(Tensor._from_array(grad))
+        grad_a = grad @ b.data.swapaxes(-1, -2) if a._requires_grad else None
+        grad_b = a.data.swapaxes(-1, -2) @ grad if b._requires_grad else None
+        return grad_a, grad_b
+
 
 def _batch_shape(shape_a, shape_b):
     batch_a, batch_b = shape_a[:-2], shape_b[:-2]

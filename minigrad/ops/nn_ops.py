@@ -6,6 +6,7 @@ from ..autograd import Function
 from ..backend import backend_of
 from ..tensor import Tensor
 from .common import constant, normalize_axis
+from .elementwise import masked_fill
 
 
 def _stable_shift(x, axis, xp):
@@ -36,6 +37,10 @@ class Softmax(Function):
         # softmax: ∂L/∂x = y ⊙ (g − Σ_j g_j y_j)
         return y * (grad - (grad * y).sum(axis=self.axis, keepdims=True))
 
+    def vjp(self, grad):
+        y = self._output_ref().data
+        return y * (grad - (grad * y).sum(axis=self.axis, keepdims=True))
+
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
     """Softmax along `axis`; an all −inf slice gives zeros (see Softmax)."""
@@ -61,7 +66,16 @@ class LogSoftmax(Function):
     def backward(self, grad):
         y = self.output
         # log-softmax: ∂L/∂x = g − softmax(x) Σ_j g_j, with softmax(x) = e^y
-        return grad - y.exp() * grad.sum(axis=self.axis, keepdims=True)
+        grad_x = grad - y.exp() * grad.sum(axis=self.axis, keepdims=True)
+        # an all −inf slice outputs −inf whatever its inputs: it passes no gradient
+        dead = (y.data == -self.xp.inf).all(axis=self.axis, keepdims=True)
+        return masked_fill(grad_x, constant(dead), 0)
+
+    def vjp(self, grad):
+        xp, y = self.xp, self._output_ref().data
+        grad_x = grad - xp.exp(y) * grad.sum(axis=self.axis, keepdims=True)
+        dead = (y == -xp.inf).all(axis=self.axis, keepdims=True)
+        return xp.where(dead, 0, grad_x)
 
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
@@ -86,6 +100,9 @@ class Dropout(Function):
         (scaled_mask,) = self.saved_tensors
         # ∂y/∂x = m / (1 − p)
         return grad * constant(scaled_mask)
+
+    def vjp(self, grad):
+        return grad * self.saved_tensors[0]
 
 
 def _device_index(backend, x):

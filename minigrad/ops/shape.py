@@ -26,6 +26,9 @@ class Reshape(Function):
         # ∂y/∂x is the identity on elements: reshape the gradient back
         return reshape(grad, self.inputs[0].shape)
 
+    def vjp(self, grad):
+        return grad.reshape(self.inputs[0].shape)
+
 
 def reshape(x: Tensor, *shape) -> Tensor:
     if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
@@ -47,6 +50,9 @@ class Transpose(Function):
     def backward(self, grad):
         # undo the permutation with its inverse
         return transpose(grad, *np.argsort(self.axes).tolist())
+
+    def vjp(self, grad):
+        return grad.transpose(np.argsort(self.axes).tolist())
 
 
 def transpose(x: Tensor, *axes) -> Tensor:
@@ -99,6 +105,9 @@ class BroadcastTo(Function):
     def backward(self, grad):
         # each element of x was copied to several places: add their gradients
         return sum_to(grad, self.inputs[0].shape)
+
+    def vjp(self, grad):
+        return sum_to_array(grad, self.inputs[0].shape, "broadcast_to")
 
 
 def broadcast_to(x: Tensor, shape) -> Tensor:

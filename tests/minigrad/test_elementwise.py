@@ -1,0 +1,416 @@
+"""Elementwise primitives on every device: arithmetic, unary functions, selections, masks,
+comparisons, dtype and device moves. Forward against NumPy, backward against finite
+differences, over shapes that broadcast both ways, size-1 dims and 0-d."""
+
+import math
+import operator
+
+import hypothesis.extra.numpy as hnp
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import minigrad as mg
+
+from .primitive_checks import assert_forward, check_primitive, leaf
+
+BROADCAST_PAIRS = [((3, 4), (3, 4)), ((3, 4), (4,)), ((4,), (3, 4)), ((3, 1), (1, 4)),
+                   ((), (2, 3)), ((2, 3), ()), ((2, 1, 3), (4, 1))]
+UNARY_SHAPES = [(), (1,), (3, 4), (2, 1, 3)]
+
+_erf = np.vectorize(math.erf)
+
+
+def _positive(rng, shape):
+    return rng.uniform(0.5, 2.0, size=shape)
+
+
+def _away_from_zero(rng, shape):
+    """Values with |v| ≥ 0.3, so kinks at 0 (abs, relu) and poles (1/b) stay out of reach."""
+    return rng.choice([-1.0, 1.0], size=shape) * rng.uniform(0.3, 2.0, size=shape)
+
+
+# -- binary arithmetic -------------------------------------------------------------------------
+
+BINARY = {
+    "add": (operator.add, np.add, np.ndarray.copy),
+    "sub": (operator.sub, np.subtract, np.ndarray.copy),
+    "mul": (operator.mul, np.multiply, np.ndarray.copy),
+    "div": (operator.truediv, np.divide, None),
+    "maximum": (mg.maximum, np.maximum, np.ndarray.copy),
+    "minimum": (mg.minimum, np.minimum, np.ndarray.copy),
+}
+
+
+@pytest.mark.parametrize("shape_a, shape_b", BROADCAST_PAIRS)
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_op(name, shape_a, shape_b, device, rng):
+    op, reference, _ = BINARY[name]
+    a = rng.standard_normal(shape_a)
+    b = _away_from_zero(rng, shape_b) if name == "div" else rng.standard_normal(shape_b)
+    check_primitive(op, reference, [a, b], device)
+
+
+@pytest.mark.parametrize("shape_a, shape_b", BROADCAST_PAIRS)
+def test_pow_tensor_tensor(shape_a, shape_b, device, rng):
+    a, b = _positive(rng, shape_a), rng.standard_normal(shape_b)
+    check_primitive(operator.pow, np.power, [a, b], device)
+
+
+def test_pow_gradient_of_exponent_is_zero_where_base_is_zero(device):
+    """∂(a^b)/∂b = a^b ln a is taken as 0 where a ≤ 0 (ln a undefined); a^b itself is 0 there."""
+    a = leaf([0.0, 2.0], device)
+    b = leaf([2.0, 3.0], device)
+    (a ** b).sum().backward()
+    np.testing.assert_allclose(b.grad.numpy(), [0.0, 8.0 * np.log(2.0)], rtol=1e-12)
+    np.testing.assert_allclose(a.grad.numpy(), [0.0, 3.0 * 4.0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("exponent", [2, 3, 0.5, -1, -2.5, 0])
+@pytest.mark.parametrize("shape", UNARY_SHAPES)
+def test_pow_tensor_scalar(exponent, shape, device, rng):
+    x = _positive(rng, shape)
+    check_primitive(lambda t: t ** exponent, lambda v: v ** exponent, [x], device)
+
+
+@pytest.mark.parametrize("exponent", [2, 3])
+def test_pow_integer_exponent_of_negative_base(exponent, device, rng):
+    x = _away_from_zero(rng, (3, 4))
+    check_primitive(lambda t: t ** exponent, lambda v: v ** exponent, [x], device)
+
+
+SCALAR_FORMS = {
+    "x + 1": (lambda t: t + 1, lambda v: v + 1),
+    "2.5 + x": (lambda t: 2.5 + t, lambda v: 2.5 + v),
+    "x - 1.5": (lambda t: t - 1.5, lambda v: v - 1.5),
+    "2.5 - x": (lambda t: 2.5 - t, lambda v: 2.5 - v),
+    "3 * x": (lambda t: 3 * t, lambda v: 3 * v),
+    "x / 4": (lambda t: t / 4.0, lambda v: v / 4.0),
+    "2 / x": (lambda t: 2.0 / t, lambda v: 2.0 / v),
+    "2 ** x": (lambda t: 2.0 ** t, lambda v: 2.0 ** v),
+    "-x": (operator.neg, np.negative),
+    "+x": (operator.pos, np.positive),
+    "abs(x)": (abs, np.abs),
+}
+
+
+@pytest.mark.parametrize("form", list(SCALAR_FORMS))
+def test_operators_with_python_numbers(form, device, rng):
+    fn, reference = SCALAR_FORMS[form]
+    check_primitive(fn, reference, [_away_from_zero(rng, (2, 3))], device)
+
+
+@pytest.mark.parametrize("form", ["x * 2.0", "2.0 * x", "x + 1", "x ** 2"])
+def test_python_numbers_keep_the_tensor_dtype(form, device):
+    fn = {"x * 2.0": lambda t: t * 2.0, "2.0 * x": lambda t: 2.0 * t,
+          "x + 1": lambda t: t + 1, "x ** 2": lambda t: t ** 2}[form]
+    for dtype in (np.float32, np.float64):
+        assert fn(mg.ones(2, 3, dtype=dtype, device=device)).dtype == dtype
+
+
+def test_binary_shape_mismatch_names_the_op_and_shapes(device):
+    a, b = mg.ones(2, 3, device=device), mg.ones(4, device=device)
+    with pytest.raises(ValueError, match=r"Add.*\(2, 3\).*\(4,\)"):
+        a + b
+
+
+def test_mixing_devices_names_both(sim_device):
+    a, b = mg.ones(2, device="cpu"), mg.ones(2, device=sim_device)
+    with pytest.raises(RuntimeError, match="cpu.*sim"):
+        a * b
+    with pytest.raises(RuntimeError, match="sim.*cpu"):
+        mg.matmul(b, a)
+
+
+# -- property: broadcasting is undone by summing the gradient back ----------------------------
+
+PROPERTY_SETTINGS = settings(max_examples=30, deadline=None,
+                             suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _sum_back(g, shape):
+    """Σ of g over the axes that broadcasting added or stretched, giving `shape`."""
+    lead = g.ndim - len(shape)
+    g = g.sum(axis=tuple(range(lead)))
+    stretched = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    return g.sum(axis=stretched, keepdims=True)
+
+
+@PROPERTY_SETTINGS
+@given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=3))
+def test_add_sums_gradient_back_to_each_input(shapes, device):
+    a, b = (mg.ones(s, requires_grad=True, device=device) for s in shapes.input_shapes)
+    (a + b).sum().backward()
+    n_out = math.prod(shapes.result_shape)
+    for t in (a, b):  # each element of t was used n_out / size(t) times
+        assert t.grad.shape == t.shape and t.grad.device == device
+        expected = np.full(t.shape, n_out / math.prod(t.shape))
+        np.testing.assert_array_equal(t.grad.numpy(), expected)
+
+
+@PROPERTY_SETTINGS
+@given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=4, max_side=3),
+       seed=hnp.from_dtype(np.dtype(np.uint16)))
+def test_mul_gradient_is_the_other_operand_summed_back(shapes, seed, device):
+    """z = a ⊙ b broadcast, L = Σ w ⊙ z: ∂L/∂a = Σ_broadcast w ⊙ b, ∂L/∂b = Σ_broadcast w ⊙ a."""
+    rng = np.random.default_rng(int(seed))
+    shape_a, shape_b = shapes.input_shapes
+    a_host, b_host = rng.standard_normal(shape_a), rng.standard_normal(shape_b)
+    w = rng.standard_normal(shapes.result_shape)
+    a, b = leaf(a_host, device), leaf(b_host, device)
+    (a * b).backward(mg.tensor(w, device=device))
+    np.testing.assert_allclose(a.grad.numpy(), _sum_back(w * b_host, shape_a), rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), _sum_back(w * a_host, shape_b), rtol=1e-12,
+                               atol=1e-12)
+
+
+# -- unary functions ---------------------------------------------------------------------------
+
+def _gelu_exact(v):
+    return v * 0.5 * (1.0 + _erf(v / np.sqrt(2.0)))
+
+
+def _gelu_tanh(v):
+    return 0.5 * v * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (v + 0.044715 * v ** 3)))
+
+
+UNARY = {  # name: (minigrad function, NumPy reference, input maker)
+    "exp": (mg.exp, np.exp, lambda rng, s: rng.standard_normal(s)),
+    "log": (mg.log, np.log, _positive),
+    "sqrt": (mg.sqrt, np.sqrt, _positive),
+    "abs": (mg.abs, np.abs, _away_from_zero),
+    "tanh": (mg.tanh, np.tanh, lambda rng, s: rng.standard_normal(s)),
+    "sigmoid": (mg.sigmoid, lambda v: 1.0 / (1.0 + np.exp(-v)),
+                lambda rng, s: 3 * rng.standard_normal(s)),
+    "relu": (mg.relu, lambda v: np.where(v > 0, v, 0.0), _away_from_zero),
+    "gelu": (mg.gelu, _gelu_exact, lambda rng, s: 2 * rng.standard_normal(s)),
+    "gelu_tanh": (lambda t: mg.gelu(t, approximate="tanh"), _gelu_tanh,
+                  lambda rng, s: 2 * rng.standard_normal(s)),
+}
+
+
+@pytest.mark.parametrize("shape", UNARY_SHAPES)
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary_function(name, shape, device, rng):
+    fn, reference, make = UNARY[name]
+    check_primitive(fn, reference, [make(rng, shape)], device)
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "sqrt", "abs", "tanh", "sigmoid", "relu", "gelu"])
+def test_unary_method_matches_function(name, device, rng):
+    fn, _, make = UNARY[name]
+    x = leaf(make(rng, (2, 3)), device)
+    np.testing.assert_array_equal(getattr(x, name)().numpy(), fn(x).numpy())
+
+
+def test_gelu_far_tails_and_bad_mode(device):
+    """erf's tails: GELU(x) → x for large x and → 0 for very negative x, without NaN."""
+    x = mg.tensor(np.array([-30.0, -6.0, 6.0, 30.0]), device=device)
+    assert_forward(mg.gelu(x), _gelu_exact(x.numpy()), device, rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="gelu: approximate"):
+        mg.gelu(x, approximate="fast")
+
+
+def test_sigmoid_does_not_overflow(device):
+    x = leaf([-1000.0, -50.0, 0.0, 50.0, 1000.0], device)
+    y = mg.sigmoid(x)
+    np.testing.assert_allclose(y.numpy(), [0.0, np.exp(-50.0), 0.5, 1.0, 1.0], rtol=1e-12,
+                               atol=1e-300)
+    y.sum().backward()
+    assert np.isfinite(x.grad.numpy()).all()
+
+
+@pytest.mark.parametrize("at, expected", [("abs", 0.0), ("relu", 0.0)])
+def test_kinks_at_zero_have_zero_gradient(at, expected, device):
+    x = leaf([0.0], device)
+    getattr(mg, at)(x).sum().backward()
+    assert x.grad.numpy()[0] == expected
+
+
+# -- selections and masks ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape_cond, shape_a, shape_b",
+                         [((3, 4), (3, 4), (3, 4)), ((3, 1), (4,), (3, 4)), ((), (2, 3), (3,)),
+                          ((2, 3), (), ())])
+def test_where(shape_cond, shape_a, shape_b, device, rng):
+    cond = rng.random(shape_cond) < 0.5
+    cond_t = mg.tensor(cond, device=device)
+    check_primitive(lambda a, b: mg.where(cond_t, a, b), lambda a, b: np.where(cond, a, b),
+                    [rng.standard_normal(shape_a), rng.standard_normal(shape_b)], device)
+
+
+def test_where_with_a_number_and_a_host_mask(device, rng):
+    cond = np.array([True, False, True])
+    check_primitive(lambda a: mg.where(cond, a, -1.0), lambda a: np.where(cond, a, -1.0),
+                    [rng.standard_normal(3)], device)
+    check_primitive(lambda b: mg.where(cond, 2.0, b), lambda b: np.where(cond, 2.0, b),
+                    [rng.standard_normal(3)], device)
+
+
+@pytest.mark.parametrize("mask_shape", [(3, 4), (4,), (3, 1), ()])
+def test_masked_fill(mask_shape, device, rng):
+    mask = rng.random(mask_shape) < 0.5
+    x = rng.standard_normal((3, 4))
+    # the mask as a Tensor on the device, and as host NumPy data (as attention masks may be)
+    for mask_arg in (mg.tensor(mask, device=device), mask, np.asarray(mask)):
+        check_primitive(lambda t: mg.masked_fill(t, mask_arg, 2.5),
+                        lambda v: np.where(mask, 2.5, v), [x], device)
+
+
+@pytest.mark.parametrize("value", [0.0, -1e9, -np.inf])
+def test_masked_fill_forward_with_large_fill_values(value, device, rng):
+    mask, x = rng.random((3, 4)) < 0.5, rng.standard_normal((3, 4))
+    assert_forward(leaf(x, device).masked_fill(mask, value), np.where(mask, value, x), device)
+    assert_forward(mg.masked_fill(leaf(x, device), True, value), np.full((3, 4), value), device)
+
+
+def test_masked_fill_blocks_the_gradient_where_masked(device):
+    mask = np.array([True, False, True])
+    x = leaf([1.0, 2.0, 3.0], device)
+    (mg.masked_fill(x, mask, 5.0) * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 2.0, 0.0])
+
+
+def test_masks_must_be_bool(device):
+    x = mg.ones(3, device=device)
+    with pytest.raises(TypeError, match="masked_fill: the mask must be bool"):
+        mg.masked_fill(x, mg.tensor([1, 0, 1], device=device), 0.0)
+    with pytest.raises(TypeError, match="where: the mask must be bool"):
+        mg.where(np.array([1.0, 0.0, 1.0]), x, x)
+
+
+@pytest.mark.parametrize("lo, hi", [(-0.5, 0.5), (None, 0.2), (-0.2, None)])
+@pytest.mark.parametrize("shape", [(), (3, 4)])
+def test_clip(lo, hi, shape, device, rng):
+    x = rng.standard_normal(shape)
+    bounds = [b for b in (lo, hi) if b is not None]
+    x = np.where(np.isin(np.round(x, 2), bounds), x + 0.05, x)      # no value on a bound
+    check_primitive(lambda t: mg.clip(t, lo, hi), lambda v: np.clip(v, lo, hi), [x], device)
+    np.testing.assert_array_equal(leaf(x, device).clip(lo, hi).numpy(), np.clip(x, lo, hi))
+
+
+def test_clip_passes_gradient_on_the_bounds_and_needs_one(device):
+    x = leaf([-2.0, -1.0, 0.0, 1.0, 2.0], device)
+    mg.clip(x, -1.0, 1.0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 1.0, 1.0, 1.0, 0.0])
+    with pytest.raises(ValueError, match="clip: give at least one"):
+        mg.clip(x)
+
+
+def test_maximum_and_minimum_split_ties_evenly(device):
+    a, b = leaf([1.0, 2.0, 3.0], device), leaf([3.0, 2.0, 1.0], device)
+    mg.maximum(a, b).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [0.0, 0.5, 1.0])
+    np.testing.assert_array_equal(b.grad.numpy(), [1.0, 0.5, 0.0])
+    a.grad = b.grad = None
+    mg.minimum(a, b).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [1.0, 0.5, 0.0])
+    np.testing.assert_array_equal(b.grad.numpy(), [0.0, 0.5, 1.0])
+
+
+def test_maximum_with_a_number(device, rng):
+    x = _away_from_zero(rng, (2, 3))
+    check_primitive(lambda t: mg.maximum(t, 0.0), lambda v: np.maximum(v, 0.0), [x], device)
+    check_primitive(lambda t: mg.minimum(0.5, t), lambda v: np.minimum(0.5, v),
+                    [x + 0.5 + 0.01 * np.sign(x)], device)
+
+
+# -- comparisons and logic: bool, never any gradient ------------------------------------------
+
+COMPARISONS = [operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne]
+
+
+@pytest.mark.parametrize("op", COMPARISONS, ids=lambda op: op.__name__)
+@pytest.mark.parametrize("shape_a, shape_b", [((3, 4), (3, 4)), ((3, 1), (4,)), ((), (2,))])
+def test_comparisons_give_bool_tensors_without_grad(op, shape_a, shape_b, device, rng):
+    a = rng.integers(-2, 3, size=shape_a).astype(np.float64)     # small integers: many ties
+    b = rng.integers(-2, 3, size=shape_b).astype(np.float64)
+    out = op(leaf(a, device), leaf(b, device))
+    assert_forward(out, op(a, b), device)
+    assert out.dtype == np.bool_ and not out.requires_grad and out.grad_fn is None
+
+
+@pytest.mark.parametrize("op", COMPARISONS, ids=lambda op: op.__name__)
+def test_comparisons_with_numbers_on_either_side(op, device):
+    x = np.array([-1.0, 0.0, 1.0])
+    assert_forward(op(leaf(x, device), 0.0), op(x, 0.0), device)
+    assert_forward(op(0, leaf(x, device)), op(0, x), device)
+
+
+def test_comparison_errors_name_the_op(device, sim_device):
+    with pytest.raises(ValueError, match=r"lt: shapes \(2, 3\) and \(4,\) do not broadcast"):
+        mg.ones(2, 3, device=device) < mg.ones(4, device=device)
+    with pytest.raises(RuntimeError, match="eq: operands on different devices, cpu and sim"):
+        mg.ones(2, device="cpu") == mg.ones(2, device=sim_device)
+
+
+def test_logical_operators(device, rng):
+    p, q = rng.random((3, 4)) < 0.5, rng.random((4,)) < 0.5
+    tp, tq = mg.tensor(p, device=device), mg.tensor(q, device=device)
+    assert_forward(tp & tq, p & q, device)
+    assert_forward(tp | tq, p | q, device)
+    assert_forward(~tp, ~p, device)
+    with pytest.raises(TypeError, match="logical_not"):
+        ~mg.ones(2, device=device)
+
+
+def test_isfinite_and_isnan(device):
+    x = np.array([0.0, np.inf, -np.inf, np.nan, 1.0])
+    t = mg.tensor(x, device=device)
+    assert_forward(mg.isfinite(t), np.isfinite(x), device)
+    assert_forward(mg.isnan(t), np.isnan(x), device)
+
+
+def test_any_and_all(device):
+    x = np.array([[True, False], [True, True]])
+    t = mg.tensor(x, device=device)
+    assert_forward(t.any(), x.any(), device)
+    assert_forward(mg.all(t, axis=1), x.all(axis=1), device)
+    assert_forward(mg.any(t, axis=0, keepdims=True), x.any(axis=0, keepdims=True), device)
+
+
+# -- dtype and device moves --------------------------------------------------------------------
+
+def test_astype_gradient_comes_back_in_the_input_dtype(device, rng):
+    x = mg.tensor(rng.standard_normal((2, 3)).astype(np.float32), requires_grad=True,
+                  device=device)
+    y = x.astype(np.float64)
+    assert_forward(y, x.numpy().astype(np.float64), device)
+    g = rng.standard_normal((2, 3))
+    y.backward(mg.tensor(g, device=device))
+    assert x.grad.dtype == np.float32
+    np.testing.assert_array_equal(x.grad.numpy(), g.astype(np.float32))
+
+
+def test_astype_gradcheck(device, rng):
+    """Through float32 and back: linear, so coarse differences (eps = 1e-2) measure it well."""
+    x = leaf(rng.standard_normal((2, 3)), device)
+    fn = lambda t: t.astype("float32").astype(np.float64) * 3.0  # noqa: E731
+    assert_forward(fn(x), x.numpy().astype(np.float32).astype(np.float64) * 3.0, device)
+    assert mg.gradcheck(fn, [x], eps=1e-2, atol=1e-4)
+    assert mg.gradcheck(lambda t: t.double() * 2.0, [x])
+
+
+def test_integer_tensors_convert_to_float_for_gradients(device):
+    i = mg.tensor([1, 2, 3], device=device)
+    assert i.dtype == np.int64 and not i.requires_grad
+    f = i.astype(np.float64)
+    assert_forward(f, np.array([1.0, 2.0, 3.0]), device)
+    with pytest.raises(TypeError, match="only floating-point"):
+        i.requires_grad = True
+
+
+@pytest.mark.parametrize("shape", [(), (2, 3)])
+def test_to_device_and_back(shape, device, rng):
+    x = rng.standard_normal(shape)
+    w = rng.standard_normal(shape)
+    on_host = leaf(x, "cpu")
+    moved = on_host.to(device)
+    assert_forward(moved, x, device)
+    # y = Σ w ⊙ x computed on `device`, the gradient comes back to the host tensor
+    (moved * mg.tensor(w, device=device)).sum().backward()
+    assert on_host.grad.device == "cpu"
+    np.testing.assert_allclose(on_host.grad.numpy(), w, rtol=1e-12)
+    check_primitive(lambda t: (t.to("cpu") * 2.0).to(device), lambda v: v * 2.0, [x], device)
+    assert_forward(leaf(x, device).cpu(), x, "cpu")

@@ -1,0 +1,75 @@
+"""matmul on every device: 1-D and 2-D operands, batches and broadcast batch dimensions.
+Forward against a NumPy reference written as explicit sums, backward against finite
+differences."""
+
+import re
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+from .primitive_checks import check_primitive
+
+
+def _matmul_reference(a, b):
+    """C[..., i, j] = Σ_k A[..., i, k] B[..., k, j], with 1-D operands promoted as NumPy does
+    (a row for a, a column for b) and the promoted axis dropped again."""
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    c = (a2[..., :, :, None] * b2[..., None, :, :]).sum(axis=-2)
+    if a.ndim == 1:
+        c = c[..., 0, :]
+    if b.ndim == 1:
+        c = c[..., 0]
+    return c
+
+
+SHAPES = [((3,), (3,)),                 # inner product, a 0-d result
+          ((3,), (3, 2)),               # row vector times matrix
+          ((2, 3), (3,)),               # matrix times column vector
+          ((2, 3), (3, 4)),
+          ((1, 3), (3, 1)),
+          ((4, 2, 3), (3, 2)),          # a batch times one matrix
+          ((2, 3), (4, 3, 2)),          # one matrix times a batch
+          ((2, 1, 2, 3), (3, 3, 2)),    # batch dims broadcast both ways: (2, 1) with (3,)
+          ((2, 2, 3), (3,)),            # batched matrix times a vector
+          ((3,), (2, 3, 2))]            # a vector times batched matrices
+
+
+@pytest.mark.parametrize("shape_a, shape_b", SHAPES)
+def test_matmul(shape_a, shape_b, device, rng):
+    arrays = [rng.standard_normal(shape_a), rng.standard_normal(shape_b)]
+    check_primitive(lambda a, b: a @ b, _matmul_reference, arrays, device)
+
+
+def test_matmul_spellings_agree(device, rng):
+    a = mg.tensor(rng.standard_normal((2, 3)), device=device)
+    b = mg.tensor(rng.standard_normal((3, 4)), device=device)
+    expected = (a @ b).numpy()
+    np.testing.assert_array_equal(mg.matmul(a, b).numpy(), expected)
+    np.testing.assert_array_equal(a.matmul(b).numpy(), expected)
+
+
+def test_matmul_with_host_array_on_either_side():
+    a = np.arange(6.0).reshape(2, 3)
+    b = mg.tensor(np.ones((3, 2)), requires_grad=True)
+    out = a @ b
+    assert isinstance(out, mg.Tensor)
+    np.testing.assert_allclose(out.numpy(), _matmul_reference(a, np.ones((3, 2))))
+    out.sum().backward()
+    np.testing.assert_allclose(b.grad.numpy(), np.repeat(a.sum(axis=0)[:, None], 2, axis=1))
+
+
+@pytest.mark.parametrize("shape_a, shape_b, reason", [
+    ((2, 3), (4, 2), "inner dimensions 3 and 4 differ"),
+    ((3,), (4,), "inner dimensions 3 and 4 differ"),
+    ((2, 2, 3), (3, 3, 2), "batch dimensions do not broadcast"),
+    ((), (3,), "at least one dimension"),
+])
+def test_matmul_shape_errors_name_both_shapes(shape_a, shape_b, reason, device):
+    a, b = mg.ones(shape_a, device=device), mg.ones(shape_b, device=device)
+    with pytest.raises(ValueError, match=rf"matmul: .*{reason}"):
+        a @ b
+    with pytest.raises(ValueError, match=re.escape(f"{tuple(shape_a)} and {tuple(shape_b)}")):
+        mg.matmul(a, b)

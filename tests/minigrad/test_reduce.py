@@ -1,0 +1,106 @@
+"""Reductions on every device: sum, mean, max, min, var, logsumexp with axis and keepdims,
+argmax/argmin. Forward against NumPy, backward against finite differences."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+from .primitive_checks import assert_forward, check_primitive, leaf
+
+
+def _logsumexp_reference(v, axis, keepdims):
+    """log Σ eˣ, straight from the definition (the test inputs are small, no overflow)."""
+    return np.log(np.exp(v).sum(axis=axis, keepdims=keepdims))
+
+
+REDUCTIONS = {  # name: (minigrad function, NumPy reference)
+    "sum": (mg.sum, np.sum),
+    "mean": (mg.mean, np.mean),
+    "max": (mg.max, np.max),
+    "min": (mg.min, np.min),
+    "var": (mg.var, lambda v, axis, keepdims: np.var(v, axis=axis, keepdims=keepdims, ddof=0)),
+    "logsumexp": (mg.logsumexp, _logsumexp_reference),
+}
+# (shape, axis): all axes, one axis (positive and negative), several axes, size-1 axes, 0-d
+CASES = [((2, 3, 2), None), ((2, 3, 2), 0), ((2, 3, 2), -1), ((2, 3, 2), (0, 2)),
+         ((3, 1), 1), ((1,), 0), ((), None), ((4,), (0,))]
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("shape, axis", CASES)
+@pytest.mark.parametrize("name", list(REDUCTIONS))
+def test_reduction(name, shape, axis, keepdims, device, rng):
+    fn, reference = REDUCTIONS[name]
+    if name == "logsumexp" and axis is None and shape:
+        axis = tuple(range(len(shape)))          # logsumexp's default axis is -1, not all
+    check_primitive(lambda t: fn(t, axis=axis, keepdims=keepdims),
+                    lambda v: np.asarray(reference(v, axis=axis, keepdims=keepdims)),
+                    [rng.standard_normal(shape)], device)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "var", "logsumexp"])
+def test_reduction_method_matches_function(name, device, rng):
+    x = leaf(rng.standard_normal((3, 4)), device)
+    fn = REDUCTIONS[name][0]
+    np.testing.assert_array_equal(getattr(x, name)(axis=0, keepdims=True).numpy(),
+                                  fn(x, axis=0, keepdims=True).numpy())
+
+
+def test_logsumexp_reduces_the_last_axis_by_default(device, rng):
+    x = rng.standard_normal((2, 3))
+    assert_forward(mg.logsumexp(leaf(x, device)), _logsumexp_reference(x, -1, False), device)
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_ties_split_the_gradient_evenly(name, device):
+    """max/min: the k tied extreme elements each get 1/k of the gradient (documented)."""
+    sign = 1.0 if name == "max" else -1.0
+    x = leaf(sign * np.array([[1.0, 3.0, 3.0, 2.0], [5.0, 5.0, 5.0, 0.0]]), device)
+    getattr(mg, name)(x, axis=1).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[0, 0.5, 0.5, 0], [1 / 3, 1 / 3, 1 / 3, 0]],
+                               rtol=1e-15)
+    x.grad = None
+    getattr(x, name)().backward()                # over everything: three tied 5s
+    np.testing.assert_allclose(x.grad.numpy(), [[0, 0, 0, 0], [1 / 3, 1 / 3, 1 / 3, 0]],
+                               rtol=1e-15)
+
+
+def test_max_keeps_integer_dtype_and_refuses_empty(device):
+    x = mg.tensor([[3, 1], [2, 7]], device=device)
+    assert_forward(x.max(axis=0), np.array([3, 7]), device)
+    with pytest.raises(ValueError, match=r"max: cannot reduce an empty tensor of shape \(0, 2\)"):
+        mg.zeros(0, 2, device=device).max()
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "var", "logsumexp"])
+def test_axis_out_of_range_names_the_op(name, device):
+    with pytest.raises(ValueError, match=f"{name}: axis 2 is out of range for a 2-d tensor"):
+        REDUCTIONS[name][0](mg.ones(2, 3, device=device), axis=2)
+
+
+def test_mean_of_float32_stays_float32(device):
+    assert mg.ones(2, 3, device=device).mean(axis=1).dtype == np.float32
+
+
+# -- argmax / argmin: int64 indices, no gradient ------------------------------------------------
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_argmax_argmin(name, axis, keepdims, device, rng):
+    x = rng.standard_normal((3, 4))
+    t = leaf(x, device)
+    out = getattr(mg, name)(t, axis=axis, keepdims=keepdims)
+    expected = getattr(np, name)(x, axis=axis, keepdims=keepdims).astype(np.int64)
+    assert_forward(out, expected, device)
+    assert not out.requires_grad
+    np.testing.assert_array_equal(getattr(t, name)(axis=axis, keepdims=keepdims).numpy(),
+                                  expected)
+
+
+def test_argmax_takes_the_first_of_ties_and_refuses_empty(device):
+    t = mg.tensor([[1.0, 4.0, 4.0], [2.0, 2.0, 0.0]], device=device)
+    assert_forward(mg.argmax(t, axis=1), np.array([1, 0]), device)
+    with pytest.raises(ValueError, match="argmin: empty tensor"):
+        mg.argmin(mg.zeros(0, device=device))

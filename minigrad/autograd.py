@@ -235,27 +235,55 @@ def _check_same_device(cls, inputs) -> None:
 # ---------------------------------------------------------------------------------------------
 # The graph walk.
 
+def count_consumers(roots: Sequence) -> dict[int, int]:
+    """For every tensor the roots depend on through the graph: how many graph edges read it.
+
+    Keys are ids, since Tensor.__eq__ is elementwise. A tensor's gradient is complete once that
+    many consumers have sent theirs back, which is what orders the backward walk.
+    """
+    consumers: dict[int, int] = {}
+    stack = list(roots)
+    while stack:
+        fn = stack.pop()._fn
+        if fn is None:
+            continue
+        if fn._freed:
+            raise RuntimeError(
+                f"backward through the graph a second time: {type(fn).__name__} has already "
+                f"freed its saved values; pass retain_graph=True to the first backward (or to "
+                f"minigrad.grad) to keep them")
+        for x in fn.inputs:
+            if x._requires_grad:
+                key = id(x)
+                if key in consumers:
+                    consumers[key] += 1
+                else:
+                    consumers[key] = 1
+                    stack.append(x)           # first visit: walk on into its inputs
+    return consumers
+
+
 def topological_order(roots: Sequence) -> list:
     """Every tensor that the roots depend on through the graph, each after all of its inputs."""
+    consumers = count_consumers(roots)
+    ready = [r for r in _unique(roots) if id(r) not in consumers]
     order: list = []
-    seen: set[int] = set()                 # ids, since Tensor.__eq__ is elementwise
-    stack = [(root, False) for root in reversed(roots)]
-    while stack:
-        node, inputs_done = stack.pop()
-        if inputs_done:
-            order.append(node)
-        elif id(node) not in seen:
-            seen.add(id(node))
-            stack.append((node, True))     # come back once its inputs are listed
-            fn = node._fn
-            if fn is not None:
-                if fn._freed:
-                    raise RuntimeError(
-                        f"backward through the graph a second time: {type(fn).__name__} has "
-                        f"already freed its saved values; pass retain_graph=True to the first "
-                        f"backward (or to minigrad.grad) to keep them")
-                stack.extend((x, False) for x in fn.inputs if x._requires_grad)
+    while ready:
+        tensor = ready.pop()
+        order.append(tensor)
+        if tensor._fn is not None:
+            for x in tensor._fn.inputs:
+                if x._requires_grad:
+                    consumers[id(x)] -= 1
+                    if consumers[id(x)] == 0:
+                        ready.append(x)
+    order.reverse()
     return order
+
+
+def _unique(tensors):
+    seen: set[int] = set()
+    return [t for t in tensors if not (id(t) in seen or seen.add(id(t)))]
 
 
 def _sum_to(grad, shape, fn, create_graph):
@@ -277,61 +305,77 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
     """
     Tensor = _Tensor
     capture_ids = {id(t) for t in capture} if capture is not None else None
-    order = topological_order(roots)
+    consumers = count_consumers(roots)
     grads: dict[int, object] = {}
     for root, g in zip(roots, root_grads):
         grads[id(root)] = g if id(root) not in grads else grads[id(root)] + g
+    # a tensor is ready when every consumer has sent its gradient back: a root no other root
+    # reads is ready at once
+    ready = [root for root in _unique(roots) if id(root) not in consumers]
     results: dict[int, object] = {}
     anomaly = STATE.detect_anomaly
     with _GradMode(create_graph):
-        for tensor in reversed(order):
+        while ready:
+            tensor = ready.pop()
             g = grads.pop(id(tensor), None)
-            if g is None:
-                continue
-            if tensor._hooks:
-                for hook in tensor._hooks:
-                    g_tensor = g if create_graph else Tensor._from_array(g)
-                    replaced = hook(g_tensor)
-                    if replaced is not None:
-                        g = _as_grad(replaced, create_graph)
             fn = tensor._fn
-            if capture_ids is None:
-                if fn is None or tensor._retains_grad:
+            if g is not None:
+                if tensor._hooks:
+                    for hook in tensor._hooks:
+                        g_tensor = g if create_graph else Tensor._from_array(g)
+                        replaced = hook(g_tensor)
+                        if replaced is not None:
+                            g = _as_grad(replaced, create_graph)
+                if capture_ids is None:
+                    if fn is None or tensor._retains_grad:
+                        results[id(tensor)] = (tensor, g)
+                elif id(tensor) in capture_ids:
                     results[id(tensor)] = (tensor, g)
-            elif id(tensor) in capture_ids:
-                results[id(tensor)] = (tensor, g)
             if fn is None:
                 continue
-            if create_graph or fn.vjp is None:
-                input_grads = _run_backward(fn, g if create_graph else Tensor._from_array(g))
-            else:
-                input_grads = fn.vjp(g)       # the same derivative, on bare arrays
-            if type(input_grads) is not tuple:
-                input_grads = (input_grads,)
             inputs = fn.inputs
-            if len(input_grads) != len(inputs):
-                raise RuntimeError(f"{type(fn).__name__}.backward returned {len(input_grads)} "
-                                   f"gradient(s) for {len(inputs)} input(s); return one per "
-                                   f"input (None where an input gets none)")
-            for x, gx in zip(inputs, input_grads):
-                if gx is None or not x._requires_grad:
-                    continue
-                if create_graph or type(gx) is Tensor:
-                    gx = _as_grad(gx, create_graph)
-                data = x.data
-                if gx.shape != data.shape:
-                    gx = _sum_to(gx, data.shape, fn, create_graph)
-                if gx.dtype != data.dtype:        # a float32 input of a float64 op: float32 grad
-                    gx = gx.astype(data.dtype)
-                if anomaly:
-                    _check_finite(fn, gx.data if create_graph else gx, "gradient")
-                key = id(x)
-                previous = grads.get(key)
-                grads[key] = gx if previous is None else previous + gx
-            if not retain_graph:
-                fn.saved_tensors = ()
-                fn._freed = True
+            if g is not None:
+                _propagate(fn, g, inputs, grads, create_graph, anomaly)
+                if not retain_graph:
+                    fn.saved_tensors = ()
+                    fn._freed = True
+            for x in inputs:
+                if x._requires_grad:
+                    key = id(x)
+                    left = consumers[key] - 1
+                    consumers[key] = left
+                    if left == 0:
+                        ready.append(x)
     return results
+
+
+def _propagate(fn, g, inputs, grads, create_graph, anomaly) -> None:
+    """Run fn's backward on its output gradient g and add the results into `grads`."""
+    if create_graph or fn.vjp is None:
+        input_grads = _run_backward(fn, g if create_graph else _Tensor._from_array(g))
+    else:
+        input_grads = fn.vjp(g)               # the same derivative, on bare arrays
+    if type(input_grads) is not tuple:
+        input_grads = (input_grads,)
+    if len(input_grads) != len(inputs):
+        raise RuntimeError(f"{type(fn).__name__}.backward returned {len(input_grads)} "
+                           f"gradient(s) for {len(inputs)} input(s); return one per "
+                           f"input (None where an input gets none)")
+    for x, gx in zip(inputs, input_grads):
+        if gx is None or not x._requires_grad:
+            continue
+        if create_graph or type(gx) is _Tensor:
+            gx = _as_grad(gx, create_graph)
+        data = x.data
+        if gx.shape != data.shape:
+            gx = _sum_to(gx, data.shape, fn, create_graph)
+        if gx.dtype != data.dtype:                # a float32 input of a float64 op: float32 grad
+            gx = gx.astype(data.dtype)
+        if anomaly:
+            _check_finite(fn, gx.data if create_graph else gx, "gradient")
+        key = id(x)
+        previous = grads.get(key)
+        grads[key] = gx if previous is None else previous + gx
 
 
 def _run_backward(fn, grad):

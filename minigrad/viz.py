@@ -167,9 +167,10 @@ def draw(tensor: Tensor | Sequence[Tensor], show_shapes: bool = True, show_value
             the operations that use it; a tensor goes where the operation that made it is.
         collapse: scope names (["encoder.layer0"]) or a depth (2 folds every scope to its first
             two dotted parts) whose operations are drawn as one box labelled with the scope and
-            its counts of operations and parameters. Tensors inside are hidden except those used
-            outside the scope; edges run from the tensors it uses to the box and from the box to
-            the tensors it hands out.
+            its counts of operations and parameters. Tensors inside are hidden, except those
+            used outside the scope and constant inputs of more than one element (data, masks);
+            edges run from the tensors it uses to the box and from the box to the tensors it
+            hands out.
         rankdir: layout direction, "TB" (top to bottom), "LR", "BT" or "RL".
         max_value_elements: largest tensor whose values `show_values` prints in full.
         compute_grads: compute the gradient of the first root with respect to every tensor of
@@ -245,7 +246,7 @@ def draw(tensor: Tensor | Sequence[Tensor], show_shapes: bool = True, show_value
             edges.append((_op_id(fn), _tensor_id(t), _edge_style(ramp, t)))
         else:
             for x in fn.inputs:
-                if folding.box_of_tensor(x) != box and folding.add_box_input(box, x):
+                if folding.is_input_of(box, x) and folding.add_box_input(box, x):
                     edges.append((_tensor_id(x), folding.box_id(box), _edge_style(ramp, x)))
             if not folding.is_hidden(t):
                 edges.append((folding.box_id(box), _tensor_id(t), _edge_style(ramp, t)))
@@ -519,15 +520,19 @@ class _Labeller:
         self.show_values = show_values
         self.max_value_elements = max_value_elements
         self.norms = norms
+        self._dtype_names: dict = {}               # str(dtype) is slow; graphs repeat dtypes
 
     def tensor(self, t: Tensor, kind: str) -> str:
         lines: list[str] = []
         if t.name is not None:
             lines.append(str(t.name))
         if self.show_shapes:
+            dtype = t.data.dtype
+            if dtype not in self._dtype_names:
+                self._dtype_names[dtype] = str(dtype)
             device = t.device
-            lines.append(f"{tuple(t.shape)} {t.dtype}" + ("" if device == "cpu" else
-                                                           f" {device}"))
+            lines.append(f"{tuple(t.shape)} {self._dtype_names[dtype]}" +
+                         ("" if device == "cpu" else f" {device}"))
         if self.show_values or (kind == "constant" and t.data.size == 1):
             lines.extend(self._values(t))
         if id(t) in self.norms:
@@ -663,11 +668,19 @@ class _Folding:
         return self._key(self.graph.home_scope(t))
 
     def is_hidden(self, t: Tensor) -> bool:
-        """Inside a collapsed scope and neither a root nor used outside it."""
+        """Inside a collapsed scope and neither a root nor used outside it. Constant leaves of
+        more than one element (input data, masks) stay visible as inputs of the box."""
         box = self.box_of_tensor(t)
         if box is None or any(t is r for r in self.graph.roots):
             return False
+        if t._fn is None and not t._requires_grad and t.data.size > 1:
+            return False
         return all(self.box_of(fn) == box for fn in self.graph.consumers.get(id(t), []))
+
+    def is_input_of(self, box: str, t: Tensor) -> bool:
+        """Does `t`, used inside `box`, come from outside it (so an edge leads into the box)?"""
+        made_inside = t._fn is not None and self.box_of(t._fn) == box
+        return not made_inside and not self.is_hidden(t)
 
     def tensor_scope(self, t: Tensor) -> str:
         """Where a visible tensor is drawn: its home scope, or beside its collapsed box."""

@@ -291,15 +291,19 @@ def _op_id(fn) -> str:
     return f"op{id(fn)}"
 
 
-def _escape(text: str) -> str:
-    """User text as a literal Graphviz label: backslashes doubled, '<...>' not HTML."""
-    return graphviz.nohtml(str(text).replace("\\", "\\\\").replace("\n", "\\n"))
+def _literal(text) -> str:
+    """Text shown as written: Graphviz would read a backslash as an escape (\\N = node name)."""
+    return str(text).replace("\\", "\\\\").replace("\n", "\\n")
 
 
-def _join_lines(lines: list[str]) -> str:
+def _escape(text) -> str:
+    """User text as a literal Graphviz label, never taken for an HTML label '<...>'."""
+    return graphviz.nohtml(_literal(text))
+
+
+def _join_lines(lines: list) -> str:
     """Label lines joined by Graphviz's centred line break `\\n`, each line taken literally."""
-    return graphviz.nohtml("\\n".join(str(line).replace("\\", "\\\\").replace("\n", "\\n")
-                                      for line in lines))
+    return graphviz.nohtml("\\n".join(_literal(line) for line in lines))
 
 
 # DOT lines are written directly (graphviz's node()/edge() quote every attribute on every call,
@@ -492,7 +496,8 @@ class _GradRamp:
         if status == "finite":
             norm = self.norms[id(t)]
             # edges skip the palest shades, which vanish on a white page
-            return dict(color=self.colour(norm, _RAMP[3:]), penwidth=f"{1.0 + 2.5 * self.fraction(norm):.2f}")
+            width = 1.0 + 2.5 * self.fraction(norm)
+            return dict(color=self.colour(norm, _RAMP[3:]), penwidth=f"{width:.2f}")
         return {}
 
     def legend(self) -> str:
@@ -577,16 +582,15 @@ class _Clusters:
         target.body.append(self.lines.node(node_id, label, attrs))
 
     def _graph(self, scope: str) -> graphviz.Digraph:
-        if scope not in self.graphs:
-            parent = _parent_scope(scope)
-            if parent:
-                self._graph(parent)                 # parents exist first: source order
-            depth = scope.count(".")
-            self.graphs[scope] = graphviz.Digraph(
-                name=f"cluster_{len(self.graphs)}",
-                graph_attr=dict(label=_escape(scope), style="rounded,filled",
-                                fillcolor=_CLUSTER_FILLS[depth % 2], color="#9aa7b8",
-                                fontcolor="#34495e", labeljust="l", fontsize="10"))
+        parts = scope.split(".")
+        for depth in range(len(parts)):             # outer scopes first: "a", then "a.b"
+            prefix = ".".join(parts[:depth + 1])
+            if prefix not in self.graphs:
+                self.graphs[prefix] = graphviz.Digraph(
+                    name=f"cluster_{len(self.graphs)}",   # "cluster..." makes Graphviz box it
+                    graph_attr=dict(label=_escape(prefix), style="rounded,filled",
+                                    fillcolor=_CLUSTER_FILLS[depth % 2], color="#9aa7b8",
+                                    fontcolor="#34495e", labeljust="l", fontsize="10"))
         return self.graphs[scope]
 
     def close(self) -> None:

@@ -6,7 +6,9 @@ import numbers
 
 import numpy as np
 
-from ..backend import backend_of, is_array
+from ..backend import _BY_ARRAY_TYPE, backend_of, is_array
+
+_PLAIN_NUMBERS = (float, int)
 from ..tensor import DEFAULT_FLOAT, Tensor
 
 
@@ -15,6 +17,11 @@ def lift(x, like: Tensor) -> Tensor:
     kinds agree, float32 when a float meets an integer tensor); arrays keep their dtype."""
     if isinstance(x, Tensor):
         return x
+    data = like.data
+    if type(x) in _PLAIN_NUMBERS and data.dtype.kind == "f":      # the common case, quickly
+        backend = _BY_ARRAY_TYPE.get(type(data))
+        if backend is not None and not backend.multi_device:
+            return Tensor._from_array(backend.xp.asarray(x, dtype=data.dtype))
     if isinstance(x, numbers.Number):
         dtype = like.data.dtype
         if isinstance(x, bool):

@@ -26,10 +26,28 @@ def assert_forward(out: mg.Tensor, expected, device: str, rtol: float = 1e-10,
 
 def check_primitive(fn, reference, arrays, device: str, **gradcheck_options) -> None:
     """fn(*tensors) matches reference(*arrays) and passes gradcheck, with every array made a
-    float64 leaf on `device`."""
+    float64 leaf on `device`; its recorded gradient (create_graph=True) equals the plain one."""
     arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
     inputs = [leaf(a, device) for a in arrays]
-    assert_forward(fn(*inputs), reference(*arrays), device)
+    out = fn(*inputs)
+    assert_forward(out, reference(*arrays), device)
     assert mg.gradcheck(fn, inputs, **gradcheck_options)
+    assert_recorded_gradient_matches(out, inputs)
     for t, a in zip(inputs, arrays):          # primitives never write into their inputs
         np.testing.assert_array_equal(t.numpy(), a)
+
+
+def assert_recorded_gradient_matches(out: mg.Tensor, inputs) -> None:
+    """A primitive's gradient has two spellings: `vjp` on bare arrays (the plain backward) and
+    `backward` on Tensors (recorded when create_graph=True). Both must give the same numbers."""
+    weights = np.random.default_rng(1).standard_normal(out.shape)
+    loss = (out * mg.tensor(weights, device=out.device)).sum()
+    plain = mg.grad(loss, inputs, retain_graph=True, allow_unused=True)
+    recorded = mg.grad(loss, inputs, create_graph=True, allow_unused=True)
+    for i, (g_plain, g_recorded) in enumerate(zip(plain, recorded)):
+        if g_plain is None or g_recorded is None:
+            assert g_plain is None and g_recorded is None, f"input {i}: only one path is None"
+            continue
+        assert g_recorded.device == g_plain.device == inputs[i].device
+        np.testing.assert_allclose(g_recorded.numpy(), g_plain.numpy(), rtol=1e-12, atol=1e-14,
+                                   err_msg=f"input {i}: recorded and plain gradients differ")

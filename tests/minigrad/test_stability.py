@@ -51,9 +51,14 @@ FINITE = [0, 2]                                   # the finite entries of row 1
 
 
 def _backward(op, rows, device, rng):
+    """op's output and input gradient for a random upstream gradient; the recorded spelling of
+    the gradient (create_graph=True) must agree with the plain one, NaN-free as well."""
     x = leaf(rows, device)
     y = op(x)
-    y.backward(mg.tensor(rng.standard_normal(y.shape), device=device))
+    g = mg.tensor(rng.standard_normal(y.shape), device=device)
+    (recorded,) = mg.grad(y, x, grad_outputs=g, create_graph=True)
+    y.backward(g)
+    np.testing.assert_allclose(recorded.numpy(), x.grad.numpy(), rtol=1e-12, atol=1e-14)
     return y.numpy(), x.grad.numpy()
 
 

@@ -32,20 +32,20 @@ def _away_from_zero(rng, shape):
 
 # -- binary arithmetic -------------------------------------------------------------------------
 
-BINARY = {
-    "add": (operator.add, np.add, np.ndarray.copy),
-    "sub": (operator.sub, np.subtract, np.ndarray.copy),
-    "mul": (operator.mul, np.multiply, np.ndarray.copy),
-    "div": (operator.truediv, np.divide, None),
-    "maximum": (mg.maximum, np.maximum, np.ndarray.copy),
-    "minimum": (mg.minimum, np.minimum, np.ndarray.copy),
+BINARY = {  # name: (minigrad operation, NumPy reference)
+    "add": (operator.add, np.add),
+    "sub": (operator.sub, np.subtract),
+    "mul": (operator.mul, np.multiply),
+    "div": (operator.truediv, np.divide),
+    "maximum": (mg.maximum, np.maximum),          # random normals: no ties, no kinks met
+    "minimum": (mg.minimum, np.minimum),
 }
 
 
 @pytest.mark.parametrize("shape_a, shape_b", BROADCAST_PAIRS)
 @pytest.mark.parametrize("name", list(BINARY))
 def test_binary_op(name, shape_a, shape_b, device, rng):
-    op, reference, _ = BINARY[name]
+    op, reference = BINARY[name]
     a = rng.standard_normal(shape_a)
     b = _away_from_zero(rng, shape_b) if name == "div" else rng.standard_normal(shape_b)
     check_primitive(op, reference, [a, b], device)
@@ -100,10 +100,9 @@ def test_operators_with_python_numbers(form, device, rng):
     check_primitive(fn, reference, [_away_from_zero(rng, (2, 3))], device)
 
 
-@pytest.mark.parametrize("form", ["x * 2.0", "2.0 * x", "x + 1", "x ** 2"])
+@pytest.mark.parametrize("form", ["x + 1", "2.5 - x", "2 / x", "2 ** x", "-x", "abs(x)"])
 def test_python_numbers_keep_the_tensor_dtype(form, device):
-    fn = {"x * 2.0": lambda t: t * 2.0, "2.0 * x": lambda t: 2.0 * t,
-          "x + 1": lambda t: t + 1, "x ** 2": lambda t: t ** 2}[form]
+    fn = SCALAR_FORMS[form][0]
     for dtype in (np.float32, np.float64):
         assert fn(mg.ones(2, 3, dtype=dtype, device=device)).dtype == dtype
 
@@ -284,8 +283,8 @@ def test_masks_must_be_bool(device):
 @pytest.mark.parametrize("shape", [(), (3, 4)])
 def test_clip(lo, hi, shape, device, rng):
     x = rng.standard_normal(shape)
-    bounds = [b for b in (lo, hi) if b is not None]
-    x = np.where(np.isin(np.round(x, 2), bounds), x + 0.05, x)      # no value on a bound
+    near_a_bound = np.any([np.abs(x - b) < 1e-3 for b in (lo, hi) if b is not None], axis=0)
+    x = np.where(near_a_bound, x + 0.01, x)     # keep the kinks out of the finite differences
     check_primitive(lambda t: mg.clip(t, lo, hi), lambda v: np.clip(v, lo, hi), [x], device)
     np.testing.assert_array_equal(leaf(x, device).clip(lo, hi).numpy(), np.clip(x, lo, hi))
 

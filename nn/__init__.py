@@ -1,0 +1,29 @@
+"""nn: layers, losses, optimizers and checkpoints, built only on minigrad's public API.
+
+    import minigrad as mg
+    import nn
+
+    model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 3))
+    opt = nn.optim.Adam(model.parameters(), lr=1e-3)
+    loss = nn.functional.cross_entropy(model(x), y)
+    loss.backward(); opt.step(); opt.zero_grad()
+    nn.save({"model": model.state_dict(), "optim": opt.state_dict()}, "ckpt.npz")
+"""
+
+from . import functional, init, optim
+from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Identity, LayerNorm, Linear,
+                     MSELoss, ReLU, Sigmoid, Tanh)
+from .module import Module, ModuleDict, ModuleList, Parameter, Sequential
+from .optim import clip_grad_norm, clip_grad_norm_
+from .serialization import load, save
+from .attention import (AdditiveAttention, BilinearAttention, DotProductAttention,
+                        HardAttention, LocationAttentionDecoderStep, MultiHeadAttention,
+                        RBFAttention)
+from .attention_functional import causal_mask, padding_mask
+from .positional import (LearnedPositionalEmbedding, SinusoidalPositionalEncoding,
+                         sinusoidal_encoding)
+from .recurrent import (GRU, LSTM, GRUCell, GRUGates, LSTMCell, LSTMGates, UpdateGateCell,
+                        UpdateGateRNN, UpdateGates)
+from .transformer import (FeedForward, Transformer, TransformerDecoder,
+                          TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+                          TransformerLM)

@@ -1,0 +1,365 @@
+"""Attention layers: a query looks up values by comparing itself with keys.
+
+    context = Σ_j w_j v_j,   w = softmax(score(q, k_1), ..., score(q, k_Lk))
+
+The layers differ only in the score (dot, scaled dot, bilinear, additive, RBF) or replace
+the softmax by a hard choice. All share one call:
+
+    forward(query (B, Lq, Dq), keys (B, Lk, Dk), values (B, Lk, Dv), mask=None)
+        -> (context (B, Lq, Dv), weights (B, Lq, Lk))
+
+`mask`: a bool Tensor or NumPy bool array broadcastable to (B, Lq, Lk), True where attention
+is ALLOWED. A query whose keys are all masked gets all-zero weights and a zero context.
+Leading axes other than B work too, as long as query, keys and values share them.
+
+Also here: MultiHeadAttention (Vaswani et al. 2017) and the location-based attention decoder
+step of the PyTorch seq2seq tutorial.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import minigrad as mg
+from minigrad import Tensor
+
+from . import init
+from .attention_functional import check_mask, masked_softmax, scaled_dot_product_attention
+from .layers import Linear
+from .module import Module, Parameter
+from .recurrent import GRUCell
+
+__all__ = ["DotProductAttention", "BilinearAttention", "AdditiveAttention", "RBFAttention",
+           "HardAttention", "MultiHeadAttention", "LocationAttentionDecoderStep"]
+
+
+def _check_qkv(op: str, query: Tensor, keys: Tensor, values: Tensor,
+               query_dim: int | None = None, key_dim: int | None = None) -> None:
+    """query (..., Lq, Dq), keys (..., Lk, Dk), values (..., Lk, Dv); Dq = Dk unless the
+    layer has its own dimensions."""
+    shapes = f"query {tuple(query.shape)}, keys {tuple(keys.shape)}, values {tuple(values.shape)}"
+    if not query.ndim == keys.ndim == values.ndim or query.ndim < 2:
+        raise ValueError(f"{op}: query, keys and values must have the same number (>= 2) of "
+                         f"dimensions (B, L, D), got {shapes}")
+    if keys.shape[-2] != values.shape[-2]:
+        raise ValueError(f"{op}: keys and values must have the same length Lk, got {shapes}")
+    if query_dim is None and query.shape[-1] != keys.shape[-1]:
+        raise ValueError(f"{op}: query and keys must have the same feature size D, got "
+                         f"{shapes}")
+    if query_dim is not None and (query.shape[-1] != query_dim or keys.shape[-1] != key_dim):
+        raise ValueError(f"{op}: expected query (..., Lq, {query_dim}) and keys (..., Lk, "
+                         f"{key_dim}), got {shapes}")
+
+
+class _SoftAttention(Module):
+    """context = softmax(scores(q, k)) v; subclasses define `scores`."""
+
+    def scores(self, query: Tensor, keys: Tensor) -> Tensor:
+        """(..., Lq, Dq), (..., Lk, Dk) -> (..., Lq, Lk)."""
+        raise NotImplementedError
+
+    def _check(self, query: Tensor, keys: Tensor, values: Tensor) -> None:
+        _check_qkv(type(self).__name__, query, keys, values)
+
+    def forward(self, query: Tensor, keys: Tensor, values: Tensor,
+                mask=None) -> tuple[Tensor, Tensor]:
+        """query (B, Lq, Dq), keys (B, Lk, Dk), values (B, Lk, Dv), mask bool (B, Lq, Lk)
+        broadcastable, True = allowed. Returns (context (B, Lq, Dv), weights (B, Lq, Lk))."""
+        self._check(query, keys, values)
+        scores = self.scores(query, keys)                    # (B, Lq, Lk)
+        weights = masked_softmax(scores, mask, type(self).__name__)
+        return mg.matmul(weights, values), weights           # (B, Lq, Dv), (B, Lq, Lk)
+
+
+class DotProductAttention(_SoftAttention):
+    """Scores q·k, divided by √D when `scaled` (so their variance stays near 1 for random
+    q, k and the softmax does not saturate; Vaswani et al. 2017, §3.2.1).
+
+        w = softmax(q kᵀ / √D),  context = w v
+    """
+
+    def __init__(self, scaled: bool = True):
+        super().__init__()
+        self.scaled = bool(scaled)
+
+    def scores(self, query: Tensor, keys: Tensor) -> Tensor:
+        scale = 1.0 / math.sqrt(query.shape[-1]) if self.scaled else 1.0
+        q = query * scale if self.scaled else query
+        return mg.matmul(q, keys.swapaxes(-1, -2))          # (B, Lq, Lk)
+
+    def forward(self, query: Tensor, keys: Tensor, values: Tensor,
+                mask=None) -> tuple[Tensor, Tensor]:
+        self._check(query, keys, values)
+        return scaled_dot_product_attention(query, keys, values, mask,
+                                            scale=None if self.scaled else 1.0)
+
+    def extra_repr(self) -> str:
+        return f"scaled={self.scaled}"
+
+
+class BilinearAttention(_SoftAttention):
+    """Scores qᵀ W k (Luong et al. 2015, "general"):
+
+        S = q W kᵀ,  W: (Dq, Dk), U(−1/√Dk, 1/√Dk)
+    """
+
+    def __init__(self, query_dim: int, key_dim: int):
+        super().__init__()
+        self.query_dim, self.key_dim = int(query_dim), int(key_dim)
+        self.weight = Parameter(mg.zeros(self.query_dim, self.key_dim))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.key_dim) if self.key_dim > 0 else 0.0
+        init.uniform_(self.weight, -bound, bound)
+
+    def _check(self, query, keys, values) -> None:
+        _check_qkv("BilinearAttention", query, keys, values, self.query_dim, self.key_dim)
+
+    def scores(self, query: Tensor, keys: Tensor) -> Tensor:
+        qw = mg.matmul(query, self.weight)                   # (B, Lq, Dk)
+        return mg.matmul(qw, keys.swapaxes(-1, -2))         # (B, Lq, Lk)
+
+    def extra_repr(self) -> str:
+        return f"query_dim={self.query_dim}, key_dim={self.key_dim}"
+
+
+class AdditiveAttention(_SoftAttention):
+    """Scores vᵀ tanh(W_q q + W_k k) (Bahdanau et al. 2015):
+
+        S[i, j] = vᵀ tanh(W_q q_i + W_k k_j)
+
+    w_q: Linear(Dq, A, bias=False), w_k: Linear(Dk, A, bias=False), v: Linear(A, 1,
+    bias=False), with A = hidden_dim. Memory grows as B·Lq·Lk·A.
+    """
+
+    def __init__(self, query_dim: int, key_dim: int, hidden_dim: int):
+        super().__init__()
+        self.query_dim, self.key_dim = int(query_dim), int(key_dim)
+        self.hidden_dim = int(hidden_dim)
+        self.w_q = Linear(self.query_dim, self.hidden_dim, bias=False)
+        self.w_k = Linear(self.key_dim, self.hidden_dim, bias=False)
+        self.v = Linear(self.hidden_dim, 1, bias=False)
+
+    def _check(self, query, keys, values) -> None:
+        _check_qkv("AdditiveAttention", query, keys, values, self.query_dim, self.key_dim)
+
+    def scores(self, query: Tensor, keys: Tensor) -> Tensor:
+        q = self.w_q(query).unsqueeze(-2)                    # (B, Lq, 1, A)
+        k = self.w_k(keys).unsqueeze(-3)                     # (B, 1, Lk, A)
+        return self.v(mg.tanh(q + k)).squeeze(-1)            # (B, Lq, Lk)
+
+    def extra_repr(self) -> str:
+        return (f"query_dim={self.query_dim}, key_dim={self.key_dim}, "
+                f"hidden_dim={self.hidden_dim}")
+
+
+class RBFAttention(_SoftAttention):
+    """Scores −γ‖q − k‖², so the weights are a normalised Gaussian (RBF) kernel
+    exp(−γ‖q − k‖²) / Σ_j exp(−γ‖q − k_j‖²).
+
+    ‖q − k‖² is expanded as ‖q‖² − 2 q·k + ‖k‖²: one matmul instead of a (B, Lq, Lk, D)
+    difference tensor.
+    """
+
+    def __init__(self, gamma: float = 1.0):
+        super().__init__()
+        if gamma <= 0:
+            raise ValueError(f"RBFAttention: gamma must be positive, got {gamma}")
+        self.gamma = float(gamma)
+
+    def scores(self, query: Tensor, keys: Tensor) -> Tensor:
+        q_sq = (query * query).sum(axis=-1, keepdims=True)            # (B, Lq, 1)
+        k_sq = (keys * keys).sum(axis=-1).unsqueeze(-2)               # (B, 1, Lk)
+        qk = mg.matmul(query, keys.swapaxes(-1, -2))                  # (B, Lq, Lk)
+        return (qk * 2.0 - q_sq - k_sq) * self.gamma                  # −γ‖q − k‖²
+
+    def extra_repr(self) -> str:
+        return f"gamma={self.gamma}"
+
+
+class HardAttention(Module):
+    """Attention that picks keys instead of weighting them (a hash-table lookup):
+
+        "nearest": w = one_hot(argmax_j q·k_j)  (scores divided by √D when `scaled`,
+                   which does not change the choice; ties go to the first key)
+        "exact":   w = one_hot(first j with k_j == q), all-zero when no key equals q
+
+    The weights are constants: queries and keys get no gradient at all (a small change of
+    q or k does not change the choice, so the true derivative is 0 almost everywhere), while
+    values get gradient through the chosen slot. With "exact", random queries match no key, so
+    the context is zero and nothing learns: the reason attention is soft. Masked keys are never
+    chosen; a query with no allowed (or matching) key gets zero weights and a zero context.
+    """
+
+    def __init__(self, mode: str = "nearest", scaled: bool = True):
+        super().__init__()
+        if mode not in ("nearest", "exact"):
+            raise ValueError(f"HardAttention: mode must be 'nearest' or 'exact', got {mode!r}")
+        self.mode, self.scaled = mode, bool(scaled)
+
+    def forward(self, query: Tensor, keys: Tensor, values: Tensor,
+                mask=None) -> tuple[Tensor, Tensor]:
+        """query (B, Lq, D), keys (B, Lk, D), values (B, Lk, Dv), mask bool (B, Lq, Lk)
+        broadcastable. Returns (context (B, Lq, Dv), weights (B, Lq, Lk), one-hot or zero
+        rows)."""
+        _check_qkv("HardAttention", query, keys, values)
+        q, k = query.detach(), keys.detach()                 # the choice is not differentiable
+        Lk = k.shape[-2]
+        if self.mode == "nearest":
+            scale = 1.0 / math.sqrt(q.shape[-1]) if self.scaled else 1.0
+            scores = mg.matmul(q * scale, k.swapaxes(-1, -2))           # (B, Lq, Lk)
+            candidates = mg.ones_like(scores, dtype=np.bool_)
+        else:
+            # (B, Lq, 1, D) == (B, 1, Lk, D), all over D -> (B, Lq, Lk)
+            candidates = (q.unsqueeze(-2) == k.unsqueeze(-3)).all(axis=-1)
+            scores = mg.zeros(candidates.shape, dtype=values.dtype, device=values.device)
+        if mask is not None:
+            mask = check_mask(mask, candidates.shape, "HardAttention")
+            candidates = candidates & (mask if isinstance(mask, Tensor) else
+                                       mg.tensor(mask, device=values.device))
+        # −inf on the keys that may not be chosen; argmax picks the first best one
+        scores = mg.masked_fill(scores, ~candidates, -math.inf)
+        chosen = mg.one_hot(mg.argmax(scores, axis=-1), Lk, dtype=values.dtype)
+        found = candidates.any(axis=-1, keepdims=True)                  # (B, Lq, 1)
+        weights = mg.where(found, chosen, 0.0)                          # (B, Lq, Lk)
+        return mg.matmul(weights, values), weights
+
+    def extra_repr(self) -> str:
+        return f"mode={self.mode!r}, scaled={self.scaled}"
+
+
+def _per_head_mask(mask):
+    """A mask for (B, heads, Lq, Lk) scores: masks of up to 3 dimensions ((Lq, Lk) or
+    (B, Lq, Lk)) apply to every head, so they get a head axis; 4-D masks pass unchanged."""
+    if isinstance(mask, list):
+        mask = np.asarray(mask)
+    if mask is None or mask.ndim != 3:
+        return mask
+    if isinstance(mask, Tensor):
+        return mask.unsqueeze(-3)                             # (B, 1, Lq, Lk)
+    return np.expand_dims(np.asarray(mask), -3)
+
+
+class MultiHeadAttention(Module):
+    """Multi-head attention (Vaswani et al. 2017, §3.2.2):
+
+        head_i = softmax(Q_i K_iᵀ / √Dh) V_i,  Q = query W_qᵀ + b_q, K = key W_kᵀ + b_k,
+                 V = value W_vᵀ + b_v, split into `heads` slices of Dh = E / heads features
+        out    = [head_1; ...; head_heads] W_oᵀ + b_o
+
+    Submodules q_proj, k_proj, v_proj, out_proj: Linear(E, E). The input projections are
+    Xavier-uniform with zero biases and out_proj has a zero bias, as in PyTorch.
+    `dropout` applies to the attention weights in training mode.
+    """
+
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
+        super().__init__()
+        if num_heads < 1 or embed_dim % num_heads:
+            raise ValueError(f"MultiHeadAttention: embed_dim {embed_dim} must be divisible by "
+                             f"num_heads {num_heads}")
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"MultiHeadAttention: dropout must be in [0, 1), got {dropout}")
+        self.embed_dim, self.num_heads = int(embed_dim), int(num_heads)
+        self.head_dim = self.embed_dim // self.num_heads
+        self.dropout = float(dropout)
+        self.q_proj = Linear(embed_dim, embed_dim, bias=bias)
+        self.k_proj = Linear(embed_dim, embed_dim, bias=bias)
+        self.v_proj = Linear(embed_dim, embed_dim, bias=bias)
+        self.out_proj = Linear(embed_dim, embed_dim, bias=bias)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for proj in (self.q_proj, self.k_proj, self.v_proj):
+            init.xavier_uniform_(proj.weight)
+        self.out_proj.reset_parameters()
+        for proj in (self.q_proj, self.k_proj, self.v_proj, self.out_proj):
+            if proj.bias is not None:
+                init.zeros_(proj.bias)
+
+    def _split_heads(self, x: Tensor) -> Tensor:
+        B, L, _ = x.shape
+        x = x.reshape(B, L, self.num_heads, self.head_dim)  # (B, L, heads, Dh)
+        return x.swapaxes(1, 2)                              # (B, heads, L, Dh)
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor,
+                mask=None) -> tuple[Tensor, Tensor]:
+        """query (B, Lq, E), key (B, Lk, E), value (B, Lk, E); mask bool, True = allowed,
+        broadcastable to (B, Lq, Lk) (applied to every head) or (B, heads, Lq, Lk).
+
+        Returns (out (B, Lq, E), weights (B, heads, Lq, Lk)).
+        """
+        E = self.embed_dim
+        if (query.ndim != 3 or key.ndim != 3 or value.ndim != 3 or query.shape[-1] != E
+                or key.shape[-1] != E or value.shape[-1] != E
+                or key.shape[:2] != value.shape[:2] or query.shape[0] != key.shape[0]):
+            raise ValueError(f"MultiHeadAttention: expected query (B, Lq, {E}), key and value "
+                             f"(B, Lk, {E}), got query {tuple(query.shape)}, key "
+                             f"{tuple(key.shape)}, value {tuple(value.shape)}")
+        B, Lq, _ = query.shape
+        q = self._split_heads(self.q_proj(query))            # (B, heads, Lq, Dh)
+        k = self._split_heads(self.k_proj(key))              # (B, heads, Lk, Dh)
+        v = self._split_heads(self.v_proj(value))            # (B, heads, Lk, Dh)
+        heads, weights = scaled_dot_product_attention(
+            q, k, v, _per_head_mask(mask), dropout_p=self.dropout, training=self.training)
+        merged = heads.swapaxes(1, 2).reshape(B, Lq, E)      # (B, Lq, heads·Dh = E)
+        return self.out_proj(merged), weights                # (B, Lq, E), (B, heads, Lq, Lk)
+
+    def extra_repr(self) -> str:
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}"
+
+
+class LocationAttentionDecoderStep(Module):
+    """One step of the PyTorch seq2seq tutorial's attention decoder: the weights come from the
+    decoder's own state and input, not from comparing with the encoder states.
+
+        α_t = softmax(W_a [h_{t−1}; x̃_t] + b_a)     over the L_max encoder positions
+        c_t = H^E α_t                                  weighted sum of encoder states
+        z_t = ReLU(W_c [x̃_t; c_t] + b_c)
+        h_t = GRUCell(z_t, h_{t−1})
+
+    Submodules attn: Linear(H + E, L_max), attn_combine: Linear(E + D_enc, H), gru:
+    GRUCell(H, H); D_enc (= H by default) is the encoder states' size. When the encoder
+    states are shorter than L_max, the scores of the missing positions are dropped (they get
+    no weight), as are positions the mask forbids.
+    """
+
+    def __init__(self, embed_dim: int, hidden_size: int, max_len: int,
+                 encoder_dim: int | None = None):
+        super().__init__()
+        self.embed_dim, self.hidden_size, self.max_len = int(embed_dim), int(hidden_size), \
+            int(max_len)
+        self.encoder_dim = int(encoder_dim) if encoder_dim is not None else self.hidden_size
+        self.attn = Linear(self.hidden_size + self.embed_dim, self.max_len)
+        self.attn_combine = Linear(self.embed_dim + self.encoder_dim, self.hidden_size)
+        self.gru = GRUCell(self.hidden_size, self.hidden_size)
+
+    def forward(self, x_emb: Tensor, h: Tensor, encoder_states: Tensor,
+                mask=None) -> tuple[Tensor, Tensor]:
+        """x_emb (B, E): the embedded decoder input x̃_t; h (B, H): h_{t−1}; encoder_states
+        (B, L, D_enc) with L <= L_max; mask bool broadcastable to (B, L), True = allowed.
+
+        Returns (h_t (B, H), α_t (B, L)).
+        """
+        B, L = encoder_states.shape[0], encoder_states.shape[1]
+        if (x_emb.ndim != 2 or h.ndim != 2 or encoder_states.ndim != 3
+                or x_emb.shape != (B, self.embed_dim) or h.shape != (B, self.hidden_size)
+                or encoder_states.shape[2] != self.encoder_dim or L > self.max_len):
+            raise ValueError(
+                f"LocationAttentionDecoderStep: expected x_emb (B, {self.embed_dim}), h (B, "
+                f"{self.hidden_size}), encoder_states (B, L <= {self.max_len}, "
+                f"{self.encoder_dim}), got {tuple(x_emb.shape)}, {tuple(h.shape)}, "
+                f"{tuple(encoder_states.shape)}")
+        scores = self.attn(mg.concat([h, x_emb], axis=-1))  # (B, L_max)
+        if L < self.max_len:
+            scores = scores[:, :L]                           # (B, L)
+        alpha = masked_softmax(scores, mask, "LocationAttentionDecoderStep")   # (B, L)
+        c = mg.matmul(alpha.unsqueeze(1), encoder_states).squeeze(1)          # (B, D_enc)
+        z = mg.relu(self.attn_combine(mg.concat([x_emb, c], axis=-1)))        # (B, H)
+        return self.gru(z, h), alpha
+
+    def extra_repr(self) -> str:
+        return (f"embed_dim={self.embed_dim}, hidden_size={self.hidden_size}, "
+                f"max_len={self.max_len}, encoder_dim={self.encoder_dim}")

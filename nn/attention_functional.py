@@ -1,0 +1,204 @@
+"""Scaled dot-product attention as a function, and the masks that go with it.
+
+    Attention(Q, K, V) = softmax(Q Kᵀ · scale) V,   scale = 1/√D by default
+
+A mask is a bool Tensor or NumPy bool array that broadcasts to the scores' shape
+(..., Lq, Lk), True where attention is ALLOWED. Masked scores become −inf before the softmax,
+so their weights are exactly 0. A query whose keys are all masked gets all-zero weights, a zero
+output and zero gradients (never NaN): minigrad's softmax maps an all −inf row to zeros.
+
+This module uses only minigrad, so `nn.functional` and the attention layers can both import it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import minigrad as mg
+from minigrad import Tensor
+
+__all__ = ["scaled_dot_product_attention", "attention_weights", "AttentionWeights",
+           "masked_softmax", "causal_mask", "padding_mask"]
+
+
+def check_mask(mask, scores_shape, op: str) -> Tensor | np.ndarray:
+    """`mask` checked to be bool (a Tensor or NumPy array; nested lists become arrays) and to
+    broadcast to `scores_shape` without growing it."""
+    if isinstance(mask, list):
+        mask = np.asarray(mask)
+    if not isinstance(mask, Tensor) and not hasattr(mask, "dtype"):
+        raise TypeError(f"{op}: mask must be a bool Tensor or NumPy bool array, got "
+                        f"{type(mask).__name__}")
+    if np.dtype(mask.dtype) != np.bool_:
+        raise TypeError(f"{op}: mask must be bool (True = attention allowed), got dtype "
+                        f"{mask.dtype}")
+    try:
+        out = np.broadcast_shapes(tuple(mask.shape), tuple(scores_shape))
+    except ValueError:
+        out = None
+    if out != tuple(scores_shape):
+        raise ValueError(f"{op}: mask of shape {tuple(mask.shape)} does not broadcast to the "
+                         f"attention scores' shape {tuple(scores_shape)} (..., Lq, Lk)")
+    return mask
+
+
+def _forbidden(mask) -> Tensor | np.ndarray:
+    """True where attention is NOT allowed: the positions that masked_fill sets to −inf."""
+    return ~mask
+
+
+class AttentionWeights(mg.Function):
+    """w = softmax(scale · q kᵀ) over the last axis, with w = 0 where the mask is False: the
+    scores, the mask and the softmax as one primitive.
+
+    Inputs q (..., Lq, D), k (..., Lk, D) and optionally a bool mask broadcastable to
+    (..., Lq, Lk); output w (..., Lq, Lk). Backward, with S the scores:
+
+        ∂S = w ⊙ (g − Σ_j g_j w_j)      (softmax; 0 wherever w = 0, so masked scores get none)
+        ∂q = scale · ∂S k,   ∂k = scale · ∂Sᵀ q
+
+    `vjp` computes this on arrays. When a graph of the backward is recorded (create_graph=True),
+    `backward` rebuilds w from matmul, masked_fill and softmax and differentiates that.
+    """
+
+    def __init__(self, scale: float):
+        self.scale = scale
+
+    def forward(self, q, k, mask=None):
+        xp = self.xp
+        w = q @ k.swapaxes(-1, -2)                           # (..., Lq, Lk) scores
+        w *= self.scale
+        if mask is not None:
+            w += xp.where(mask, 0.0, -math.inf).astype(w.dtype)   # −inf where not allowed
+        top = w.max(axis=-1, keepdims=True)
+        # subtract the row max: same softmax, no overflow; an all −inf row is shifted by 0
+        w -= xp.where(xp.isfinite(top), top, 0.0).astype(w.dtype)
+        xp.exp(w, out=w)
+        total = w.sum(axis=-1, keepdims=True)
+        w /= xp.where(total == 0, 1.0, total).astype(w.dtype)    # an all-masked row stays 0
+        return w
+
+    def vjp(self, grad):
+        """The backward on arrays (grad: ∂L/∂w)."""
+        q, k = self.inputs[0].data, self.inputs[1].data
+        w, g = self.output.data, grad
+        grad_s = g - (g * w).sum(axis=-1, keepdims=True)     # softmax: w ⊙ (g − Σ_j g_j w_j)
+        grad_s *= w
+        grad_s *= self.scale
+        grad_q = grad_s @ k                                  # (..., Lq, D)
+        grad_k = grad_s.swapaxes(-1, -2) @ q                 # (..., Lk, D)
+        return (grad_q, grad_k, None) if len(self.inputs) == 3 else (grad_q, grad_k)
+
+    def backward(self, grad):
+        """The same vector-Jacobian product from differentiable minigrad ops, used when
+        create_graph records the backward."""
+        q, k = self.inputs[:2]
+        mask = self.inputs[2] if len(self.inputs) == 3 else None
+        scores = mg.matmul(q * self.scale, k.swapaxes(-1, -2))
+        w = mg.softmax(scores if mask is None else mg.masked_fill(scores, ~mask, -math.inf))
+        wanted = [i for i in (0, 1) if self.inputs[i].requires_grad]
+        found = mg.grad(w, [self.inputs[i] for i in wanted], grad_outputs=grad,
+                        create_graph=True, allow_unused=True)
+        grads = [None] * len(self.inputs)
+        for i, g in zip(wanted, found):
+            grads[i] = g
+        return tuple(grads)
+
+
+def attention_weights(q: Tensor, k: Tensor, mask=None, scale: float | None = None) -> Tensor:
+    """softmax(scale · q kᵀ) with weight 0 where `mask` is False, as one primitive
+    (AttentionWeights). q (..., Lq, D), k (..., Lk, D) -> (..., Lq, Lk); scale defaults to
+    1/√D. A query with no allowed key gets all-zero weights."""
+    if q.ndim < 2 or k.ndim < 2 or q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"attention_weights: q (..., Lq, D) and k (..., Lk, D) do not fit: got "
+                         f"shapes {tuple(q.shape)} and {tuple(k.shape)}")
+    return _weights(q, k, mask, scale, "attention_weights")
+
+
+def _weights(q: Tensor, k: Tensor, mask, scale: float | None, op: str) -> Tensor:
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1])
+    if mask is None:
+        return AttentionWeights.apply(q, k, scale=float(scale))
+    scores_shape = np.broadcast_shapes(tuple(q.shape[:-1]), tuple(k.shape[:-2]) + (1,)) \
+        + (k.shape[-2],)                                     # (..., Lq, Lk)
+    mask = check_mask(mask, scores_shape, op)
+    if not isinstance(mask, Tensor):
+        mask = mg.tensor(mask, device=q.device)
+    return AttentionWeights.apply(q, k, mask, scale=float(scale))
+
+
+def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask=None,
+                                 scale: float | None = None, dropout_p: float = 0.0,
+                                 training: bool = True) -> tuple[Tensor, Tensor]:
+    """softmax(q kᵀ · scale) v over the last two axes, with any leading batch/head axes.
+
+        S = scale · q kᵀ                   (..., Lq, Lk)
+        S[¬mask] = −inf
+        A = softmax(S, axis=-1)            (..., Lq, Lk)
+        out = dropout(A) v                 (..., Lq, Dv)
+
+    Args:
+        q: (..., Lq, D); k: (..., Lk, D); v: (..., Lk, Dv). Leading axes broadcast.
+        mask: bool, broadcastable to (..., Lq, Lk), True = attention allowed; None = all allowed.
+        scale: multiplies the scores; None means 1/√D (Vaswani et al. 2017, §3.2.1).
+        dropout_p: dropout on the weights (only when `training`).
+
+    Returns:
+        (out (..., Lq, Dv), weights (..., Lq, Lk)). `weights` is the softmax before dropout, so
+        each row sums to 1. A query whose keys are all masked gets zero weights and a zero
+        output, and passes no gradient (no NaN).
+    """
+    op = "scaled_dot_product_attention"
+    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
+        raise ValueError(f"{op}: q, k, v need at least 2 dimensions (..., L, D), got shapes "
+                         f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"{op}: q (..., Lq, D), k (..., Lk, D) and v (..., Lk, Dv) do not fit: "
+                         f"got shapes {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+    weights = _weights(q, k, mask, scale, op)                # (..., Lq, Lk)
+    dropped = mg.dropout(weights, dropout_p, training) if dropout_p > 0.0 else weights
+    return mg.matmul(dropped, v), weights          # (..., Lq, Dv), (..., Lq, Lk)
+
+
+def masked_softmax(scores: Tensor, mask=None, op: str = "masked_softmax") -> Tensor:
+    """softmax over the last axis, giving weight exactly 0 where `mask` is False.
+
+        w = softmax(S with S[¬mask] = −inf)
+
+    scores: (..., Lk); mask: bool broadcastable to scores' shape, True = allowed, or None.
+    A row with no allowed position gives all-zero weights and zero gradient (never NaN).
+    """
+    if mask is not None:
+        mask = check_mask(mask, scores.shape, op)
+        scores = mg.masked_fill(scores, _forbidden(mask), -math.inf)
+    return mg.softmax(scores, axis=-1)             # an all −inf row gives zeros (no NaN)
+
+
+def causal_mask(T: int, device="cpu") -> Tensor:
+    """bool (T, T), True on and below the diagonal: position t may attend to positions ≤ t."""
+    if T < 0:
+        raise ValueError(f"causal_mask: T must be non-negative, got {T}")
+    return mg.tensor(np.tril(np.ones((T, T), dtype=bool)), device=device)
+
+
+def padding_mask(lengths, max_len: int | None = None, device="cpu") -> Tensor:
+    """bool (B, 1, max_len), True where the key position is < that sequence's length.
+
+    It broadcasts to (B, Lq, Lk = max_len) for the attention layers, so padded keys get no
+    weight. `lengths`: B ints (list, NumPy array or integer Tensor); max_len defaults to the
+    largest length.
+    """
+    lengths = lengths.numpy() if isinstance(lengths, Tensor) else np.asarray(lengths)
+    if lengths.ndim != 1 or (lengths.size and lengths.dtype.kind not in "iu"):
+        raise ValueError(f"padding_mask: lengths must be a 1-D sequence of ints, got shape "
+                         f"{lengths.shape} and dtype {lengths.dtype}")
+    if max_len is None:
+        max_len = int(lengths.max()) if lengths.size else 0
+    if lengths.size and (lengths.min() < 0 or lengths.max() > max_len):
+        raise ValueError(f"padding_mask: lengths must lie in [0, {max_len}], got "
+                         f"{lengths.tolist()}")
+    allowed = np.arange(max_len)[None, :] < lengths[:, None]          # (B, max_len)
+    return mg.tensor(allowed[:, None, :], device=device)              # (B, 1, max_len)

@@ -1,0 +1,394 @@
+"""Stateless layer functions: linear, layer_norm, embedding, losses, and activations.
+
+`linear`, `layer_norm` and `cross_entropy` are single fused primitives (one graph node each,
+with their backward written as math) because they sit on every hot path: a GRU calls `linear`
+twice per time step, a Transformer calls `layer_norm` twice per layer and `cross_entropy` over
+the whole vocabulary.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+import minigrad as mg
+from minigrad import dropout, gelu, log_softmax, relu, sigmoid, softmax, tanh  # noqa: F401
+
+Tensor = mg.Tensor
+
+
+# ---------------------------------------------------------------------------------------------
+# linear
+
+class Linear(mg.Function):
+    """y = x Wᵀ + b, for x (..., I), W (O, I), b (O) -> y (..., O)."""
+
+    def forward(self, x, weight, bias=None):
+        y = x @ weight.T                                     # (..., O)
+        if bias is not None:
+            if bias.dtype == y.dtype:
+                y += bias                                    # in place: no second buffer
+            else:
+                y = y + bias                                 # mixed dtypes promote
+        return y
+
+    def backward(self, grad):
+        x, weight = self.inputs[:2]
+        has_bias = len(self.inputs) == 3
+        needs = [t.requires_grad for t in self.inputs]
+        out_features, in_features = weight.shape
+        # the same formulas work on Tensors and on arrays: Tensors when recording a graph
+        # (create_graph), bare arrays otherwise, which skips per-operation overhead (hot path)
+        if not mg.is_grad_enabled():
+            grad, x, weight = grad.data, x.data, weight.data
+        grad_x = grad_w = grad_b = None
+        # ∂L/∂x = G W
+        if needs[0]:
+            grad_x = grad @ weight                           # (..., I)
+        # ∂L/∂W = Σ over all leading positions of gᵀ x
+        if needs[1]:
+            g2 = grad.reshape(-1, out_features)              # (N, O)
+            x2 = x.reshape(-1, in_features)                  # (N, I)
+            grad_w = g2.T @ x2                               # (O, I)
+        # ∂L/∂b = Σ g over all leading positions
+        if has_bias and needs[2]:
+            grad_b = grad.reshape(-1, out_features).sum(axis=0)    # (O,)
+        return (grad_x, grad_w, grad_b) if has_bias else (grad_x, grad_w)
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y = x Wᵀ + b as one primitive.
+
+    x: (..., I) with any leading dimensions; weight: (O, I); bias: (O,) or None.
+    Returns (..., O).
+    """
+    x = _as_tensor(x, weight)
+    if weight.ndim != 2:
+        raise ValueError(f"linear: weight must be 2-D (out, in), got shape {tuple(weight.shape)}")
+    if x.ndim == 0 or x.shape[-1] != weight.shape[1]:
+        raise ValueError(f"linear: input shape {tuple(x.shape)} does not end in in_features = "
+                         f"{weight.shape[1]} (weight shape {tuple(weight.shape)})")
+    if bias is None:
+        return Linear.apply(x, weight)
+    if tuple(bias.shape) != (weight.shape[0],):
+        raise ValueError(f"linear: bias shape {tuple(bias.shape)} must be (out_features,) = "
+                         f"({weight.shape[0]},)")
+    return Linear.apply(x, weight, bias)
+
+
+# ---------------------------------------------------------------------------------------------
+# layer_norm
+
+class LayerNorm(mg.Function):
+    """y = γ ⊙ x̂ + β, x̂ = (x − μ) / σ, with μ and σ² = mean((x − μ)²) over the last
+    `n_axes` axes and σ = √(σ² + eps).
+
+    Inputs: x, then γ and β when present (shape = the normalised shape).
+    """
+
+    def __init__(self, n_axes: int, eps: float, has_weight: bool, has_bias: bool):
+        self.n_axes, self.eps = n_axes, eps
+        self.has_weight, self.has_bias = has_weight, has_bias
+
+    def _axes(self, ndim: int) -> tuple[int, ...]:
+        return tuple(range(ndim - self.n_axes, ndim))
+
+    def forward(self, x, *affine):
+        xp = self.xp
+        axes = self._axes(x.ndim)
+        mu = x.mean(axis=axes, keepdims=True)
+        centred = x - mu                                     # the one full-size buffer
+        var = (centred * centred).mean(axis=axes, keepdims=True)
+        inv_sigma = (1.0 / xp.sqrt(var + self.eps)).astype(x.dtype, copy=False)
+        self.save_for_backward(mu, inv_sigma)                # small: (..., 1, ..., 1)
+        y = centred.astype(np.result_type(x.dtype, *[a.dtype for a in affine]), copy=False)
+        y *= inv_sigma                                       # x̂, in place
+        if self.has_weight:
+            y *= affine[0]
+        if self.has_bias:
+            y += affine[-1]
+        return y
+
+    def backward(self, grad):
+        x = self.inputs[0]
+        weight = self.inputs[1] if self.has_weight else None
+        needs = [t.requires_grad for t in self.inputs]
+        axes = self._axes(x.ndim)
+        leading = tuple(range(x.ndim - self.n_axes))
+        if mg.is_grad_enabled():
+            # recording a graph (create_graph): μ and 1/σ must stay functions of x
+            mu = x.mean(axis=axes, keepdims=True)
+            inv_sigma = 1.0 / mg.sqrt(x.var(axis=axes, keepdims=True) + self.eps)
+        else:
+            # plain backward: the same formulas on bare arrays, with the saved statistics
+            mu, inv_sigma = self.saved_tensors
+            grad, x = grad.data, x.data
+            weight = weight.data if weight is not None else None
+        x_hat = (x - mu) * inv_sigma
+        g_hat = grad * weight if weight is not None else grad
+        # ∂L/∂x = (1/σ)(ĝ − mean(ĝ) − x̂ ⊙ mean(ĝ ⊙ x̂)), ĝ = g ⊙ γ
+        grads = [None]
+        if needs[0]:
+            grads[0] = (g_hat - g_hat.mean(axis=axes, keepdims=True)
+                        - x_hat * (g_hat * x_hat).mean(axis=axes, keepdims=True)) * inv_sigma
+        if self.has_weight:
+            # ∂L/∂γ = Σ over leading positions of g ⊙ x̂
+            grads.append((grad * x_hat).sum(axis=leading) if needs[1] else None)
+        if self.has_bias:
+            # ∂L/∂β = Σ over leading positions of g
+            grads.append(grad.sum(axis=leading) if needs[-1] else None)
+        return tuple(grads) if len(grads) > 1 else grads[0]
+
+
+def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the trailing `normalized_shape` axes, then scale by γ and shift by β:
+    y = γ ⊙ (x − μ)/√(σ² + eps) + β.
+
+    x: (..., *normalized_shape); weight, bias: normalized_shape or None. Returns x's shape.
+    """
+    shape = _as_shape(normalized_shape)
+    x = _as_tensor(x, weight)
+    if tuple(x.shape[x.ndim - len(shape):]) != shape or x.ndim < len(shape):
+        raise ValueError(f"layer_norm: input shape {tuple(x.shape)} does not end in "
+                         f"normalized_shape {shape}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise ValueError(f"layer_norm: {name} shape {tuple(t.shape)} must equal "
+                             f"normalized_shape {shape}")
+    inputs = [x] + [t for t in (weight, bias) if t is not None]
+    return LayerNorm.apply(*inputs, n_axes=len(shape), eps=float(eps),
+                           has_weight=weight is not None, has_bias=bias is not None)
+
+
+def _as_tensor(x, like: Tensor | None) -> Tensor:
+    """Array data as a Tensor on `like`'s device (Tensors pass through)."""
+    if isinstance(x, Tensor):
+        return x
+    return mg.tensor(x, device=like.device if like is not None else "cpu")
+
+
+def _as_shape(shape) -> tuple[int, ...]:
+    if isinstance(shape, numbers.Integral):
+        return (int(shape),)
+    return tuple(int(n) for n in shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# embedding
+
+def embedding(indices, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+    """Rows of `weight` (V, D) picked by integer `indices` of any shape: (...) -> (..., D).
+
+    Rows equal to `padding_idx` are looked up as usual but pass no gradient to `weight`.
+    """
+    index = _as_index_tensor(indices, weight.device, "embedding")
+    num = weight.shape[0]
+    data = index.data
+    if data.size and (int(data.min()) < 0 or int(data.max()) >= num):
+        raise ValueError(f"embedding: indices must lie in [0, {num}) for a table of "
+                         f"{num} rows, got values from {int(data.min())} to {int(data.max())}")
+    rows = weight[index]                                     # (..., D)
+    if padding_idx is None:
+        return rows
+    is_pad = (index == padding_idx).unsqueeze(-1)            # (..., 1)
+    # the padding row keeps its value but its gradient is cut: where() routes none to it
+    return mg.where(is_pad, rows.detach(), rows)
+
+
+def _as_index_tensor(indices, device: str, op: str) -> Tensor:
+    if not isinstance(indices, Tensor):
+        indices = mg.tensor(np.asarray(indices) if isinstance(indices, (list, tuple, int))
+                            else indices, device=device)
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"{op}: indices must be integers, got dtype {indices.dtype}")
+    if indices.device != device:
+        raise RuntimeError(f"{op}: indices are on {indices.device}, the table on {device}")
+    return indices
+
+
+# ---------------------------------------------------------------------------------------------
+# losses
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _check_reduction(reduction: str, op: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+class CrossEntropy(mg.Function):
+    """Softmax cross-entropy with integer targets, label smoothing and ignored targets.
+
+    For each position i with logits z_i (C classes) and target t_i, log p = log_softmax(z_i):
+        ℓ_i = (1 − ε)·(−log p_{t_i}) + ε·(−(1/C) Σ_c log p_c),
+    and ℓ_i = 0 where t_i = ignore_index. "mean" divides Σ ℓ_i by the number of kept targets.
+    """
+
+    def __init__(self, targets, ignore_index, reduction: str, label_smoothing: float):
+        self.targets = targets                               # (N,) integer array
+        self.ignore_index = ignore_index
+        self.reduction = reduction
+        self.smoothing = label_smoothing
+
+    def forward(self, logits):
+        xp = self.xp
+        classes = logits.shape[-1]
+        z = logits.reshape(-1, classes)                      # (N, C)
+        rows = xp.arange(z.shape[0])
+        kept = self._kept_mask(xp)                           # (N,) bool
+        safe_targets = xp.where(kept, self.targets, 0)
+        # subtract the row max: same softmax, no overflow. The one (N, C) temporary below is
+        # turned into the probabilities in place, so the forward allocates a single buffer.
+        shifted = z - z.max(axis=1, keepdims=True)           # (N, C)
+        picked = shifted[rows, safe_targets]                 # (N,)
+        row_mean = shifted.mean(axis=1) if self.smoothing else 0.0
+        probs = xp.exp(shifted, out=shifted)                 # e^shifted, (N, C)
+        total = probs.sum(axis=1)                            # (N,)
+        log_total = xp.log(total)
+        # −log p_t = log Σ_c e^shifted_c − shifted_t;  −mean_c log p_c = log Σ − mean_c shifted
+        loss = (1.0 - self.smoothing) * (log_total - picked)
+        if self.smoothing:
+            loss = loss + self.smoothing * (log_total - row_mean)
+        loss = xp.where(kept, loss, 0).astype(logits.dtype, copy=False)
+        probs /= total[:, None]                              # softmax, kept for backward
+        self.save_for_backward(probs, safe_targets, kept)    # (N, C), (N,), (N,)
+        if self.reduction == "none":
+            return loss.reshape(logits.shape[:-1])
+        total_loss = loss.sum()
+        if self.reduction == "mean":
+            total_loss = total_loss / max(int(kept.sum()), 1)
+        return xp.asarray(total_loss, dtype=logits.dtype)
+
+    def _kept_mask(self, xp):
+        if self.ignore_index is None:
+            return xp.ones(self.targets.shape, dtype=bool)
+        return self.targets != self.ignore_index
+
+    def backward(self, grad):
+        (logits,) = self.inputs
+        xp = self.xp
+        probs, safe_targets, kept = self.saved_tensors
+        n, classes = probs.shape
+        rows = xp.arange(n)
+        eps = self.smoothing
+        # the weight of position i: 0 where ignored, 1/(number kept) for "mean"
+        weight = kept.astype(probs.dtype)[:, None]           # (N, 1)
+        if self.reduction == "mean":
+            weight = weight / max(int(kept.sum()), 1)
+        # ∂ℓ_i/∂z_i = p_i − q_i, q_i = (1 − ε)·onehot(t_i) + ε/C the smoothed target
+        if mg.is_grad_enabled():
+            # recording a graph (create_graph): p must stay a function of the logits
+            q = xp.full((n, classes), eps / classes, dtype=probs.dtype)
+            q[rows, safe_targets] += 1.0 - eps
+            upstream = grad.reshape(-1, 1) if self.reduction == "none" else grad
+            p_minus_q = mg.softmax(logits.reshape(-1, classes), axis=-1) - q
+            return (p_minus_q * (upstream * weight)).reshape(logits.shape)
+        # plain backward: the same formula on arrays, subtracting q in place (no dense q)
+        upstream = grad.data.reshape(-1, 1) if self.reduction == "none" else grad.data
+        scale = upstream * weight                            # (N, 1)
+        grad_z = probs * scale                               # (N, C)
+        grad_z[rows, safe_targets] -= (1.0 - eps) * scale[:, 0]
+        if eps:
+            grad_z -= (eps / classes) * scale
+        return grad_z.reshape(logits.shape)
+
+
+def cross_entropy(logits: Tensor, targets, ignore_index: int | None = None,
+                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """Softmax cross-entropy between `logits` (..., C) and integer class `targets` (...).
+
+    ℓ_i = (1 − ε)·(−log p_{i,t_i}) + ε·mean_c(−log p_{i,c}), p = softmax(logits), ε =
+    label_smoothing. Positions whose target equals `ignore_index` contribute 0 and no gradient;
+    "mean" averages over the other positions (PyTorch's rule), "sum" adds, "none" returns (...).
+    Stable for logits as large as 1e4. When every target is ignored, "mean" gives 0 (not the
+    NaN of 0/0).
+    """
+    _check_reduction(reduction, "cross_entropy")
+    if logits.ndim == 0:
+        raise ValueError("cross_entropy: logits must have a class axis, got a 0-d tensor")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
+                         f"{label_smoothing}")
+    t = _targets_array(logits, targets, ignore_index, "cross_entropy")
+    return CrossEntropy.apply(logits, targets=t.reshape(-1), ignore_index=ignore_index,
+                              reduction=reduction, label_smoothing=float(label_smoothing))
+
+
+def _targets_array(scores: Tensor, targets, ignore_index, op: str):
+    """Targets as an integer array on the scores' device, checked for shape and range."""
+    t = _as_index_tensor(targets, scores.device, op)
+    classes = scores.shape[-1]
+    if tuple(t.shape) != tuple(scores.shape[:-1]):
+        raise ValueError(f"{op}: targets shape {tuple(t.shape)} must equal the input shape "
+                         f"without its class axis, {tuple(scores.shape[:-1])} (input "
+                         f"{tuple(scores.shape)})")
+    data = t.data
+    kept = data if ignore_index is None else data[data != ignore_index]
+    if kept.size and (int(kept.min()) < 0 or int(kept.max()) >= classes):
+        bad = int(kept.min()) if int(kept.min()) < 0 else int(kept.max())
+        raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (targets "
+                         f"must lie in [0, {classes})"
+                         + (")" if ignore_index is None else f" or equal ignore_index "
+                            f"{ignore_index})"))
+    return data
+
+
+def nll_loss(log_probs: Tensor, targets, ignore_index: int | None = None,
+             reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood: ℓ_i = −log_probs[i, t_i], for log_probs (..., C) and targets
+    (...); ignored targets contribute 0, "mean" averages over the kept ones."""
+    _check_reduction(reduction, "nll_loss")
+    if log_probs.ndim == 0:
+        raise ValueError("nll_loss: log_probs must have a class axis, got a 0-d tensor")
+    t = _targets_array(log_probs, targets, ignore_index, "nll_loss").reshape(-1)
+    xp = log_probs.xp
+    classes = log_probs.shape[-1]
+    kept = xp.ones(t.shape, dtype=bool) if ignore_index is None else t != ignore_index
+    safe = xp.where(kept, t, 0)
+    rows = log_probs.reshape(-1, classes)[xp.arange(t.shape[0]), safe]    # (N,)
+    loss = -mg.where(kept, rows, 0.0)
+    if reduction == "none":
+        return loss.reshape(log_probs.shape[:-1])
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / max(int(kept.sum()), 1)
+
+
+def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
+    """Mean squared error: ℓ = (input − target)², averaged ("mean"), added ("sum") or
+    elementwise ("none"). Shapes must match (no silent broadcasting)."""
+    _check_reduction(reduction, "mse_loss")
+    if not isinstance(target, Tensor):
+        target = mg.tensor(target, dtype=input.dtype, device=input.device)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"mse_loss: input shape {tuple(input.shape)} and target shape "
+                         f"{tuple(target.shape)} differ")
+    diff = input - target
+    squared = diff * diff
+    if reduction == "none":
+        return squared
+    return squared.sum() if reduction == "sum" else squared.mean()
+
+
+def binary_cross_entropy_with_logits(logits: Tensor, target, reduction: str = "mean") -> Tensor:
+    """ℓ = −[y log σ(z) + (1 − y) log(1 − σ(z))], computed stably as
+    max(z, 0) − z·y + log(1 + e^(−|z|))."""
+    _check_reduction(reduction, "binary_cross_entropy_with_logits")
+    if not isinstance(target, Tensor):
+        target = mg.tensor(target, dtype=logits.dtype, device=logits.device)
+    if tuple(target.shape) != tuple(logits.shape):
+        raise ValueError(f"binary_cross_entropy_with_logits: logits shape "
+                         f"{tuple(logits.shape)} and target shape {tuple(target.shape)} differ")
+    loss = mg.relu(logits) - logits * target + mg.log(1.0 + mg.exp(-abs(logits)))
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.mean()
+
+
+
+from .attention_functional import (attention_weights, causal_mask,  # noqa: E402
+                                   masked_softmax, padding_mask,
+                                   scaled_dot_product_attention)

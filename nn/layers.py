@@ -1,0 +1,218 @@
+"""Basic layers: Linear, Embedding, LayerNorm, Dropout and activation modules.
+
+Parameter layouts match PyTorch's, so state dicts can be exchanged. Every layer allocates its
+parameters with full shapes in `__init__` and fills them in `reset_parameters()` from
+minigrad's RNG (reproducible after `minigrad.manual_seed`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import minigrad as mg
+
+from . import functional as F
+from . import init
+from .module import Module, Parameter
+
+
+def _empty_parameter(*shape: int, dtype=None, device="cpu") -> Parameter:
+    return Parameter(mg.zeros(*shape, dtype=dtype, device=device))
+
+
+class Linear(Module):
+    """y = x Wᵀ + b.
+
+    weight: (O, I), bias: (O,), both U(−1/√I, 1/√I) as in PyTorch.
+    forward: x (..., I) -> (..., O).
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 device="cpu", dtype=None):
+        super().__init__()
+        self.in_features, self.out_features = int(in_features), int(out_features)
+        self.weight = _empty_parameter(out_features, in_features, dtype=dtype, device=device)
+        if bias:
+            self.bias = _empty_parameter(out_features, dtype=dtype, device=device)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        # kaiming_uniform with a = √5 gives U(−1/√I, 1/√I), PyTorch's default
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1.0 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x: (..., I). Returns (..., O)."""
+        return F.linear(x, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Embedding(Module):
+    """A lookup table: y = weight[indices].
+
+    weight: (V, D) ~ N(0, 1), with the `padding_idx` row set to zero; that row never receives
+    a gradient. forward: integer indices (...) -> (..., D).
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 device="cpu", dtype=None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(f"Embedding: padding_idx {padding_idx} is out of range for "
+                                 f"{num_embeddings} embeddings")
+            padding_idx = int(padding_idx) % num_embeddings
+        self.padding_idx = padding_idx
+        self.weight = _empty_parameter(num_embeddings, embedding_dim, dtype=dtype,
+                                       device=device)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with mg.no_grad():
+                keep = mg.arange(self.num_embeddings, device=self.weight.device) != \
+                    self.padding_idx
+                self.weight.data = mg.where(keep.unsqueeze(-1), self.weight, 0.0).data
+
+    def forward(self, indices) -> mg.Tensor:
+        """indices: integer Tensor/array (...). Returns (..., D)."""
+        return F.embedding(indices, self.weight, self.padding_idx)
+
+    def extra_repr(self) -> str:
+        pad = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
+        return f"{self.num_embeddings}, {self.embedding_dim}{pad}"
+
+
+class LayerNorm(Module):
+    """y = γ ⊙ (x − μ)/√(σ² + eps) + β over the trailing `normalized_shape` axes (Ba et al.
+    2016), one fused primitive.
+
+    weight γ: ones, bias β: zeros, both of shape normalized_shape.
+    forward: x (..., *normalized_shape) -> same shape.
+    """
+
+    def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
+                 bias: bool = True, device="cpu", dtype=None):
+        super().__init__()
+        self.normalized_shape = F._as_shape(normalized_shape)
+        self.eps = float(eps)
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = _empty_parameter(*self.normalized_shape, dtype=dtype, device=device)
+            if bias:
+                self.bias = _empty_parameter(*self.normalized_shape, dtype=dtype,
+                                             device=device)
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class Dropout(Module):
+    """Inverted dropout: in training, zero each element with probability p and scale the rest
+    by 1/(1 − p); the identity in eval mode."""
+
+    def __init__(self, p: float = 0.5):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout: p must be in [0, 1], got {p}")
+        self.p = float(p)
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        return mg.dropout(x, self.p, training=self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class ReLU(Module):
+    """y = max(x, 0)."""
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        return mg.relu(x)
+
+
+class Tanh(Module):
+    """y = tanh(x)."""
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        return mg.tanh(x)
+
+
+class Sigmoid(Module):
+    """y = σ(x) = 1/(1 + e^(−x))."""
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        return mg.sigmoid(x)
+
+
+class GELU(Module):
+    """y = x·Φ(x) (approximate="none"), or its tanh approximation (approximate="tanh")."""
+
+    def __init__(self, approximate: str = "none"):
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        return mg.gelu(x, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class Identity(Module):
+    """y = x."""
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        return x
+
+
+class CrossEntropyLoss(Module):
+    """Module form of `nn.functional.cross_entropy`: forward(logits (..., C), targets (...))."""
+
+    def __init__(self, ignore_index: int | None = None, reduction: str = "mean",
+                 label_smoothing: float = 0.0):
+        super().__init__()
+        self.ignore_index, self.reduction = ignore_index, reduction
+        self.label_smoothing = label_smoothing
+
+    def forward(self, logits: mg.Tensor, targets) -> mg.Tensor:
+        return F.cross_entropy(logits, targets, self.ignore_index, self.reduction,
+                               self.label_smoothing)
+
+
+class MSELoss(Module):
+    """Module form of `nn.functional.mse_loss`."""
+
+    def __init__(self, reduction: str = "mean"):
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input: mg.Tensor, target) -> mg.Tensor:
+        return F.mse_loss(input, target, self.reduction)

@@ -1,0 +1,386 @@
+"""Optimizers (SGD, Adam, AdamW), gradient clipping and learning-rate schedules.
+
+Updates follow PyTorch's formulas exactly, run under `no_grad`, work on each parameter's `.data`
+with its own array module (`p.xp`, so any device), and keep the parameter's dtype. Parameters
+whose `.grad` is None are skipped. `state_dict()` holds everything needed to resume training
+exactly (per-parameter arrays keyed by parameter index, step counts, hyperparameters) and goes
+through `nn.save`/`nn.load`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+import minigrad as mg
+
+
+class Optimizer:
+    """Base class: parameter groups, per-parameter state, zero_grad and state_dict.
+
+    `params` is an iterable of Parameters, or of dicts {"params": [...], "lr": ...} (parameter
+    groups, each overriding the defaults).
+    """
+
+    def __init__(self, params: Iterable, defaults: dict[str, Any]):
+        self.defaults = dict(defaults)
+        self.param_groups: list[dict[str, Any]] = []
+        self.state: dict[int, dict[str, Any]] = {}     # parameter index -> its state
+        params = list(params)
+        if not params:
+            raise ValueError(f"{type(self).__name__}: got an empty parameter list")
+        groups = params if isinstance(params[0], dict) else [{"params": params}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, group: dict[str, Any]) -> None:
+        group = dict(group)
+        params = group["params"]
+        group["params"] = [params] if isinstance(params, mg.Tensor) else list(params)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        for p in group["params"]:
+            if not isinstance(p, mg.Tensor):
+                raise TypeError(f"{type(self).__name__}: parameters must be Tensors, got "
+                                f"{type(p).__name__}")
+            if id(p) in seen:
+                raise ValueError(f"{type(self).__name__}: a parameter appears in more than one "
+                                 f"group (or twice)")
+            seen.add(id(p))
+        for key, value in self.defaults.items():
+            group.setdefault(key, value)
+        self.param_groups.append(group)
+
+    def _indexed_params(self):
+        """(index, parameter, group) for every parameter, indexed across all groups."""
+        index = 0
+        for group in self.param_groups:
+            for p in group["params"]:
+                yield index, p, group
+                index += 1
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of every parameter (to None, or to zeros)."""
+        for _, p, _ in self._indexed_params():
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad = mg.zeros_like(p)
+
+    @mg.no_grad()
+    def step(self) -> None:
+        """One update of every parameter that has a gradient."""
+        for index, p, group in self._indexed_params():
+            if p.grad is None:
+                continue
+            grad = p.grad.data
+            if grad.shape != p.data.shape:
+                raise RuntimeError(f"{type(self).__name__}: parameter {index} has shape "
+                                   f"{tuple(p.shape)} but its grad has {tuple(grad.shape)}")
+            state = self.state.setdefault(index, {})
+            p.data = self._update(p.data, grad.astype(p.data.dtype, copy=False), state, group,
+                                  p.xp)
+
+    def _update(self, w, g, state: dict, group: dict, xp):
+        """The new value of one parameter array `w` given its gradient `g`."""
+        raise NotImplementedError
+
+    # -- saving and resuming -------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """{"state": {index: {name: array or number}}, "param_groups": [{hyperparameters,
+        "params": [indices]}]}, with host NumPy copies of every array."""
+        state = {}
+        for index, entries in self.state.items():
+            state[index] = {k: (np.array(_host(v), copy=True) if _is_array(v) else v)
+                            for k, v in entries.items()}
+        groups, start = [], 0
+        for group in self.param_groups:
+            saved = {k: (list(v) if isinstance(v, tuple) else v)
+                     for k, v in group.items() if k != "params"}
+            saved["params"] = list(range(start, start + len(group["params"])))
+            start += len(group["params"])
+            groups.append(saved)
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore state and hyperparameters saved by `state_dict()` (possibly after
+        `nn.save`/`nn.load`). Checked fully before anything changes."""
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError(f"{type(self).__name__}.load_state_dict: the checkpoint has "
+                             f"{len(groups)} parameter groups, this optimizer "
+                             f"{len(self.param_groups)}")
+        for i, (saved, group) in enumerate(zip(groups, self.param_groups)):
+            if len(saved["params"]) != len(group["params"]):
+                raise ValueError(f"{type(self).__name__}.load_state_dict: group {i} has "
+                                 f"{len(saved['params'])} parameters in the checkpoint, "
+                                 f"{len(group['params'])} here")
+        params = {index: p for index, p, _ in self._indexed_params()}
+        new_state: dict[int, dict[str, Any]] = {}
+        for key, entries in state_dict["state"].items():
+            index = int(key)
+            if index not in params:
+                raise ValueError(f"{type(self).__name__}.load_state_dict: state for parameter "
+                                 f"{index}, but there are only {len(params)} parameters")
+            p = params[index]
+            restored = {}
+            for name, value in entries.items():
+                if _is_array(value) and np.ndim(_host(value)) > 0:
+                    host = _host(value)
+                    if host.shape != tuple(p.shape):
+                        raise ValueError(f"{type(self).__name__}.load_state_dict: state "
+                                         f"{name!r} of parameter {index} has shape "
+                                         f"{host.shape}, the parameter {tuple(p.shape)}")
+                    restored[name] = mg.tensor(host.astype(p.dtype), device=p.device).data
+                else:
+                    restored[name] = _scalar(value)
+            new_state[index] = restored
+        for saved, group in zip(groups, self.param_groups):
+            for key, value in saved.items():
+                if key != "params":
+                    group[key] = tuple(value) if isinstance(group.get(key), tuple) else value
+        self.state = new_state
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(k for k in group if k != "params"):
+                lines.append(f"    {key}: {group[key]}")
+        return "\n".join(lines) + "\n)"
+
+
+def _is_array(value) -> bool:
+    return hasattr(value, "dtype") and hasattr(value, "shape")
+
+
+def _host(value) -> np.ndarray:
+    """A host NumPy copy of a Tensor or of an array on any device."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, mg.Tensor):
+        return value.numpy()
+    return mg.tensor(value).numpy()
+
+
+def _scalar(value):
+    """Counters and flags come back from nn.load as NumPy scalars or 0-d arrays: use Python's."""
+    if _is_array(value):
+        value = _host(value)[()]
+    return value.item() if isinstance(value, np.generic) else value
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with momentum, as PyTorch:
+
+        g ← g + λ w                                  (weight_decay λ)
+        b ← g on the first step, else μ b + (1 − dampening) g      (momentum μ > 0)
+        g ← g + μ b (nesterov) or b
+        w ← w − lr · g
+    """
+
+    def __init__(self, params: Iterable, lr: float, momentum: float = 0.0,
+                 weight_decay: float = 0.0, nesterov: bool = False, dampening: float = 0.0):
+        if lr < 0 or momentum < 0 or weight_decay < 0:
+            raise ValueError(f"SGD: lr, momentum and weight_decay must be >= 0, got lr={lr}, "
+                             f"momentum={momentum}, weight_decay={weight_decay}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("SGD: nesterov momentum needs momentum > 0 and dampening = 0")
+        super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay,
+                                      nesterov=nesterov, dampening=dampening))
+
+    def _update(self, w, g, state, group, xp):
+        if group["weight_decay"]:
+            g = g + group["weight_decay"] * w
+        momentum = group["momentum"]
+        if momentum:
+            if "momentum_buffer" not in state:
+                buf = g.copy()
+            else:
+                buf = momentum * state["momentum_buffer"] + (1.0 - group["dampening"]) * g
+            state["momentum_buffer"] = buf
+            g = g + momentum * buf if group["nesterov"] else buf
+        return w - group["lr"] * g
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba 2015), as PyTorch, with t the parameter's step count:
+
+        g ← g + λ w                                  (weight_decay λ, added to the gradient)
+        m ← β₁ m + (1 − β₁) g,   v ← β₂ v + (1 − β₂) g²
+        w ← w − lr · (m / (1 − β₁ᵗ)) / (√v / √(1 − β₂ᵗ) + eps)
+    """
+
+    decoupled_weight_decay = False
+
+    def __init__(self, params: Iterable, lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0):
+        beta1, beta2 = betas
+        if lr < 0 or eps < 0 or weight_decay < 0:
+            raise ValueError(f"{type(self).__name__}: lr, eps and weight_decay must be >= 0, "
+                             f"got lr={lr}, eps={eps}, weight_decay={weight_decay}")
+        if not (0.0 <= beta1 < 1.0 and 0.0 <= beta2 < 1.0):
+            raise ValueError(f"{type(self).__name__}: betas must lie in [0, 1), got {betas}")
+        super().__init__(params, dict(lr=lr, betas=(float(beta1), float(beta2)), eps=eps,
+                                      weight_decay=weight_decay))
+
+    def _update(self, w, g, state, group, xp):
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        decay = group["weight_decay"]
+        if decay and self.decoupled_weight_decay:
+            w = w * (1.0 - lr * decay)               # AdamW: shrink the weights first
+        elif decay:
+            g = g + decay * w
+        if "step" not in state:
+            state["step"] = 0
+            state["exp_avg"] = xp.zeros_like(w)
+            state["exp_avg_sq"] = xp.zeros_like(w)
+        state["step"] += 1
+        t = state["step"]
+        m = state["exp_avg"] = beta1 * state["exp_avg"] + (1.0 - beta1) * g
+        v = state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1.0 - beta2) * (g * g)
+        step_size = lr / (1.0 - beta1 ** t)
+        denom = xp.sqrt(v) / math.sqrt(1.0 - beta2 ** t) + eps
+        return w - step_size * (m / denom)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter 2019), as PyTorch:
+    w ← w (1 − lr λ) first, then the Adam update without λ in the gradient."""
+
+    decoupled_weight_decay = True
+
+    def __init__(self, params: Iterable, lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2):
+        super().__init__(params, lr, betas, eps, weight_decay)
+
+
+# ---------------------------------------------------------------------------------------------
+# gradient clipping
+
+def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0) -> float:
+    """Scale all gradients together so their joint norm is at most `max_norm`.
+
+    total = (Σ_p ‖g_p‖ⁿ)^(1/n) over every parameter with a gradient (n = norm_type, inf for the
+    largest |g|); when total > max_norm each gradient is multiplied by max_norm / (total + 1e-6).
+    Returns total, the norm before clipping, as a float.
+    """
+    params = [parameters] if isinstance(parameters, mg.Tensor) else list(parameters)
+    grads = [p.grad for p in params if p.grad is not None]
+    if not grads:
+        return 0.0
+    norm_type = float(norm_type)
+    if math.isinf(norm_type):
+        total = max(float(g.xp.abs(g.data).max()) if g.data.size else 0.0 for g in grads)
+    else:
+        total = sum(float((g.xp.abs(g.data.astype(np.float64)) ** norm_type).sum())
+                    for g in grads) ** (1.0 / norm_type)
+    coefficient = max_norm / (total + 1e-6)
+    if coefficient < 1.0:
+        with mg.no_grad():
+            for p in params:
+                if p.grad is not None:
+                    p.grad = p.grad * coefficient
+    return total
+
+
+clip_grad_norm_ = clip_grad_norm
+
+
+# ---------------------------------------------------------------------------------------------
+# learning-rate schedules
+
+class LRScheduler:
+    """Sets each group's lr to base_lr · factor(s), s = the number of `step()` calls so far.
+
+    Call `scheduler.step()` after each `optimizer.step()`. The first optimizer step uses
+    factor(0). `state_dict()`/`load_state_dict()` resume the schedule exactly.
+    """
+
+    def __init__(self, optimizer: Optimizer):
+        self.optimizer = optimizer
+        self.base_lrs = [group["lr"] for group in optimizer.param_groups]
+        self.last_step = 0
+        self._apply()
+
+    def factor(self, step: int) -> float:
+        raise NotImplementedError
+
+    def _apply(self) -> None:
+        f = self.factor(self.last_step)
+        for group, base in zip(self.optimizer.param_groups, self.base_lrs):
+            group["lr"] = base * f
+
+    def step(self) -> None:
+        self.last_step += 1
+        self._apply()
+
+    def get_last_lr(self) -> list[float]:
+        return [group["lr"] for group in self.optimizer.param_groups]
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"last_step": self.last_step, "base_lrs": list(self.base_lrs)}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.last_step = int(_scalar(state_dict["last_step"]))
+        self.base_lrs = [float(_scalar(lr)) for lr in state_dict["base_lrs"]]
+        self._apply()
+
+
+class LambdaLR(LRScheduler):
+    """lr = base_lr · lr_lambda(s)."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float]):
+        self.lr_lambda = lr_lambda
+        super().__init__(optimizer)
+
+    def factor(self, step: int) -> float:
+        return float(self.lr_lambda(step))
+
+
+class LinearWarmupCosine(LRScheduler):
+    """Linear warm-up over `warmup_steps`, then cosine decay to min_ratio · base_lr at
+    `total_steps`:
+
+        factor(s) = (s + 1) / warmup_steps                                  s < warmup_steps
+        factor(s) = r + (1 − r) · ½(1 + cos(π · min(1, (s − w) / (total − w))))  otherwise
+    """
+
+    def __init__(self, optimizer: Optimizer, warmup_steps: int, total_steps: int,
+                 min_ratio: float = 0.0):
+        if warmup_steps < 0 or total_steps < warmup_steps:
+            raise ValueError(f"LinearWarmupCosine: need 0 <= warmup_steps <= total_steps, got "
+                             f"{warmup_steps} and {total_steps}")
+        self.warmup_steps, self.total_steps = int(warmup_steps), int(total_steps)
+        self.min_ratio = float(min_ratio)
+        super().__init__(optimizer)
+
+    def factor(self, step: int) -> float:
+        if step < self.warmup_steps:
+            return (step + 1) / self.warmup_steps
+        span = max(1, self.total_steps - self.warmup_steps)
+        progress = min(1.0, (step - self.warmup_steps) / span)
+        return self.min_ratio + (1.0 - self.min_ratio) * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+class NoamLR(LRScheduler):
+    """The Transformer schedule (Vaswani et al. 2017, §5.3), with n = s + 1 the step number:
+
+        factor(s) = d_model^(−½) · min(n^(−½), n · warmup_steps^(−3/2))
+
+    i.e. linear warm-up, then inverse-square-root decay. Use base lr 1.0 (times a scale) for the
+    paper's values.
+    """
+
+    def __init__(self, optimizer: Optimizer, d_model: int, warmup_steps: int = 4000):
+        if warmup_steps <= 0:
+            raise ValueError(f"NoamLR: warmup_steps must be positive, got {warmup_steps}")
+        self.d_model, self.warmup_steps = int(d_model), int(warmup_steps)
+        super().__init__(optimizer)
+
+    def factor(self, step: int) -> float:
+        n = step + 1
+        return self.d_model ** -0.5 * min(n ** -0.5, n * self.warmup_steps ** -1.5)

@@ -1,0 +1,561 @@
+"""Gated recurrent layers: GRU, the update-gate-only unit, and LSTM.
+
+Every layer keeps PyTorch's parameter layout (gates stacked along the rows of `weight_ih`
+and `weight_hh`), so state dicts load into torch.nn.GRU / torch.nn.LSTM and back.
+
+A sequence layer computes the input projections of all T steps in one matmul before the
+loop, x (B, T, I) @ W_ihᵀ -> (B, T, G·H), so each step adds only the recurrent matmul
+h W_hhᵀ and the elementwise gates. The recurrence itself runs one of two ways:
+
+- unrolled (LSTM, UpdateGateRNN, GRU with `return_gates=True`): each step's operations go into
+  the graph, so backpropagation through time is just the engine's backward. The per-step
+  slices of the projection are cut by repeated halving (`_unbind_time`): the gradient of a
+  slice is a zero array of its parent's shape with the slice filled in, so cutting T slices
+  straight from (B, T, ·) would write T full-size arrays in backward, halving about log₂T;
+- fused (GRU otherwise): a layer's whole recurrence is one primitive, `GRUSequence`, with
+  backpropagation through time written out by hand. Same numbers, without the bookkeeping
+  of ~15 graph nodes per step.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import minigrad as mg
+from minigrad import Tensor
+
+from . import functional as F
+from . import init
+from .module import Module, Parameter
+
+__all__ = ["GRUCell", "GRU", "GRUGates", "GRUSequence", "gru_sequence", "UpdateGateCell",
+           "UpdateGateRNN", "UpdateGates", "LSTMCell", "LSTM", "LSTMGates"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared helpers
+
+def _unbind_time(seq: Tensor) -> list[Tensor]:
+    """(B, T, D) -> T tensors (B, D), cut by repeated halving along the time axis."""
+    pieces = [seq]
+    result: list[Tensor] = []
+    while pieces:
+        piece = pieces.pop()
+        T = piece.shape[1]
+        if T == 1:
+            result.append(piece[:, 0])                       # (B, D)
+        else:
+            half = T // 2
+            pieces.append(piece[:, half:])                   # popped after the first half
+            pieces.append(piece[:, :half])
+    return result
+
+
+def _zeros_state(x: Tensor, batch: int, hidden_size: int) -> Tensor:
+    return mg.zeros(batch, hidden_size, dtype=x.dtype, device=x.device)
+
+
+def _check_cell_input(name: str, x: Tensor, input_size: int) -> None:
+    if x.ndim != 2 or x.shape[1] != input_size:
+        raise ValueError(f"{name}: input must be (B, I = {input_size}), got shape "
+                         f"{tuple(x.shape)}")
+
+
+def _check_state(name: str, what: str, h: Tensor, shape: tuple[int, ...]) -> None:
+    if tuple(h.shape) != tuple(shape):
+        raise ValueError(f"{name}: {what} must have shape {tuple(shape)}, got "
+                         f"{tuple(h.shape)}")
+
+
+class _CellParameters(Module):
+    """weight_ih (G·H, I), weight_hh (G·H, H), bias_ih (G·H), bias_hh (G·H) for G gates,
+    all U(−1/√H, 1/√H) as in PyTorch."""
+
+    num_gates = 1
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True):
+        super().__init__()
+        self.input_size, self.hidden_size = int(input_size), int(hidden_size)
+        rows = self.num_gates * self.hidden_size
+        self.weight_ih = Parameter(mg.zeros(rows, self.input_size))
+        self.weight_hh = Parameter(mg.zeros(rows, self.hidden_size))
+        if bias:
+            self.bias_ih = Parameter(mg.zeros(rows))
+            self.bias_hh = Parameter(mg.zeros(rows))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
+        for param in self.parameters():
+            init.uniform_(param, -bound, bound)
+
+    def extra_repr(self) -> str:
+        return (f"{self.input_size}, {self.hidden_size}"
+                + ("" if self.bias_ih is not None else ", bias=False"))
+
+
+class _StackedParameters(Module):
+    """Per-layer parameters weight_ih_l{k} (G·H, I or H), weight_hh_l{k} (G·H, H),
+    bias_ih_l{k}, bias_hh_l{k} (G·H), U(−1/√H, 1/√H), and the checks shared by the
+    multi-layer sequence modules."""
+
+    num_gates = 1
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 batch_first: bool = True, bias: bool = True, dropout: float = 0.0):
+        super().__init__()
+        if num_layers < 1:
+            raise ValueError(f"{type(self).__name__}: num_layers must be >= 1, got {num_layers}")
+        if not 0.0 <= dropout <= 1.0:
+            raise ValueError(f"{type(self).__name__}: dropout must be in [0, 1], got {dropout}")
+        self.input_size, self.hidden_size = int(input_size), int(hidden_size)
+        self.num_layers, self.batch_first = int(num_layers), bool(batch_first)
+        self.bias, self.dropout = bool(bias), float(dropout)
+        rows = self.num_gates * self.hidden_size
+        for k in range(self.num_layers):
+            layer_input = self.input_size if k == 0 else self.hidden_size
+            setattr(self, f"weight_ih_l{k}", Parameter(mg.zeros(rows, layer_input)))
+            setattr(self, f"weight_hh_l{k}", Parameter(mg.zeros(rows, self.hidden_size)))
+            if bias:
+                setattr(self, f"bias_ih_l{k}", Parameter(mg.zeros(rows)))
+                setattr(self, f"bias_hh_l{k}", Parameter(mg.zeros(rows)))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
+        for param in self.parameters():
+            init.uniform_(param, -bound, bound)
+
+    def _layer_weights(self, k: int) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
+        if self.bias:
+            return (getattr(self, f"weight_ih_l{k}"), getattr(self, f"weight_hh_l{k}"),
+                    getattr(self, f"bias_ih_l{k}"), getattr(self, f"bias_hh_l{k}"))
+        return getattr(self, f"weight_ih_l{k}"), getattr(self, f"weight_hh_l{k}"), None, None
+
+    def _batch_major(self, x: Tensor) -> Tensor:
+        """The input as (B, T, I), checked."""
+        name = type(self).__name__
+        if x.ndim != 3 or x.shape[2] != self.input_size:
+            layout = "(B, T, I)" if self.batch_first else "(T, B, I)"
+            raise ValueError(f"{name}: input must be {layout} with I = {self.input_size}, got "
+                             f"shape {tuple(x.shape)}")
+        x = x if self.batch_first else x.swapaxes(0, 1)
+        if x.shape[1] == 0:
+            raise ValueError(f"{name}: the input sequence is empty (T = 0)")
+        return x
+
+    def _initial_state(self, x: Tensor, state: Tensor | None, what: str) -> list[Tensor]:
+        """One (B, H) state per layer, from `state` (num_layers, B, H) or zeros."""
+        B = x.shape[0]
+        if state is None:
+            return [_zeros_state(x, B, self.hidden_size)] * self.num_layers
+        _check_state(type(self).__name__, what, state, (self.num_layers, B, self.hidden_size))
+        return [state[k] for k in range(self.num_layers)]
+
+    def _between_layers(self, output: Tensor, k: int) -> Tensor:
+        """Dropout on each layer's output except the last (as in PyTorch)."""
+        if self.dropout > 0.0 and k < self.num_layers - 1:
+            return mg.dropout(output, self.dropout, self.training)
+        return output
+
+    def _time_layout(self, output: Tensor) -> Tensor:
+        return output if self.batch_first else output.swapaxes(0, 1)
+
+    def extra_repr(self) -> str:
+        parts = [f"{self.input_size}, {self.hidden_size}"]
+        if self.num_layers != 1:
+            parts.append(f"num_layers={self.num_layers}")
+        if not self.batch_first:
+            parts.append("batch_first=False")
+        if not self.bias:
+            parts.append("bias=False")
+        if self.dropout:
+            parts.append(f"dropout={self.dropout}")
+        return ", ".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# GRU
+
+class GRUGates(NamedTuple):
+    """Per-step gate values of one GRU layer, each (B, T, H): reset r, update z, candidate n."""
+    r: Tensor
+    z: Tensor
+    n: Tensor
+
+
+def _gru_step(gx: Tensor, h: Tensor, weight_hh: Tensor,
+              bias_hh: Tensor | None) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """One GRU step from gx = W_ih x + b_ih (B, 3H) and h (B, H). Returns (h', r, z, n)."""
+    H = h.shape[-1]
+    gh = F.linear(h, weight_hh, bias_hh)                     # (B, 3H) = W_hh h + b_hh
+    rz = mg.sigmoid(gx[:, :2 * H] + gh[:, :2 * H])          # (B, 2H): r and z in one op
+    r, z = rz[:, :H], rz[:, H:]                              # 2 × (B, H)
+    n = mg.tanh(gx[:, 2 * H:] + r * gh[:, 2 * H:])          # (B, H)
+    # h' = (1 − z) ⊙ n + z ⊙ h, written as n + z ⊙ (h − n): one op fewer per step
+    return n + z * (h - n), r, z, n
+
+
+def _gru_unrolled(gx: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor | None,
+                  gates: list | None = None) -> Tensor:
+    """The GRU recurrence unrolled into the graph: gx (B, T, 3H), h (B, H) -> (B, T, H).
+    With a `gates` list, appends GRUGates(r, z, n) (each (B, T, H)) to it."""
+    hs, rs, zs, ns = [], [], [], []
+    for gx_t in _unbind_time(gx):
+        h, r, z, n = _gru_step(gx_t, h, weight_hh, bias_hh)
+        hs.append(h)
+        if gates is not None:
+            rs.append(r)
+            zs.append(z)
+            ns.append(n)
+    if gates is not None:
+        gates.append(GRUGates(mg.stack(rs, axis=1), mg.stack(zs, axis=1), mg.stack(ns, axis=1)))
+    return mg.stack(hs, axis=1)                              # (B, T, H)
+
+
+class GRUSequence(mg.Function):
+    """One GRU layer over a whole sequence as a single primitive:
+
+        gh_t = W_hh h_{t−1} + b_hh,  [r_t, z_t] = σ(gx_t[:2H] + gh_t[:2H])
+        n_t = tanh(gx_t[2H:] + r_t ⊙ gh_t[2H:]),  h_t = n_t + z_t ⊙ (h_{t−1} − n_t)
+
+    Inputs gx (B, T, 3H) = x W_ihᵀ + b_ih, h0 (B, H), W_hh (3H, H) and optionally b_hh (3H);
+    output (h_1 .. h_T) (B, T, H).
+
+    Backward runs through time from t = T to 1 with g_t = ∂L/∂h_t (its own gradient plus what
+    flows back from h_{t+1}):
+
+        ∂n = g (1 − z),  ∂a_n = ∂n (1 − n²)                    (a_n: the tanh's argument)
+        ∂a_r = ∂a_n ⊙ gh_n ⊙ r(1 − r),  ∂a_z = g ⊙ (h_{t−1} − n) ⊙ z(1 − z)
+        ∂gx_t = [∂a_r, ∂a_z, ∂a_n],  ∂gh_t = [∂a_r, ∂a_z, ∂a_n ⊙ r]
+        g_{t−1} += g ⊙ z + ∂gh_t W_hh
+
+    then ∂W_hh = Σ_t ∂gh_tᵀ h_{t−1} and ∂b_hh = Σ_t ∂gh_t, each one matmul or sum over all
+    steps (`vjp`, on arrays). When a graph of the backward is recorded (create_graph=True),
+    `backward` instead rebuilds the unrolled graph from the inputs and differentiates that,
+    so higher derivatives are exact too.
+    """
+
+    def forward(self, gx, h0, weight_hh, bias_hh=None):
+        xp = self.xp
+        B, T, G = gx.shape
+        H = G // 3
+        out = xp.empty((B, T, H), dtype=gx.dtype)
+        h_prev = xp.empty((T, B, H), dtype=gx.dtype)         # h_{t−1} for every t
+        rz_all = xp.empty((T, B, 2 * H), dtype=gx.dtype)
+        n_all = xp.empty((T, B, H), dtype=gx.dtype)
+        gh_n_all = xp.empty((T, B, H), dtype=gx.dtype)
+        w_hh_t = weight_hh.T
+        h = h0
+        for t in range(T):
+            h_prev[t] = h
+            gh = h @ w_hh_t                                  # (B, 3H)
+            if bias_hh is not None:
+                gh += bias_hh
+            # σ(a) = (1 + tanh(a/2))/2: no overflow for large |a|
+            rz = 0.5 * (1.0 + xp.tanh(0.5 * (gx[:, t, :2 * H] + gh[:, :2 * H])))
+            n = xp.tanh(gx[:, t, 2 * H:] + rz[:, :H] * gh[:, 2 * H:])
+            h = n + rz[:, H:] * (h - n)
+            out[:, t] = h
+            rz_all[t], n_all[t], gh_n_all[t] = rz, n, gh[:, 2 * H:]
+        self.save_for_backward(h_prev, rz_all, n_all, gh_n_all)
+        return out
+
+    def vjp(self, grad):
+        """Backpropagation through time on arrays (grad: ∂L/∂output, (B, T, H))."""
+        xp = self.xp
+        h_prev, rz_all, n_all, gh_n_all = self.saved_tensors
+        g_out, w_hh = grad, self.inputs[2].data
+        T, B, H = n_all.shape
+        grad_gx = xp.empty((B, T, 3 * H), dtype=g_out.dtype)
+        grad_gh = xp.empty((T, B, 3 * H), dtype=g_out.dtype)
+        g = xp.zeros((B, H), dtype=g_out.dtype)
+        for t in reversed(range(T)):
+            rz, n = rz_all[t], n_all[t]
+            r, z = rz[:, :H], rz[:, H:]
+            g = g + g_out[:, t]                              # ∂L/∂h_t
+            grad_an = g * (1 - z) * (1 - n * n)              # through tanh: 1 − n²
+            block = grad_gh[t]                               # (B, 3H) = ∂gh_t, filled in place
+            block[:, :H] = grad_an * gh_n_all[t]             # ∂r, from r ⊙ gh_n
+            block[:, H:2 * H] = g * (h_prev[t] - n)          # ∂z
+            block[:, :2 * H] *= rz * (1 - rz)                # through σ: σ' = σ(1 − σ)
+            block[:, 2 * H:] = grad_an * r
+            grad_gx[:, t, :2 * H] = block[:, :2 * H]
+            grad_gx[:, t, 2 * H:] = grad_an
+            g = g * z + block @ w_hh                         # ∂L/∂h_{t−1}
+        flat_gh = grad_gh.reshape(T * B, 3 * H)
+        grads = [grad_gx, g, flat_gh.T @ h_prev.reshape(T * B, H)]
+        if len(self.inputs) == 4:
+            grads.append(flat_gh.sum(axis=0))
+        return tuple(grads)
+
+    def backward(self, grad):
+        """The differentiable backward, used when create_graph records it: unroll the
+        recurrence with minigrad ops and take that graph's vector-Jacobian product."""
+        gx, h0, weight_hh = self.inputs[:3]
+        bias_hh = self.inputs[3] if len(self.inputs) == 4 else None
+        out = _gru_unrolled(gx, h0, weight_hh, bias_hh)
+        wanted = [i for i, t in enumerate(self.inputs) if t.requires_grad]
+        found = mg.grad(out, [self.inputs[i] for i in wanted], grad_outputs=grad,
+                        create_graph=True, allow_unused=True)
+        grads = [None] * len(self.inputs)
+        for i, g in zip(wanted, found):
+            grads[i] = g
+        return tuple(grads)
+
+
+def gru_sequence(gx: Tensor, h0: Tensor, weight_hh: Tensor,
+                 bias_hh: Tensor | None = None) -> Tensor:
+    """The GRU recurrence as one primitive (see GRUSequence): gx (B, T, 3H) = x W_ihᵀ + b_ih,
+    h0 (B, H) -> (h_1 .. h_T) (B, T, H)."""
+    inputs = (gx, h0, weight_hh) if bias_hh is None else (gx, h0, weight_hh, bias_hh)
+    return GRUSequence.apply(*inputs)
+
+
+class GRUCell(_CellParameters):
+    """One GRU step, gates stacked in the order r, z, n:
+
+        r  = σ(W_ir x + b_ir + W_hr h + b_hr)
+        z  = σ(W_iz x + b_iz + W_hz h + b_hz)
+        n  = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))
+        h' = (1 − z) ⊙ n + z ⊙ h
+
+    weight_ih (3H, I), weight_hh (3H, H), bias_ih (3H), bias_hh (3H), U(−1/√H, 1/√H).
+    """
+
+    num_gates = 3
+
+    def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
+        """x: (B, I); h: (B, H), zeros when None. Returns h': (B, H)."""
+        _check_cell_input("GRUCell", x, self.input_size)
+        if h is None:
+            h = _zeros_state(x, x.shape[0], self.hidden_size)
+        _check_state("GRUCell", "h", h, (x.shape[0], self.hidden_size))
+        gx = F.linear(x, self.weight_ih, self.bias_ih)      # (B, 3H)
+        return _gru_step(gx, h, self.weight_hh, self.bias_hh)[0]
+
+
+class GRU(_StackedParameters):
+    """A multi-layer GRU: GRUCell's equations over time, layer k's outputs feeding layer k + 1.
+
+    Each layer's recurrence runs as one primitive (GRUSequence, backpropagation through time
+    by hand); with `return_gates=True` it is unrolled into the graph instead, step by step,
+    so that the gates come out as differentiable tensors. Both give the same numbers.
+
+    Parameters per layer k: weight_ih_l{k} (3H, I for k = 0 else H), weight_hh_l{k} (3H, H),
+    bias_ih_l{k}, bias_hh_l{k} (3H); gates r, z, n as in GRUCell; U(−1/√H, 1/√H).
+    `dropout` applies to every layer's output except the last, in training mode.
+    """
+
+    num_gates = 3
+
+    def forward(self, x: Tensor, h0: Tensor | None = None, return_gates: bool = False):
+        """x: (B, T, I) ((T, B, I) when batch_first=False); h0: (num_layers, B, H) or None
+        (zeros).
+
+        Returns (output (B, T, H), h_n (num_layers, B, H)): output holds the last layer's
+        h_t for every t, h_n every layer's h_T. With `return_gates=True` a third item lists,
+        per layer, GRUGates(r, z, n), each (B, T, H) and differentiable.
+        """
+        x = self._batch_major(x)                             # (B, T, I)
+        states = self._initial_state(x, h0, "h0")
+        layer_input, last, gates = x, [], []
+        for k in range(self.num_layers):
+            weight_ih, weight_hh, bias_ih, bias_hh = self._layer_weights(k)
+            gx = F.linear(layer_input, weight_ih, bias_ih)  # (B, T, 3H): all steps at once
+            if return_gates:                                 # unrolled, to expose the gates
+                output = _gru_unrolled(gx, states[k], weight_hh, bias_hh, gates)
+            else:
+                output = gru_sequence(gx, states[k], weight_hh, bias_hh)   # (B, T, H)
+            last.append(output[:, -1])                       # h_T (B, H)
+            layer_input = self._between_layers(output, k)
+        result = (self._time_layout(output), mg.stack(last, axis=0))
+        return result + (gates,) if return_gates else result
+
+
+# ---------------------------------------------------------------------------------------------
+# The update-gate-only unit
+
+class UpdateGates(NamedTuple):
+    """Per-step values of one UpdateGateRNN layer, each (B, T, H): update gate u and
+    candidate c (= h̃)."""
+    u: Tensor
+    c: Tensor
+
+
+def _update_gate_step(gx: Tensor, h: Tensor, weight_hh: Tensor,
+                      bias_hh: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
+    """One step from gx = W_ih x + b_ih (B, 2H) and h (B, H). Returns (h', u, h̃)."""
+    H = h.shape[-1]
+    pre = gx + F.linear(h, weight_hh, bias_hh)              # (B, 2H): both gates are additive
+    u = mg.sigmoid(pre[:, :H])                               # (B, H)
+    c = mg.tanh(pre[:, H:])                                  # (B, H): the candidate h̃
+    # h' = u ⊙ h + (1 − u) ⊙ h̃ = h̃ + u ⊙ (h − h̃)
+    return c + u * (h - c), u, c
+
+
+class UpdateGateCell(_CellParameters):
+    """A gated unit with an update gate only (a GRU without its reset gate):
+
+        u  = σ(W_u x + b_iu + U_u h + b_hu)
+        h̃  = tanh(W x + b_ic + U h + b_hc)
+        h' = u ⊙ h + (1 − u) ⊙ h̃
+
+    With u ≈ 1 the state is copied (h' = h), with u ≈ 0 it is replaced by the candidate.
+    weight_ih (2H, I) and weight_hh (2H, H) stack the rows of (u, h̃); bias_ih, bias_hh (2H).
+    """
+
+    num_gates = 2
+
+    def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
+        """x: (B, I); h: (B, H), zeros when None. Returns h': (B, H)."""
+        _check_cell_input("UpdateGateCell", x, self.input_size)
+        if h is None:
+            h = _zeros_state(x, x.shape[0], self.hidden_size)
+        _check_state("UpdateGateCell", "h", h, (x.shape[0], self.hidden_size))
+        gx = F.linear(x, self.weight_ih, self.bias_ih)      # (B, 2H)
+        return _update_gate_step(gx, h, self.weight_hh, self.bias_hh)[0]
+
+
+class UpdateGateRNN(_StackedParameters):
+    """UpdateGateCell unrolled over time, in layers (same interface as GRU).
+
+    Parameters per layer k: weight_ih_l{k} (2H, ·), weight_hh_l{k} (2H, H), bias_ih_l{k},
+    bias_hh_l{k} (2H), rows stacked (u, h̃).
+    """
+
+    num_gates = 2
+
+    def forward(self, x: Tensor, h0: Tensor | None = None, return_gates: bool = False):
+        """x: (B, T, I) ((T, B, I) when batch_first=False); h0: (num_layers, B, H) or None.
+
+        Returns (output (B, T, H), h_n (num_layers, B, H)), and with `return_gates=True` a
+        list with one UpdateGates(u, c) per layer, each (B, T, H).
+        """
+        x = self._batch_major(x)                             # (B, T, I)
+        states = self._initial_state(x, h0, "h0")
+        layer_input, last, gates = x, [], []
+        for k in range(self.num_layers):
+            weight_ih, weight_hh, bias_ih, bias_hh = self._layer_weights(k)
+            gx = F.linear(layer_input, weight_ih, bias_ih)  # (B, T, 2H)
+            h, hs, us, cs = states[k], [], [], []
+            for gx_t in _unbind_time(gx):
+                h, u, c = _update_gate_step(gx_t, h, weight_hh, bias_hh)
+                hs.append(h)
+                if return_gates:
+                    us.append(u)
+                    cs.append(c)
+            output = mg.stack(hs, axis=1)                    # (B, T, H)
+            last.append(h)
+            if return_gates:
+                gates.append(UpdateGates(mg.stack(us, axis=1), mg.stack(cs, axis=1)))
+            layer_input = self._between_layers(output, k)
+        result = (self._time_layout(output), mg.stack(last, axis=0))
+        return result + (gates,) if return_gates else result
+
+
+# ---------------------------------------------------------------------------------------------
+# LSTM
+
+class LSTMGates(NamedTuple):
+    """Per-step gate values of one LSTM layer, each (B, T, H): input i, forget f, cell
+    candidate g, output o, and the cell state c."""
+    i: Tensor
+    f: Tensor
+    g: Tensor
+    o: Tensor
+    c: Tensor
+
+
+def _lstm_step(gx: Tensor, h: Tensor, c: Tensor, weight_hh: Tensor, bias_hh: Tensor | None):
+    """One LSTM step from gx = W_ih x + b_ih (B, 4H), h and c (B, H).
+    Returns (h', c', i, f, g, o)."""
+    H = h.shape[-1]
+    pre = gx + F.linear(h, weight_hh, bias_hh)              # (B, 4H), rows i, f, g, o
+    if_gates = mg.sigmoid(pre[:, :2 * H])                   # (B, 2H): i and f in one op
+    i, f = if_gates[:, :H], if_gates[:, H:]
+    g = mg.tanh(pre[:, 2 * H:3 * H])
+    o = mg.sigmoid(pre[:, 3 * H:])
+    c_new = f * c + i * g
+    return o * mg.tanh(c_new), c_new, i, f, g, o
+
+
+class LSTMCell(_CellParameters):
+    """One LSTM step, gates stacked in the order i, f, g, o (PyTorch's layout):
+
+        i  = σ(W_ii x + b_ii + W_hi h + b_hi)
+        f  = σ(W_if x + b_if + W_hf h + b_hf)
+        g  = tanh(W_ig x + b_ig + W_hg h + b_hg)
+        o  = σ(W_io x + b_io + W_ho h + b_ho)
+        c' = f ⊙ c + i ⊙ g
+        h' = o ⊙ tanh(c')
+
+    weight_ih (4H, I), weight_hh (4H, H), bias_ih (4H), bias_hh (4H), U(−1/√H, 1/√H).
+    """
+
+    num_gates = 4
+
+    def forward(self, x: Tensor, state: tuple[Tensor, Tensor] | None = None
+                ) -> tuple[Tensor, Tensor]:
+        """x: (B, I); state: (h, c), each (B, H), zeros when None. Returns (h', c')."""
+        _check_cell_input("LSTMCell", x, self.input_size)
+        B, H = x.shape[0], self.hidden_size
+        if state is None:
+            h = c = _zeros_state(x, B, H)
+        else:
+            h, c = state
+            _check_state("LSTMCell", "h", h, (B, H))
+            _check_state("LSTMCell", "c", c, (B, H))
+        gx = F.linear(x, self.weight_ih, self.bias_ih)      # (B, 4H)
+        h, c = _lstm_step(gx, h, c, self.weight_hh, self.bias_hh)[:2]
+        return h, c
+
+
+class LSTM(_StackedParameters):
+    """A multi-layer LSTM: LSTMCell's equations unrolled over time, in layers.
+
+    Parameters per layer k: weight_ih_l{k} (4H, ·), weight_hh_l{k} (4H, H), bias_ih_l{k},
+    bias_hh_l{k} (4H), gates i, f, g, o as in LSTMCell.
+    """
+
+    num_gates = 4
+
+    def forward(self, x: Tensor, state: tuple[Tensor, Tensor] | None = None,
+                return_gates: bool = False):
+        """x: (B, T, I) ((T, B, I) when batch_first=False); state: (h0, c0), each
+        (num_layers, B, H), or None (zeros).
+
+        Returns (output (B, T, H), (h_n, c_n)), each of h_n, c_n (num_layers, B, H); with
+        `return_gates=True` a third item lists LSTMGates(i, f, g, o, c) per layer.
+        """
+        x = self._batch_major(x)                             # (B, T, I)
+        if state is None:
+            hs0 = cs0 = self._initial_state(x, None, "h0")
+        else:
+            hs0 = self._initial_state(x, state[0], "h0")
+            cs0 = self._initial_state(x, state[1], "c0")
+        layer_input, last_h, last_c, gates = x, [], [], []
+        for k in range(self.num_layers):
+            weight_ih, weight_hh, bias_ih, bias_hh = self._layer_weights(k)
+            gx = F.linear(layer_input, weight_ih, bias_ih)  # (B, T, 4H)
+            h, c = hs0[k], cs0[k]
+            hs, record = [], ([], [], [], [], [])
+            for gx_t in _unbind_time(gx):
+                h, c, i, f, g, o = _lstm_step(gx_t, h, c, weight_hh, bias_hh)
+                hs.append(h)
+                if return_gates:
+                    for values, v in zip(record, (i, f, g, o, c)):
+                        values.append(v)
+            output = mg.stack(hs, axis=1)                    # (B, T, H)
+            last_h.append(h)
+            last_c.append(c)
+            if return_gates:
+                gates.append(LSTMGates(*(mg.stack(values, axis=1) for values in record)))
+            layer_input = self._between_layers(output, k)
+        result = (self._time_layout(output),
+                  (mg.stack(last_h, axis=0), mg.stack(last_c, axis=0)))
+        return result + (gates,) if return_gates else result

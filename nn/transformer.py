@@ -1,0 +1,325 @@
+"""Transformer layers and stacks (Vaswani et al. 2017), with PyTorch's submodule names.
+
+Post-LN (the original, norm_first=False) and pre-LN (norm_first=True):
+
+    post-LN:  x = norm1(x + SA(x));        x = norm2(x + FF(x))
+    pre-LN:   x = x + SA(norm1(x));        x = x + FF(norm2(x))
+
+with SA = dropout(self-attention) and FF(x) = dropout(linear2(dropout(act(linear1(x))))).
+The decoder layer adds cross-attention to the encoder's output (`memory`) between the two.
+A pre-LN stack ends with a LayerNorm `norm`, since its residual stream is never normalised
+otherwise. Masks are bool, True = attention allowed (see MultiHeadAttention).
+
+TransformerLM is the decoder-only design: token and position embeddings, a causal
+self-attention stack, and a linear head to vocabulary logits.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import minigrad as mg
+from minigrad import Tensor
+
+from . import init
+from .attention import MultiHeadAttention
+from .attention_functional import causal_mask
+from .layers import Dropout, Embedding, LayerNorm, Linear
+from .module import Module, ModuleList
+from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+
+__all__ = ["FeedForward", "TransformerEncoderLayer", "TransformerDecoderLayer",
+           "TransformerEncoder", "TransformerDecoder", "Transformer", "TransformerLM"]
+
+_ACTIVATIONS = {"relu": mg.relu, "gelu": mg.gelu, "tanh": mg.tanh}
+
+
+def _activation(name, owner: str):
+    if callable(name):
+        return name
+    if name not in _ACTIVATIONS:
+        raise ValueError(f"{owner}: activation must be one of {', '.join(_ACTIVATIONS)} or a "
+                         f"callable, got {name!r}")
+    return _ACTIVATIONS[name]
+
+
+class FeedForward(Module):
+    """The position-wise feed-forward network: the same two-layer MLP at every position.
+
+        FF(x) = linear2(dropout(act(linear1(x))))      x (..., d_model) -> (..., d_model)
+
+    linear1: Linear(d_model, d_ff), linear2: Linear(d_ff, d_model).
+    """
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0, activation="relu"):
+        super().__init__()
+        self.linear1 = Linear(d_model, d_ff)
+        self.linear2 = Linear(d_ff, d_model)
+        self.dropout = Dropout(dropout)
+        self.activation = _activation(activation, "FeedForward")
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x: (..., d_model). Returns (..., d_model)."""
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))
+
+
+class TransformerEncoderLayer(Module):
+    """Self-attention then a feed-forward network, each with a residual connection and
+    LayerNorm (after the sum when norm_first=False, before the sublayer when True).
+
+    Submodules as in PyTorch: self_attn (MultiHeadAttention), linear1, linear2, norm1, norm2,
+    dropout (inside the FFN), dropout1, dropout2 (on the sublayer outputs).
+    forward: src (B, T, E), mask bool (T, T) / (B, T, T) / (B, heads, T, T) -> (B, T, E).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, norm_first: bool = False, activation="relu",
+                 layer_norm_eps: float = 1e-5):
+        super().__init__()
+        self.norm_first = bool(norm_first)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
+        self.linear1 = Linear(d_model, dim_feedforward)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.activation = _activation(activation, "TransformerEncoderLayer")
+
+    def _self_attention(self, x: Tensor, mask) -> Tensor:
+        return self.dropout1(self.self_attn(x, x, x, mask)[0])
+
+    def _feed_forward(self, x: Tensor) -> Tensor:
+        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(self, src: Tensor, mask=None) -> Tensor:
+        """src: (B, T, E); mask: bool, True = allowed. Returns (B, T, E)."""
+        x = src
+        if self.norm_first:
+            x = x + self._self_attention(self.norm1(x), mask)
+            return x + self._feed_forward(self.norm2(x))
+        x = self.norm1(x + self._self_attention(x, mask))
+        return self.norm2(x + self._feed_forward(x))
+
+
+class TransformerDecoderLayer(Module):
+    """Masked self-attention, cross-attention to `memory`, then a feed-forward network; each
+    with a residual connection and LayerNorm (post- or pre-LN as in the encoder layer).
+
+    Submodules as in PyTorch: self_attn, multihead_attn (cross-attention), linear1, linear2,
+    norm1, norm2, norm3, dropout, dropout1, dropout2, dropout3.
+    forward: tgt (B, Tt, E), memory (B, Ts, E), tgt_mask (Tt, Tt)-broadcastable, memory_mask
+    (Tt, Ts)-broadcastable -> (B, Tt, E). The target mask is not causal unless given.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, norm_first: bool = False, activation="relu",
+                 layer_norm_eps: float = 1e-5):
+        super().__init__()
+        self.norm_first = bool(norm_first)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
+        self.multihead_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
+        self.linear1 = Linear(d_model, dim_feedforward)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = _activation(activation, "TransformerDecoderLayer")
+
+    def _self_attention(self, x: Tensor, mask) -> Tensor:
+        return self.dropout1(self.self_attn(x, x, x, mask)[0])
+
+    def _cross_attention(self, x: Tensor, memory: Tensor, mask) -> Tensor:
+        return self.dropout2(self.multihead_attn(x, memory, memory, mask)[0])
+
+    def _feed_forward(self, x: Tensor) -> Tensor:
+        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask=None, memory_mask=None) -> Tensor:
+        """tgt: (B, Tt, E); memory: (B, Ts, E). Returns (B, Tt, E)."""
+        x = tgt
+        if self.norm_first:
+            x = x + self._self_attention(self.norm1(x), tgt_mask)
+            x = x + self._cross_attention(self.norm2(x), memory, memory_mask)
+            return x + self._feed_forward(self.norm3(x))
+        x = self.norm1(x + self._self_attention(x, tgt_mask))
+        x = self.norm2(x + self._cross_attention(x, memory, memory_mask))
+        return self.norm3(x + self._feed_forward(x))
+
+
+class TransformerEncoder(Module):
+    """`num_layers` TransformerEncoderLayers in the ModuleList `layers`; a pre-LN stack
+    (norm_first=True) ends with the LayerNorm `norm`, a post-LN stack has no final norm.
+
+    forward: src (B, T, E), mask bool, True = allowed -> (B, T, E).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, dim_feedforward: int, num_layers: int,
+                 dropout: float = 0.1, norm_first: bool = False, activation="relu"):
+        super().__init__()
+        self.norm_first = bool(norm_first)
+        self.layers = ModuleList(
+            TransformerEncoderLayer(d_model, num_heads, dim_feedforward, dropout, norm_first,
+                                    activation) for _ in range(num_layers))
+        if self.norm_first:
+            self.norm = LayerNorm(d_model)
+
+    def forward(self, src: Tensor, mask=None) -> Tensor:
+        x = src
+        for layer in self.layers:
+            x = layer(x, mask)
+        return self.norm(x) if self.norm_first else x
+
+
+class TransformerDecoder(Module):
+    """`num_layers` TransformerDecoderLayers in the ModuleList `layers`; a pre-LN stack ends
+    with the LayerNorm `norm`.
+
+    forward: tgt (B, Tt, E), memory (B, Ts, E), tgt_mask, memory_mask -> (B, Tt, E).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, dim_feedforward: int, num_layers: int,
+                 dropout: float = 0.1, norm_first: bool = False, activation="relu"):
+        super().__init__()
+        self.norm_first = bool(norm_first)
+        self.layers = ModuleList(
+            TransformerDecoderLayer(d_model, num_heads, dim_feedforward, dropout, norm_first,
+                                    activation) for _ in range(num_layers))
+        if self.norm_first:
+            self.norm = LayerNorm(d_model)
+
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask=None, memory_mask=None) -> Tensor:
+        x = tgt
+        for layer in self.layers:
+            x = layer(x, memory, tgt_mask, memory_mask)
+        return self.norm(x) if self.norm_first else x
+
+
+class Transformer(Module):
+    """Encoder-decoder Transformer on embedded sequences (no embeddings, positions or output
+    head: add them around it).
+
+        memory = encoder(src, src_mask);  out = decoder(tgt, memory, tgt_mask, memory_mask)
+
+    Submodules `encoder` (TransformerEncoder) and `decoder` (TransformerDecoder).
+    forward: src (B, Ts, E), tgt (B, Tt, E) -> (B, Tt, E). For teacher forcing pass
+    tgt_mask=causal_mask(Tt).
+    """
+
+    def __init__(self, d_model: int = 512, num_heads: int = 8, num_encoder_layers: int = 6,
+                 num_decoder_layers: int = 6, dim_feedforward: int = 2048,
+                 dropout: float = 0.1, norm_first: bool = False, activation="relu"):
+        super().__init__()
+        self.encoder = TransformerEncoder(d_model, num_heads, dim_feedforward,
+                                          num_encoder_layers, dropout, norm_first, activation)
+        self.decoder = TransformerDecoder(d_model, num_heads, dim_feedforward,
+                                          num_decoder_layers, dropout, norm_first, activation)
+
+    def forward(self, src: Tensor, tgt: Tensor, src_mask=None, tgt_mask=None,
+                memory_mask=None) -> Tensor:
+        memory = self.encoder(src, src_mask)                 # (B, Ts, E)
+        return self.decoder(tgt, memory, tgt_mask, memory_mask)   # (B, Tt, E)
+
+
+class TransformerLM(Module):
+    """A decoder-only (GPT-style) language model: every position predicts the next token from
+    itself and the positions before it.
+
+        x = dropout(embed(tokens) + positions)                       (B, T, E)
+        h = blocks(x, causal_mask(T))        pre-LN by default       (B, T, E)
+        logits = head(h)                                             (B, T, V)
+
+    Submodules: embed (Embedding(V, E)), pos (LearnedPositionalEmbedding(max_len, E) or, with
+    positional="sinusoidal", SinusoidalPositionalEncoding), dropout, blocks
+    (TransformerEncoder with the causal mask), head (Linear(E, V)). Token embeddings start at
+    N(0, 0.02²) (GPT-2's scale), learned positions too.
+    """
+
+    def __init__(self, vocab_size: int, d_model: int, num_heads: int, dim_feedforward: int,
+                 num_layers: int, max_len: int, dropout: float = 0.1, norm_first: bool = True,
+                 activation="gelu", positional: str = "learned"):
+        super().__init__()
+        if positional not in ("learned", "sinusoidal"):
+            raise ValueError(f"TransformerLM: positional must be 'learned' or 'sinusoidal', "
+                             f"got {positional!r}")
+        self.vocab_size, self.d_model, self.max_len = int(vocab_size), int(d_model), \
+            int(max_len)
+        self.embed = Embedding(vocab_size, d_model)
+        self.pos = (LearnedPositionalEmbedding(max_len, d_model) if positional == "learned"
+                    else SinusoidalPositionalEncoding(d_model, max_len))
+        self.dropout = Dropout(dropout)
+        self.blocks = TransformerEncoder(d_model, num_heads, dim_feedforward, num_layers,
+                                         dropout, norm_first, activation)
+        self.head = Linear(d_model, vocab_size)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.embed.weight, 0.0, 0.02)
+        if isinstance(self.pos, LearnedPositionalEmbedding):
+            init.normal_(self.pos.weight, 0.0, 0.02)
+
+    def forward(self, tokens) -> Tensor:
+        """tokens: integer (B, T) Tensor or array, T <= max_len. Returns logits (B, T, V)."""
+        T = tokens.shape[1] if len(tokens.shape) == 2 else None
+        if T is None or T > self.max_len:
+            raise ValueError(f"TransformerLM: tokens must be (B, T) with T <= max_len = "
+                             f"{self.max_len}, got shape {tuple(tokens.shape)}")
+        x = self.dropout(self.pos(self.embed(tokens)))      # (B, T, E)
+        mask = causal_mask(T, device=self.head.weight.device)
+        return self.head(self.blocks(x, mask))               # (B, T, V)
+
+    def generate(self, prompt, max_new_tokens: int, temperature: float = 1.0,
+                 top_k: int | None = None) -> Tensor:
+        """Sample `max_new_tokens` tokens after `prompt` (B, T0), one at a time.
+
+        Each step feeds the last max_len tokens, takes the logits of the last position,
+        divides them by `temperature` (0 means greedy: always the most likely token), keeps the
+        `top_k` largest (when given) and samples from their softmax with minigrad's RNG, so the
+        result is reproducible after `minigrad.manual_seed`. Runs under no_grad, in eval mode
+        (the previous mode is restored). Returns int64 (B, T0 + max_new_tokens).
+        """
+        if temperature < 0:
+            raise ValueError(f"generate: temperature must be >= 0, got {temperature}")
+        if top_k is not None and not 1 <= top_k <= self.vocab_size:
+            raise ValueError(f"generate: top_k must be in [1, {self.vocab_size}], got {top_k}")
+        tokens = prompt.numpy() if isinstance(prompt, Tensor) else np.asarray(prompt)
+        if tokens.ndim != 2 or tokens.dtype.kind not in "iu":
+            raise ValueError(f"generate: prompt must be integer (B, T0), got shape "
+                             f"{tokens.shape} and dtype {tokens.dtype}")
+        tokens = tokens.astype(np.int64)
+        device = self.head.weight.device
+        was_training = self.training
+        self.eval()
+        try:
+            with mg.no_grad():
+                for _ in range(max_new_tokens):
+                    context = mg.tensor(tokens[:, -self.max_len:], device=device)
+                    logits = self(context)[:, -1].astype(np.float64).numpy()    # (B, V)
+                    tokens = np.concatenate([tokens, self._pick(logits, temperature, top_k,
+                                                                device)], axis=1)
+        finally:
+            self.train(was_training)
+        return mg.tensor(tokens, device=device)
+
+    @staticmethod
+    def _pick(logits: np.ndarray, temperature: float, top_k: int | None, device) -> np.ndarray:
+        """One token per row of logits (B, V): greedy, or sampled by inverting the CDF at a
+        uniform number drawn from minigrad's RNG. Returns int64 (B, 1)."""
+        if temperature == 0:
+            return logits.argmax(axis=-1)[:, None]
+        logits = logits / temperature
+        if top_k is not None:
+            kth = np.sort(logits, axis=-1)[:, -top_k][:, None]               # (B, 1)
+            logits = np.where(logits < kth, -math.inf, logits)
+        probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        cdf = np.cumsum(probs / probs.sum(axis=-1, keepdims=True), axis=-1)  # (B, V)
+        u = mg.rand(logits.shape[0], 1, dtype=np.float64, device=device).numpy()   # (B, 1)
+        picked = (cdf < u).sum(axis=-1)                # first index whose CDF reaches u
+        return np.minimum(picked, logits.shape[-1] - 1)[:, None].astype(np.int64)

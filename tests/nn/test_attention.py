@@ -1,0 +1,332 @@
+"""Attention: the functional kernel, the scoring variants, hard attention, multi-head attention
+and the location-based decoder step, against NumPy references written from the equations."""
+
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import nn
+import nn.functional as F
+from tests.nn import seq_reference as ref
+
+
+def _f64(rng, *shape, requires_grad=True):
+    return mg.tensor(rng.standard_normal(shape), dtype=np.float64, requires_grad=requires_grad)
+
+
+# -- scaled_dot_product_attention and masks ------------------------------------------------------
+
+def test_sdpa_matches_numpy_with_head_axes_and_mask(rng):
+    q, k, v = _f64(rng, 2, 3, 4, 5), _f64(rng, 2, 3, 6, 5), _f64(rng, 2, 3, 6, 7)
+    mask = rng.random((2, 1, 4, 6)) < 0.7
+    out, w = F.scaled_dot_product_attention(q, k, v, mask)
+    ref_out, ref_w = ref.attention(q.numpy(), k.numpy(), v.numpy(), mask)
+    assert out.shape == (2, 3, 4, 7) and w.shape == (2, 3, 4, 6)
+    np.testing.assert_allclose(out.numpy(), ref_out, atol=1e-12)
+    np.testing.assert_allclose(w.numpy(), ref_w, atol=1e-12)
+    assert np.all(w.numpy()[np.broadcast_to(~mask, w.shape)] == 0.0)
+    # an explicit scale replaces 1/√D
+    out2, _ = F.scaled_dot_product_attention(q, k, v, scale=0.3)
+    np.testing.assert_allclose(out2.numpy(), ref.attention(q.numpy(), k.numpy(), v.numpy(),
+                                                           scale=0.3)[0], atol=1e-12)
+
+
+def test_sdpa_gradcheck_with_mask(rng):
+    q, k, v = _f64(rng, 2, 2, 3), _f64(rng, 2, 3, 3), _f64(rng, 2, 3, 2)
+    mask = mg.tensor(np.array([[True, False, True], [True, True, False]]))   # (Lq, Lk)
+    assert mg.gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask)[0],
+                        (q, k, v))
+
+
+def test_attention_weights_second_derivatives(rng):
+    """create_graph through the fused AttentionWeights: gradients of gradients are right."""
+    q, k = _f64(rng, 2, 3), _f64(rng, 4, 3)
+    mask = np.array([[True, True, False, True], [False, True, True, True]])
+
+    def grad_norm(q, k):
+        w = F.attention_weights(q, k, mask)
+        (g,) = mg.grad((w * w * mg.tensor(rng_fixed)).sum(), [q], create_graph=True)
+        return (g * g).sum()
+    rng_fixed = rng.standard_normal((2, 4))
+    assert mg.gradcheck(grad_norm, (q, k))
+
+
+def test_fully_masked_query_gives_zero_weights_output_and_gradient(rng):
+    """Documented choice: a query with no allowed key attends to nothing (zeros, not NaN)."""
+    q, k, v = _f64(rng, 1, 3, 4), _f64(rng, 1, 5, 4), _f64(rng, 1, 5, 2)
+    mask = np.ones((1, 3, 5), dtype=bool)
+    mask[0, 1] = False                                    # query 1 may look at nothing
+    out, w = F.scaled_dot_product_attention(q, k, v, mask)
+    np.testing.assert_array_equal(w.numpy()[0, 1], 0.0)
+    np.testing.assert_array_equal(out.numpy()[0, 1], 0.0)
+    (out * mg.tensor(rng.standard_normal(out.shape))).sum().backward()
+    for t in (q, k, v):
+        assert np.all(np.isfinite(t.grad.numpy()))
+    np.testing.assert_array_equal(q.grad.numpy()[0, 1], 0.0)
+    # the other queries are unaffected by the empty row
+    ref_out, _ = ref.attention(q.numpy()[:, [0, 2]], k.numpy(), v.numpy())
+    np.testing.assert_allclose(out.numpy()[:, [0, 2]], ref_out, atol=1e-12)
+
+
+def test_sdpa_dropout_only_in_training_and_weights_before_dropout(rng):
+    q, k, v = _f64(rng, 2, 4, 3), _f64(rng, 2, 6, 3), _f64(rng, 2, 6, 3)
+    plain, w = F.scaled_dot_product_attention(q, k, v)
+    evald, _ = F.scaled_dot_product_attention(q, k, v, dropout_p=0.5, training=False)
+    np.testing.assert_array_equal(evald.numpy(), plain.numpy())
+    mg.manual_seed(0)
+    dropped, w_d = F.scaled_dot_product_attention(q, k, v, dropout_p=0.5, training=True)
+    assert np.abs(dropped.numpy() - plain.numpy()).max() > 1e-3
+    np.testing.assert_allclose(w_d.numpy().sum(-1), 1.0)
+
+
+def test_mask_errors_are_clear(rng):
+    q = _f64(rng, 2, 3, 4)
+    with pytest.raises(TypeError, match="scaled_dot_product_attention: mask must be bool"):
+        F.scaled_dot_product_attention(q, q, q, np.ones((3, 3)))
+    with pytest.raises(ValueError, match=r"mask of shape \(3, 2\) does not broadcast"):
+        F.scaled_dot_product_attention(q, q, q, np.ones((3, 2), dtype=bool))
+    with pytest.raises(ValueError, match="scaled_dot_product_attention: q .* do not fit"):
+        F.scaled_dot_product_attention(q, _f64(rng, 2, 3, 5), q)
+
+
+def test_causal_and_padding_masks():
+    np.testing.assert_array_equal(nn.causal_mask(4).numpy(), np.tril(np.ones((4, 4), bool)))
+    assert nn.causal_mask(3).dtype == np.bool_
+    pad = nn.padding_mask([2, 4, 0], max_len=4).numpy()
+    assert pad.shape == (3, 1, 4)
+    np.testing.assert_array_equal(pad[:, 0], [[1, 1, 0, 0], [1, 1, 1, 1], [0, 0, 0, 0]])
+    with pytest.raises(ValueError, match="padding_mask: lengths must lie in"):
+        nn.padding_mask([5], max_len=4)
+
+
+# -- the scoring variants ------------------------------------------------------------------------
+
+def _scores_numpy(layer, q, k):
+    """Each variant's score from its equation."""
+    if isinstance(layer, nn.DotProductAttention):
+        return q @ k.swapaxes(-1, -2) / (np.sqrt(q.shape[-1]) if layer.scaled else 1.0)
+    if isinstance(layer, nn.BilinearAttention):
+        return np.einsum("bid,de,bje->bij", q, layer.weight.numpy(), k)
+    if isinstance(layer, nn.AdditiveAttention):
+        Wq, Wk, v = layer.w_q.weight.numpy(), layer.w_k.weight.numpy(), layer.v.weight.numpy()
+        B, Lq, Lk = q.shape[0], q.shape[1], k.shape[1]
+        s = np.zeros((B, Lq, Lk))
+        for b in range(B):
+            for i in range(Lq):
+                for j in range(Lk):
+                    s[b, i, j] = v[0] @ np.tanh(Wq @ q[b, i] + Wk @ k[b, j])
+        return s
+    if isinstance(layer, nn.RBFAttention):
+        diff = q[:, :, None, :] - k[:, None, :, :]
+        return -layer.gamma * (diff ** 2).sum(-1)
+    raise AssertionError(type(layer))
+
+
+SOFT_LAYERS = {
+    "dot-scaled": lambda: nn.DotProductAttention(),
+    "dot-unscaled": lambda: nn.DotProductAttention(scaled=False),
+    "bilinear": lambda: nn.BilinearAttention(3, 4),
+    "additive": lambda: nn.AdditiveAttention(3, 4, 5),
+    "rbf": lambda: nn.RBFAttention(0.7),
+}
+
+
+def _qkv_for(layer, rng):
+    Dk = 4 if isinstance(layer, (nn.BilinearAttention, nn.AdditiveAttention)) else 3
+    return _f64(rng, 2, 3, 3), _f64(rng, 2, 4, Dk), _f64(rng, 2, 4, 2)
+
+
+@pytest.mark.parametrize("kind", SOFT_LAYERS)
+def test_soft_attention_matches_numpy(kind, rng):
+    layer = SOFT_LAYERS[kind]().double()
+    q, k, v = _qkv_for(layer, rng)
+    mask = rng.random((2, 3, 4)) < 0.8
+    ctx, w = layer(q, k, v, mask)
+    expected_w = ref.softmax(np.where(mask, _scores_numpy(layer, q.numpy(), k.numpy()),
+                                      -np.inf))
+    np.testing.assert_allclose(w.numpy(), expected_w, atol=1e-12)
+    np.testing.assert_allclose(ctx.numpy(), expected_w @ v.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", SOFT_LAYERS)
+def test_c18_soft_attention_gives_gradient_to_queries_keys_and_values(kind, rng):
+    """C18/C19: a softmax-weighted average is differentiable in q, k and v; each score
+    function gradchecks."""
+    layer = SOFT_LAYERS[kind]().double()
+    q, k, v = _qkv_for(layer, rng)
+    ctx, _ = layer(q, k, v)
+    (ctx * mg.tensor(rng.standard_normal(ctx.shape))).sum().backward()
+    for name, t in (("query", q), ("keys", k), ("values", v)):
+        assert t.grad is not None and np.abs(t.grad.numpy()).max() > 1e-3, name
+    assert mg.gradcheck(lambda q, k, v: layer(q, k, v)[0], (q, k, v))
+
+
+@pytest.mark.parametrize("kind", ["bilinear", "additive"])
+def test_scoring_parameters_gradcheck(kind, rng):
+    layer = (nn.BilinearAttention(2, 3) if kind == "bilinear"
+             else nn.AdditiveAttention(2, 3, 2)).double()
+    q, k, v = (_f64(rng, 1, 2, 2, requires_grad=False), _f64(rng, 1, 3, 3, requires_grad=False),
+               _f64(rng, 1, 3, 2, requires_grad=False))
+    w = rng.standard_normal((1, 2, 2))
+    ref.check_parameter_gradients(layer, lambda: (layer(q, k, v)[0] * w).sum())
+
+
+def test_attention_shape_errors(rng):
+    q = _f64(rng, 2, 3, 4)
+    with pytest.raises(ValueError, match="DotProductAttention: query and keys must have the "
+                                         "same feature size"):
+        nn.DotProductAttention()(q, _f64(rng, 2, 5, 3), _f64(rng, 2, 5, 3))
+    with pytest.raises(ValueError, match="RBFAttention: keys and values must have the same "
+                                         "length"):
+        nn.RBFAttention()(q, q, _f64(rng, 2, 2, 4))
+    with pytest.raises(ValueError, match=r"BilinearAttention: expected query \(\.\.\., Lq, 3\)"):
+        nn.BilinearAttention(3, 4)(q, q, q)
+
+
+# -- hard attention ------------------------------------------------------------------------------
+
+def test_c18_nearest_hard_attention_gradients_reach_values_only(rng):
+    hard = nn.HardAttention("nearest")
+    q, k, v = _f64(rng, 2, 3, 4), _f64(rng, 2, 5, 4), _f64(rng, 2, 5, 3)
+    ctx, w = hard(q, k, v)
+    best = np.argmax(q.numpy() @ k.numpy().swapaxes(-1, -2), axis=-1)       # (B, Lq)
+    np.testing.assert_array_equal(w.numpy(), np.eye(5)[best])
+    np.testing.assert_allclose(ctx.numpy(), np.take_along_axis(v.numpy(), best[..., None], 1))
+    g = rng.standard_normal(ctx.shape)
+    (ctx * mg.tensor(g)).sum().backward()
+    # queries and keys: no gradient at all (exactly zero); values: Σ over queries that chose it
+    assert q.grad is None and k.grad is None
+    np.testing.assert_allclose(v.grad.numpy(), np.eye(5)[best].swapaxes(-1, -2) @ g)
+    assert np.abs(v.grad.numpy()).max() > 0
+    # and the true derivative is zero: nudging q or k does not move the output
+    with mg.no_grad():
+        for t in (q, k):
+            nudged = mg.tensor(t.numpy() + 1e-6 * rng.standard_normal(t.shape))
+            args = (nudged, k, v) if t is q else (q, nudged, v)
+            np.testing.assert_array_equal(hard(*args)[0].numpy(), ctx.numpy())
+
+
+def test_c18_exact_hard_attention_finds_nothing_at_random_init(rng):
+    hard = nn.HardAttention("exact")
+    q, k, v = _f64(rng, 2, 3, 4), _f64(rng, 2, 5, 4), _f64(rng, 2, 5, 3)
+    ctx, w = hard(q, k, v)
+    np.testing.assert_array_equal(ctx.numpy(), 0.0)
+    np.testing.assert_array_equal(w.numpy(), 0.0)
+    ctx.sum().backward()
+    assert q.grad is None and k.grad is None
+    np.testing.assert_array_equal(v.grad.numpy(), 0.0)       # nothing was retrieved
+
+
+def test_exact_hard_attention_picks_the_matching_key(rng):
+    keys = rng.standard_normal((1, 4, 3))
+    query = keys[:, [2, 0]].copy()                  # query 0 equals key 2, query 1 equals key 0
+    query[0, 1, 0] += 1e-9                          # ... almost: no match for query 1 now
+    values = rng.standard_normal((1, 4, 2))
+    ctx, w = nn.HardAttention("exact")(mg.tensor(query), mg.tensor(keys), mg.tensor(values))
+    np.testing.assert_array_equal(w.numpy()[0], [[0, 0, 1, 0], [0, 0, 0, 0]])
+    np.testing.assert_array_equal(ctx.numpy()[0], [values[0, 2], [0, 0]])
+    # a masked-out match is not found either
+    mask = np.array([True, True, False, True])
+    ctx_m, _ = nn.HardAttention("exact")(mg.tensor(query), mg.tensor(keys),
+                                         mg.tensor(values), mask)
+    np.testing.assert_array_equal(ctx_m.numpy(), 0.0)
+
+
+def test_nearest_hard_attention_respects_mask(rng):
+    q, k, v = _f64(rng, 1, 2, 3), _f64(rng, 1, 4, 3), _f64(rng, 1, 4, 2)
+    mask = np.array([[[True, False, True, False], [False, False, False, False]]])
+    ctx, w = nn.HardAttention("nearest")(q, k, v, mask)
+    scores = np.where(mask, q.numpy() @ k.numpy().swapaxes(-1, -2), -np.inf)
+    np.testing.assert_array_equal(w.numpy()[0, 0], np.eye(4)[np.argmax(scores[0, 0])])
+    np.testing.assert_array_equal(w.numpy()[0, 1], 0.0)
+    np.testing.assert_array_equal(ctx.numpy()[0, 1], 0.0)
+
+
+# -- multi-head attention ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mask_shape", [None, (3, 5), (2, 3, 5), (2, 1, 3, 5), (2, 2, 3, 5)])
+def test_multi_head_attention_matches_numpy(mask_shape, rng):
+    """C6: heads on learned projections, concatenated, then W_o; cross-attention Lq != Lk."""
+    mha = nn.MultiHeadAttention(4, 2).double()
+    query, kv = _f64(rng, 2, 3, 4), _f64(rng, 2, 5, 4)
+    mask = None if mask_shape is None else rng.random(mask_shape) < 0.7
+    out, w = mha(query, kv, kv, mask)
+    ref_out, ref_w = ref.multi_head_attention(query.numpy(), kv.numpy(), kv.numpy(),
+                                              mha.state_dict(), "", 2, mask)
+    assert out.shape == (2, 3, 4) and w.shape == (2, 2, 3, 5)
+    np.testing.assert_allclose(out.numpy(), ref_out, atol=1e-12)
+    np.testing.assert_allclose(w.numpy(), ref_w, atol=1e-12)
+
+
+def test_multi_head_attention_gradcheck(rng):
+    mha = nn.MultiHeadAttention(4, 2).double()
+    query, key, value = _f64(rng, 1, 2, 4), _f64(rng, 1, 3, 4), _f64(rng, 1, 3, 4)
+    assert mg.gradcheck(lambda q, k, v: mha(q, k, v)[0], (query, key, value))
+    x = _f64(rng, 1, 3, 4, requires_grad=False)
+    w = rng.standard_normal((1, 3, 4))
+    ref.check_parameter_gradients(mha, lambda: (mha(x, x, x, nn.causal_mask(3))[0] * w).sum())
+
+
+def test_multi_head_attention_fully_masked_rows_keep_parameters_finite(rng):
+    mha = nn.MultiHeadAttention(4, 2)
+    x = mg.tensor(rng.standard_normal((2, 3, 4)).astype(np.float32))
+    mask = nn.padding_mask([0, 2], max_len=3)           # sequence 0 has no valid key at all
+    out, w = mha(x, x, x, mask)
+    out.sum().backward()
+    assert np.all(np.isfinite(out.numpy())) and np.all(w.numpy()[0] == 0)
+    for name, p in mha.named_parameters():
+        assert np.all(np.isfinite(p.grad.numpy())), name
+
+
+def test_multi_head_attention_layout_and_errors():
+    mha = nn.MultiHeadAttention(6, 3)
+    assert [n for n, _ in mha.named_parameters()] == [
+        f"{p}.{w}" for p in ("q_proj", "k_proj", "v_proj", "out_proj") for w in ("weight", "bias")]
+    assert np.all(mha.q_proj.bias.numpy() == 0) and np.all(mha.out_proj.bias.numpy() == 0)
+    with pytest.raises(ValueError, match="embed_dim 6 must be divisible by num_heads 4"):
+        nn.MultiHeadAttention(6, 4)
+    with pytest.raises(ValueError, match=r"MultiHeadAttention: expected query \(B, Lq, 6\)"):
+        mha(mg.zeros(1, 2, 5), mg.zeros(1, 2, 6), mg.zeros(1, 2, 6))
+
+
+def test_multi_head_attention_pytorch_parity(rng):
+    torch = pytest.importorskip("torch")
+    mha = nn.MultiHeadAttention(8, 2).double()
+    theirs = torch.nn.MultiheadAttention(8, 2, batch_first=True).double()
+    sd = mha.state_dict()
+    # PyTorch packs the three input projections into one (3E, E) matrix
+    theirs.load_state_dict({
+        "in_proj_weight": torch.tensor(np.concatenate([sd[f"{p}_proj.weight"] for p in "qkv"])),
+        "in_proj_bias": torch.tensor(np.concatenate([sd[f"{p}_proj.bias"] for p in "qkv"])),
+        "out_proj.weight": torch.tensor(sd["out_proj.weight"]),
+        "out_proj.bias": torch.tensor(sd["out_proj.bias"])})
+    q, kv = rng.standard_normal((2, 3, 8)), rng.standard_normal((2, 5, 8))
+    allowed = rng.random((3, 5)) < 0.7
+    allowed[:, 0] = True
+    out, w = mha(mg.tensor(q), mg.tensor(kv), mg.tensor(kv), allowed)
+    t_out, t_w = theirs(torch.tensor(q), torch.tensor(kv), torch.tensor(kv),
+                        attn_mask=torch.tensor(~allowed), average_attn_weights=False)
+    np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(w.numpy(), t_w.detach().numpy(), atol=1e-12)
+
+
+# -- location-based attention decoder step (C13) -------------------------------------------------
+
+def test_location_attention_decoder_step_matches_numpy(rng):
+    step = nn.LocationAttentionDecoderStep(embed_dim=3, hidden_size=4, max_len=6).double()
+    x, h, enc = _f64(rng, 2, 3), _f64(rng, 2, 4), _f64(rng, 2, 5, 4)     # L = 5 < L_max = 6
+    mask = np.array([[True] * 5, [True, True, True, False, False]])
+    h_new, alpha = step(x, h, enc, mask)
+    sd = step.state_dict()
+    X, Hd, Enc = x.numpy(), h.numpy(), enc.numpy()
+    logits = np.concatenate([Hd, X], -1) @ sd["attn.weight"].T + sd["attn.bias"]   # (B, 6)
+    a = ref.softmax(np.where(mask, logits[:, :5], -np.inf))
+    c = np.einsum("bl,bld->bd", a, Enc)                                            # c = H^E α
+    z = np.maximum(np.concatenate([X, c], -1) @ sd["attn_combine.weight"].T
+                   + sd["attn_combine.bias"], 0)
+    gru = {k[4:]: v for k, v in sd.items() if k.startswith("gru.")}
+    np.testing.assert_allclose(alpha.numpy(), a, atol=1e-12)
+    np.testing.assert_allclose(h_new.numpy(), ref.gru_cell(z, Hd, **gru), atol=1e-12)
+    assert mg.gradcheck(lambda x, h, enc: step(x, h, enc, mask)[0], (x, h, enc))

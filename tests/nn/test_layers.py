@@ -1,0 +1,359 @@
+"""Layers against plain-NumPy references from their equations, float64 gradchecks, initialisers."""
+
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import nn
+import nn.functional as F
+
+
+def f64(array, requires_grad=True):
+    return mg.tensor(np.asarray(array, dtype=np.float64), requires_grad=requires_grad)
+
+
+def linear_numpy(x, weight, bias=None):
+    y = np.einsum("...i,oi->...o", x, weight)
+    return y if bias is None else y + bias
+
+
+def layer_norm_numpy(x, n_axes, weight=None, bias=None, eps=1e-5):
+    axes = tuple(range(x.ndim - n_axes, x.ndim))
+    mu = x.mean(axis=axes, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=axes, keepdims=True)
+    y = (x - mu) / np.sqrt(var + eps)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def layer_norm_composed(x, n_axes, weight, bias, eps=1e-5):
+    """LayerNorm from minigrad's elementary operations: the unfused reference."""
+    axes = tuple(range(x.ndim - n_axes, x.ndim))
+    mu = x.mean(axis=axes, keepdims=True)
+    centred = x - mu
+    var = (centred * centred).mean(axis=axes, keepdims=True)
+    return centred / mg.sqrt(var + eps) * weight + bias
+
+
+# -- Linear -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(4,), (2, 4), (2, 3, 4)])
+def test_linear_forward_matches_numpy(shape, rng):
+    layer = nn.Linear(4, 5)
+    x = rng.standard_normal(shape).astype(np.float32)
+    sd = layer.state_dict()
+    out = layer(mg.tensor(x))
+    assert out.shape == shape[:-1] + (5,)
+    np.testing.assert_allclose(out.numpy(), linear_numpy(x, sd["weight"], sd["bias"]),
+                               rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_gradcheck(bias, rng):
+    layer = nn.Linear(3, 2, bias=bias).double()
+    x = f64(rng.standard_normal((2, 2, 3)))
+    params = [layer.weight] + ([layer.bias] if bias else [])
+    assert mg.gradcheck(lambda x, w, *b: F.linear(x, w, *b), [x] + params)
+
+
+def test_linear_second_order_matches_unfused(rng):
+    x = f64(rng.standard_normal((2, 3)))
+    w = f64(rng.standard_normal((4, 3)))
+    b = f64(rng.standard_normal(4))
+
+    def second_order(fn):
+        loss = (fn(x, w, b) ** 3).sum()
+        gx, gw = mg.grad(loss, [x, w], create_graph=True)
+        return [g.numpy() for g in mg.grad((gx * gx).sum() + (gw * gw).sum(), [x, w, b])]
+
+    fused = second_order(F.linear)
+    unfused = second_order(lambda x, w, b: x @ w.T + b)
+    for a, e in zip(fused, unfused):
+        np.testing.assert_allclose(a, e, rtol=1e-10, atol=1e-12)
+
+
+def test_linear_bad_shapes():
+    with pytest.raises(ValueError, match="linear: input shape \\(2, 3\\)"):
+        nn.Linear(4, 2)(mg.zeros(2, 3))
+    with pytest.raises(ValueError, match="linear: bias shape"):
+        F.linear(mg.zeros(2, 3), mg.zeros(2, 3), mg.zeros(3))
+
+
+def test_linear_init_is_uniform_with_bound_one_over_sqrt_fan_in():
+    mg.manual_seed(1)
+    layer = nn.Linear(256, 128)
+    bound = 1 / math.sqrt(256)
+    w, b = layer.weight.numpy(), layer.bias.numpy()
+    assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
+    # U(−a, a) has standard deviation a/√3
+    assert abs(w.std() - bound / math.sqrt(3)) < 0.02 * bound
+    assert abs(w.mean()) < 0.02 * bound
+    assert w.dtype == np.float32
+
+
+def test_reset_parameters_is_reproducible_after_manual_seed():
+    mg.manual_seed(7)
+    a = nn.Sequential(nn.Linear(3, 4), nn.Embedding(6, 2))
+    mg.manual_seed(7)
+    b = nn.Sequential(nn.Linear(3, 4), nn.Embedding(6, 2))
+    for (_, pa), (_, pb) in zip(a.state_dict().items(), b.state_dict().items()):
+        np.testing.assert_array_equal(pa, pb)
+    before = a[0].weight.numpy().copy()
+    a[0].reset_parameters()
+    assert not np.array_equal(before, a[0].weight.numpy())
+
+
+# -- Embedding ----------------------------------------------------------------------------
+
+def test_embedding_forward_and_scatter_gradient(rng):
+    emb = nn.Embedding(6, 3)
+    idx = np.array([[0, 5, 2], [2, 2, 1]])
+    out = emb(mg.tensor(idx))
+    weight = emb.weight.numpy()
+    np.testing.assert_array_equal(out.numpy(), weight[idx])
+    upstream = rng.standard_normal((2, 3, 3)).astype(np.float32)
+    (out * mg.tensor(upstream)).sum().backward()
+    expected = np.zeros((6, 3), dtype=np.float32)
+    for pos in np.ndindex(idx.shape):                 # repeated rows accumulate
+        expected[idx[pos]] += upstream[pos]
+    np.testing.assert_allclose(emb.weight.grad.numpy(), expected, rtol=1e-6)
+
+
+def test_embedding_init_is_standard_normal_with_zero_padding_row():
+    mg.manual_seed(2)
+    emb = nn.Embedding(2000, 16, padding_idx=-1)
+    assert emb.padding_idx == 1999
+    w = emb.weight.numpy()
+    np.testing.assert_array_equal(w[1999], 0.0)
+    assert abs(w[:-1].mean()) < 0.02 and abs(w[:-1].std() - 1.0) < 0.02
+
+
+def test_embedding_padding_row_gets_no_gradient(rng):
+    emb = nn.Embedding(4, 2, padding_idx=0)
+    with mg.no_grad():
+        emb.weight.data = emb.weight.data + 1.0      # the padding row is still looked up
+    idx = np.array([[0, 1, 0, 3]])
+    out = emb(idx)
+    np.testing.assert_array_equal(out.numpy(), emb.weight.numpy()[idx])
+    (out * 2.0).sum().backward()
+    grad = emb.weight.grad.numpy()
+    np.testing.assert_array_equal(grad[0], 0.0)
+    np.testing.assert_array_equal(grad[1], 2.0)
+    np.testing.assert_array_equal(grad[2], 0.0)
+    np.testing.assert_array_equal(grad[3], 2.0)
+
+
+def test_embedding_bad_indices():
+    emb = nn.Embedding(4, 2)
+    with pytest.raises(ValueError, match="embedding: indices must lie in \\[0, 4\\)"):
+        emb(np.array([1, 4]))
+    with pytest.raises(ValueError, match="embedding"):
+        emb(np.array([-1]))
+    with pytest.raises(TypeError, match="embedding: indices must be integers"):
+        emb(mg.tensor([0.0, 1.0]))
+
+
+def test_embedding_gradcheck():
+    # without padding_idx: the padding row's gradient is cut on purpose, unlike the true one
+    emb = nn.Embedding(5, 3).double()
+    idx = np.array([[1, 2, 1], [4, 0, 2]])
+    assert mg.gradcheck(lambda w: F.embedding(idx, w), [emb.weight])
+
+
+# -- LayerNorm ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape, normalized", [((2, 3, 5), 5), ((2, 3, 4), (3, 4)),
+                                               ((6,), 6)])
+def test_layer_norm_forward_matches_numpy(shape, normalized, rng):
+    layer = nn.LayerNorm(normalized)
+    n_axes = 1 if isinstance(normalized, int) else len(normalized)
+    with mg.no_grad():        # non-trivial affine parameters
+        layer.weight.data = rng.standard_normal(layer.weight.shape).astype(np.float32)
+        layer.bias.data = rng.standard_normal(layer.bias.shape).astype(np.float32)
+    x = (rng.standard_normal(shape) * 3 + 2).astype(np.float32)
+    expected = layer_norm_numpy(x.astype(np.float64), n_axes, layer.weight.numpy(),
+                                layer.bias.numpy())
+    np.testing.assert_allclose(layer(mg.tensor(x)).numpy(), expected, rtol=1e-4, atol=1e-5)
+
+
+def test_layer_norm_defaults():
+    layer = nn.LayerNorm(4)
+    np.testing.assert_array_equal(layer.weight.numpy(), np.ones(4))
+    np.testing.assert_array_equal(layer.bias.numpy(), np.zeros(4))
+    assert layer.eps == 1e-5
+    plain = nn.LayerNorm((2, 2), elementwise_affine=False)
+    assert list(plain.parameters()) == []
+    x = np.arange(8.0).reshape(2, 2, 2)
+    np.testing.assert_allclose(plain(f64(x, False)).numpy(), layer_norm_numpy(x, 2))
+
+
+def test_layer_norm_fused_matches_unfused_forward_and_gradients(rng):
+    x = f64(rng.standard_normal((2, 3, 4)))
+    w = f64(rng.standard_normal(4))
+    b = f64(rng.standard_normal(4))
+    upstream = mg.tensor(rng.standard_normal((2, 3, 4)))
+    fused = F.layer_norm(x, 4, w, b)
+    unfused = layer_norm_composed(x, 1, w, b)
+    np.testing.assert_allclose(fused.numpy(), unfused.numpy(), rtol=1e-12, atol=1e-12)
+    g_fused = mg.grad((fused * upstream).sum(), [x, w, b])
+    g_unfused = mg.grad((unfused * upstream).sum(), [x, w, b])
+    for a, e in zip(g_fused, g_unfused):
+        np.testing.assert_allclose(a.numpy(), e.numpy(), rtol=1e-10, atol=1e-12)
+    assert fused._fn is not None and type(fused._fn).__name__ == "LayerNorm"   # one node
+
+
+@pytest.mark.parametrize("normalized, shape", [(4, (3, 4)), ((2, 3), (2, 2, 3))])
+def test_layer_norm_gradcheck(normalized, shape, rng):
+    layer = nn.LayerNorm(normalized).double()
+    with mg.no_grad():
+        layer.weight.data = rng.standard_normal(layer.weight.shape)
+        layer.bias.data = rng.standard_normal(layer.bias.shape)
+    x = f64(rng.standard_normal(shape))
+    assert mg.gradcheck(lambda x, w, b: F.layer_norm(x, normalized, w, b),
+                        [x, layer.weight, layer.bias])
+
+
+@pytest.mark.parametrize("use_weight, use_bias", [(True, False), (False, True), (False, False)])
+def test_layer_norm_without_some_affine_parameters(use_weight, use_bias, rng):
+    x = f64(rng.standard_normal((3, 4)))
+    w = f64(rng.standard_normal(4)) if use_weight else None
+    b = f64(rng.standard_normal(4)) if use_bias else None
+    expected = layer_norm_numpy(x.numpy(), 1, None if w is None else w.numpy(),
+                                None if b is None else b.numpy())
+    np.testing.assert_allclose(F.layer_norm(x, 4, w, b).numpy(), expected, rtol=1e-12)
+    inputs = [x] + [t for t in (w, b) if t is not None]
+
+    def fn(x, *affine):
+        rest = list(affine)
+        return F.layer_norm(x, 4, rest.pop(0) if use_weight else None,
+                            rest.pop(0) if use_bias else None)
+
+    assert mg.gradcheck(fn, inputs)
+    if not use_weight and not use_bias:
+        assert list(nn.LayerNorm(4, elementwise_affine=False).parameters()) == []
+    assert (nn.LayerNorm(4, bias=use_bias).bias is None) == (not use_bias)
+
+
+def test_layer_norm_second_order(rng):
+    x = f64(rng.standard_normal((2, 5)))
+    w = f64(rng.standard_normal(5))
+    b = f64(rng.standard_normal(5))
+    v = mg.tensor(rng.standard_normal((2, 5)))
+
+    def grad_of_x(fn):
+        def first(x, w, b):
+            loss = (fn(x, w, b) ** 2 * v).sum()
+            return mg.grad(loss, x, create_graph=True)[0]
+        return first
+
+    fused = grad_of_x(lambda x, w, b: F.layer_norm(x, 5, w, b))
+    unfused = grad_of_x(lambda x, w, b: layer_norm_composed(x, 1, w, b))
+    # the first-order gradient itself is differentiable: gradcheck it
+    assert mg.gradcheck(fused, [x, w, b])
+    # and its derivatives agree with those of the unfused composition
+    u = mg.tensor(rng.standard_normal((2, 5)))
+    a = mg.grad((fused(x, w, b) * u).sum(), [x, w, b])
+    e = mg.grad((unfused(x, w, b) * u).sum(), [x, w, b])
+    for ga, ge in zip(a, e):
+        np.testing.assert_allclose(ga.numpy(), ge.numpy(), rtol=1e-9, atol=1e-11)
+
+
+def test_layer_norm_shape_errors():
+    with pytest.raises(ValueError, match="layer_norm: input shape \\(2, 3\\)"):
+        nn.LayerNorm(4)(mg.zeros(2, 3))
+
+
+# -- Dropout and activations ----------------------------------------------------------------
+
+def test_dropout_train_and_eval():
+    mg.manual_seed(3)
+    layer = nn.Dropout(0.25)
+    x = mg.ones(200, 50)
+    y = layer(x).numpy()
+    kept = y != 0
+    np.testing.assert_allclose(y[kept], 1 / 0.75, rtol=1e-6)
+    assert abs(kept.mean() - 0.75) < 0.01
+    layer.eval()
+    assert layer(x) is x
+    with pytest.raises(ValueError, match="Dropout"):
+        nn.Dropout(1.5)
+
+
+def test_dropout_is_reproducible():
+    x = mg.ones(10, 10)
+    mg.manual_seed(5)
+    a = nn.Dropout(0.5)(x).numpy()
+    mg.manual_seed(5)
+    b = nn.Dropout(0.5)(x).numpy()
+    np.testing.assert_array_equal(a, b)
+
+
+def test_activation_modules_match_numpy(rng):
+    x = rng.standard_normal((3, 4))
+    t = f64(x, False)
+    erf = np.vectorize(math.erf)
+    np.testing.assert_allclose(nn.ReLU()(t).numpy(), np.maximum(x, 0))
+    np.testing.assert_allclose(nn.Tanh()(t).numpy(), np.tanh(x))
+    np.testing.assert_allclose(nn.Sigmoid()(t).numpy(), 1 / (1 + np.exp(-x)))
+    np.testing.assert_allclose(nn.GELU()(t).numpy(), x * 0.5 * (1 + erf(x / math.sqrt(2))),
+                               rtol=1e-10)
+    tanh_form = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    np.testing.assert_allclose(nn.GELU("tanh")(t).numpy(), tanh_form, rtol=1e-10)
+    with pytest.raises(ValueError, match="GELU"):
+        nn.GELU("fast")
+
+
+# -- initialisers -------------------------------------------------------------------------
+
+def test_calculate_gain():
+    assert nn.init.calculate_gain("linear") == 1.0
+    assert nn.init.calculate_gain("tanh") == pytest.approx(5 / 3)
+    assert nn.init.calculate_gain("relu") == pytest.approx(math.sqrt(2))
+    assert nn.init.calculate_gain("leaky_relu", 0.2) == pytest.approx(math.sqrt(2 / 1.04))
+    with pytest.raises(ValueError, match="nonlinearity"):
+        nn.init.calculate_gain("swish")
+
+
+def test_initialisers_have_the_right_spread():
+    mg.manual_seed(4)
+    fan_out, fan_in = 300, 200
+    w = nn.Parameter(np.zeros((fan_out, fan_in), dtype=np.float32))
+    assert nn.init.xavier_uniform_(w) is w
+    bound = math.sqrt(6 / (fan_in + fan_out))
+    assert np.abs(w.numpy()).max() <= bound and w.dtype == np.float32
+    nn.init.xavier_normal_(w, gain=2.0)
+    assert w.numpy().std() == pytest.approx(2 * math.sqrt(2 / (fan_in + fan_out)), rel=0.02)
+    nn.init.kaiming_normal_(w, nonlinearity="relu")
+    assert w.numpy().std() == pytest.approx(math.sqrt(2 / fan_in), rel=0.02)
+    nn.init.kaiming_uniform_(w, mode="fan_out", nonlinearity="relu")
+    assert np.abs(w.numpy()).max() <= math.sqrt(6 / fan_out)
+    assert w.numpy().std() == pytest.approx(math.sqrt(2 / fan_out), rel=0.02)
+    nn.init.normal_(w, mean=3.0, std=0.5)
+    assert w.numpy().mean() == pytest.approx(3.0, abs=0.01)
+    nn.init.trunc_normal_(w, std=1.0, a=-1.0, b=1.0)
+    assert np.abs(w.numpy()).max() <= 1.0
+    nn.init.constant_(w, 0.5)
+    np.testing.assert_array_equal(w.numpy(), 0.5)
+    nn.init.zeros_(w)
+    np.testing.assert_array_equal(w.numpy(), 0.0)
+    with pytest.raises(ValueError, match="fan"):
+        nn.init.xavier_uniform_(nn.Parameter(np.zeros(3)))
+
+
+# -- optional parity with PyTorch ---------------------------------------------------------
+
+def test_linear_and_layer_norm_match_torch(rng):
+    torch = pytest.importorskip("torch")
+    ours = nn.Sequential(nn.Linear(4, 3), nn.LayerNorm(3))
+    with mg.no_grad():
+        ours[1].weight.data = rng.standard_normal(3).astype(np.float32)
+    theirs = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.LayerNorm(3))
+    theirs.load_state_dict({k: torch.from_numpy(v) for k, v in ours.state_dict().items()})
+    x = rng.standard_normal((2, 5, 4)).astype(np.float32)
+    expected = theirs(torch.from_numpy(x)).detach().numpy()
+    np.testing.assert_allclose(ours(mg.tensor(x)).numpy(), expected, rtol=1e-5, atol=1e-5)

@@ -292,7 +292,7 @@ class Module:
             for tensor in list(self.parameters()) + list(self.buffers()):
                 tensor.data = convert(tensor)
                 if tensor.grad is not None:
-                    tensor.grad = mg.tensor(convert(tensor.grad))
+                    tensor.grad = mg.tensor(convert(tensor.grad), device=tensor.device)
         return self
 
     # -- state ----------------------------------------------------------------------------

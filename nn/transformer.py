@@ -238,8 +238,9 @@ class TransformerLM(Module):
 
     Submodules: embed (Embedding(V, E)), pos (LearnedPositionalEmbedding(max_len, E) or, with
     positional="sinusoidal", SinusoidalPositionalEncoding), dropout, blocks
-    (TransformerEncoder with the causal mask), head (Linear(E, V)). Token embeddings start at
-    N(0, 0.02²) (GPT-2's scale), learned positions too.
+    (TransformerEncoder with the causal mask), head (Linear(E, V)). The feed-forward networks
+    use GELU by default and the token embeddings (and learned positions) start at N(0, 0.02²),
+    both as in GPT-2.
     """
 
     def __init__(self, vocab_size: int, d_model: int, num_heads: int, dim_feedforward: int,

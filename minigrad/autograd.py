@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import weakref
 from typing import Callable, Iterable, Sequence
 
@@ -83,7 +84,9 @@ def name_scope(name: str):
 def detect_anomaly():
     """Raise at the first operation whose forward result or backward gradient has NaN or inf.
 
-    The error names the operation (and its scope). Slow: every result is checked.
+    The error names the operation (and its scope). In forward, an infinity the operation only
+    passes on (from an input, or a constant such as the -inf of masked_fill) is not an anomaly,
+    so masked attention runs unflagged; NaN always is. Slow: every result is checked.
     """
     outer = STATE.detect_anomaly
     STATE.detect_anomaly = True
@@ -100,6 +103,26 @@ def _check_finite(fn: "Function", array, where: str) -> None:
         scope = f" in scope '{fn.scope}'" if fn.scope else ""
         raise FloatingPointError(f"anomaly: {type(fn).__name__}{scope} produced {bad} in its "
                                  f"{where} (shape {tuple(array.shape)})")
+
+
+def _check_forward(fn: "Function", inputs, array) -> None:
+    """Anomaly check of a forward result. NaN is always an anomaly. ±inf is one only when the
+    operation made it from finite values: an infinity that arrives through an input or a
+    constant option (masked_fill(scores, mask, -inf), the usual attention mask) is intended."""
+    xp = backend_of(array).xp
+    if array.dtype.kind not in "fc" or bool(xp.isfinite(array).all()):
+        return
+    if not bool(xp.isnan(array).any()) and _carries_infinity(fn, inputs):
+        return
+    _check_finite(fn, array, "forward result")
+
+
+def _carries_infinity(fn: "Function", inputs) -> bool:
+    for t in inputs:
+        data = t.data
+        if data.dtype.kind in "fc" and not bool(t.xp.isfinite(data).all()):
+            return True
+    return any(isinstance(v, float) and math.isinf(v) for v in vars(fn).values())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -184,7 +207,7 @@ class Function:
         result = _Tensor._from_array(out, xp)
         if STATE.detect_anomaly:
             fn.scope = STATE.scope
-            _check_finite(fn, result.data, "forward result")
+            _check_forward(fn, inputs, result.data)
         if STATE.grad_enabled and cls.differentiable:
             for t in inputs:
                 if t._requires_grad:
@@ -241,8 +264,11 @@ def count_consumers(roots: Sequence) -> dict[int, int]:
     Keys are ids, since Tensor.__eq__ is elementwise. A tensor's gradient is complete once that
     many consumers have sent theirs back, which is what orders the backward walk.
     """
-    consumers: dict[int, int] = {}
-    stack = list(roots)
+    unique_roots = _unique(roots)
+    # the roots are walked from the start: listing them with no consumers yet keeps a root
+    # that another root reads (or a repeated root) from being walked, and counted, twice
+    consumers: dict[int, int] = {id(r): 0 for r in unique_roots}
+    stack = list(unique_roots)
     while stack:
         fn = stack.pop()._fn
         if fn is None:
@@ -260,6 +286,9 @@ def count_consumers(roots: Sequence) -> dict[int, int]:
                 else:
                     consumers[key] = 1
                     stack.append(x)           # first visit: walk on into its inputs
+    for root in unique_roots:
+        if consumers[id(root)] == 0:
+            del consumers[id(root)]           # a root no other root reads
     return consumers
 
 
@@ -400,8 +429,10 @@ def _as_grad(g, create_graph):
 def backward(tensor, grad=None, retain_graph=False, create_graph=False) -> None:
     """Tensor.backward: add d(tensor)/d(leaf) into each leaf's `.grad`."""
     if not tensor.requires_grad:
-        raise RuntimeError("backward: this tensor does not require grad (no input of its graph "
-                           "has requires_grad=True, or it was computed under no_grad)")
+        raise RuntimeError(f"backward: this tensor ({tuple(tensor.shape)} {tensor.dtype}) does not "
+                           f"require grad (no input of its graph has requires_grad=True, it was "
+                           f"computed under no_grad, or it is an integer or bool tensor, which "
+                           f"never carries a gradient)")
     root_grad = _root_grad(tensor, grad, "backward")
     retain_graph = retain_graph or create_graph
     with _GradMode(create_graph):
@@ -439,6 +470,9 @@ def _deposit(results, create_graph):
             tensor.grad = Tensor._from_array(tensor.grad.data + g)
 
 
+_INTEGER_HINT = {kind: " (integer and bool tensors never carry a gradient)" for kind in "iub"}
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=False) -> tuple:
     """Gradients of `outputs` with respect to `inputs`, returned rather than stored in `.grad`.
@@ -456,11 +490,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise ValueError(f"grad: {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
     for i, t in enumerate(inputs):
         if not t.requires_grad:
-            raise RuntimeError(f"grad: input {i} (shape {tuple(t.shape)}) does not require grad")
+            raise RuntimeError(f"grad: input {i} (shape {tuple(t.shape)}, {t.dtype}) does not "
+                               f"require grad" + _INTEGER_HINT.get(t.dtype.kind, ""))
     for i, t in enumerate(outputs):
         if not t.requires_grad:
-            raise RuntimeError(f"grad: output {i} (shape {tuple(t.shape)}) does not require "
-                               f"grad")
+            raise RuntimeError(f"grad: output {i} (shape {tuple(t.shape)}, {t.dtype}) does not "
+                               f"require grad" + _INTEGER_HINT.get(t.dtype.kind, ""))
     if retain_graph is None:
         retain_graph = create_graph
     root_grads = []

@@ -37,14 +37,18 @@ def _filled(fill, shape, dtype, requires_grad, device) -> Tensor:
 
 
 def zeros(*shape, dtype=None, requires_grad: bool = False, device="cpu") -> Tensor:
+    """A tensor of zeros; `shape` as `zeros(2, 3)` or `zeros((2, 3))`; float32 by default."""
     return _filled(0, _shape(shape), dtype, requires_grad, device)
 
 
 def ones(*shape, dtype=None, requires_grad: bool = False, device="cpu") -> Tensor:
+    """A tensor of ones; `shape` as `ones(2, 3)` or `ones((2, 3))`; float32 by default."""
     return _filled(1, _shape(shape), dtype, requires_grad, device)
 
 
 def full(shape, fill_value, dtype=None, requires_grad: bool = False, device="cpu") -> Tensor:
+    """A tensor of `shape` (an int or a tuple) filled with `fill_value`. The dtype is float32
+    unless `dtype` says otherwise, also for an integer fill (`full(3, 7, dtype="int64")`)."""
     shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
     return _filled(fill_value, shape, dtype, requires_grad, device)
 
@@ -55,10 +59,12 @@ def empty(*shape, dtype=None, requires_grad: bool = False, device="cpu") -> Tens
 
 
 def zeros_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Zeros with t's shape, dtype and device (a new leaf, whatever t's graph)."""
     return _filled(0, t.shape, dtype or t.dtype, requires_grad, t.device)
 
 
 def ones_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Ones with t's shape, dtype and device (a new leaf, whatever t's graph)."""
     return _filled(1, t.shape, dtype or t.dtype, requires_grad, t.device)
 
 
@@ -71,6 +77,7 @@ def arange(start, stop=None, step=1, dtype=None, device="cpu") -> Tensor:
 
 
 def eye(n: int, dtype=None, device="cpu") -> Tensor:
+    """The n × n identity matrix, float32 by default."""
     return Tensor(np.eye(n, dtype=np.dtype(DEFAULT_FLOAT if dtype is None else dtype)),
                   device=device)
 

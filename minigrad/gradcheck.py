@@ -51,8 +51,9 @@ def gradcheck(fn: Callable, inputs: Sequence[Tensor], eps: float = 1e-6, atol: f
         for index in np.ndindex(*host.shape):
             numeric = _central_difference(scalar, inputs, i, host, index, eps)
             if not np.isclose(g[index], numeric, atol=atol, rtol=rtol):
+                label = f"input {i} '{x.name}'" if x.name else f"input {i}"
                 raise GradcheckError(
-                    f"gradcheck: input {i} (shape {tuple(host.shape)}), index {index}: analytic "
+                    f"gradcheck: {label} (shape {tuple(host.shape)}), index {index}: analytic "
                     f"gradient {g[index]:.10g}, numeric {numeric:.10g} "
                     f"(difference {abs(g[index] - numeric):.3g})")
     return True

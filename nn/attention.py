@@ -250,8 +250,10 @@ class MultiHeadAttention(Module):
                  V = value W_vᵀ + b_v, split into `heads` slices of Dh = E / heads features
         out    = [head_1; ...; head_heads] W_oᵀ + b_o
 
-    Submodules q_proj, k_proj, v_proj, out_proj: Linear(E, E). The input projections are
-    Xavier-uniform with zero biases and out_proj has a zero bias, as in PyTorch.
+    Submodules q_proj, k_proj, v_proj, out_proj: Linear(E, E). Initialised as in PyTorch,
+    which stores the three input projections as one (3E, E) matrix: each is drawn from that
+    matrix's Xavier-uniform U(−a, a), a = √(6 / (E + 3E)); out_proj keeps nn.Linear's
+    U(−1/√E, 1/√E); every bias starts at zero.
     `dropout` applies to the attention weights in training mode.
     """
 
@@ -272,8 +274,10 @@ class MultiHeadAttention(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        # Xavier bound of the packed (3E, E) matrix: fan_in = E, fan_out = 3E
+        bound = math.sqrt(6.0 / (4 * self.embed_dim))
         for proj in (self.q_proj, self.k_proj, self.v_proj):
-            init.xavier_uniform_(proj.weight)
+            init.uniform_(proj.weight, -bound, bound)
         self.out_proj.reset_parameters()
         for proj in (self.q_proj, self.k_proj, self.v_proj, self.out_proj):
             if proj.bias is not None:

@@ -211,6 +211,10 @@ class Transformer(Module):
     Submodules `encoder` (TransformerEncoder) and `decoder` (TransformerDecoder).
     forward: src (B, Ts, E), tgt (B, Tt, E) -> (B, Tt, E). For teacher forcing pass
     tgt_mask=causal_mask(Tt).
+
+    As PyTorch's nn.Transformer, every weight matrix starts Xavier-uniform (the attention's
+    q, k, v projections as the one packed (3E, E) matrix MultiHeadAttention already draws them
+    from); biases and norms keep their layers' initial values.
     """
 
     def __init__(self, d_model: int = 512, num_heads: int = 8, num_encoder_layers: int = 6,
@@ -221,6 +225,16 @@ class Transformer(Module):
                                           num_encoder_layers, dropout, norm_first, activation)
         self.decoder = TransformerDecoder(d_model, num_heads, dim_feedforward,
                                           num_decoder_layers, dropout, norm_first, activation)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        for module in self.modules():
+            if isinstance(module, MultiHeadAttention):
+                module.reset_parameters()            # q, k, v: the packed matrix's bound
+        packed = ("q_proj.weight", "k_proj.weight", "v_proj.weight")
+        for name, param in self.named_parameters():
+            if param.ndim > 1 and not name.endswith(packed):
+                init.xavier_uniform_(param)
 
     def forward(self, src: Tensor, tgt: Tensor, src_mask=None, tgt_mask=None,
                 memory_mask=None) -> Tensor:

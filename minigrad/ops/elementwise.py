@@ -101,6 +101,7 @@ class Neg(Function):
         return -x
 
     def backward(self, grad):
+        # ∂y/∂x = −1
         return -grad
 
     def vjp(self, grad):

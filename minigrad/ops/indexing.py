@@ -50,7 +50,7 @@ class IndexAdd(Function):
         return _index_add(self.xp, self.shape, self.index, self.is_basic, g)
 
     def backward(self, grad):
-        # y is linear in g: its adjoint reads grad at the same index
+        # y is linear in g with ∂y[index]/∂g = 1: ∂L/∂g = ∂L/∂y[index], read at the same index
         return GetItem.apply(grad, index=self.index, is_basic=self.is_basic)
 
 

@@ -43,7 +43,8 @@ class Softmax(Function):
 
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """Softmax along `axis`; an all −inf slice gives zeros (see Softmax)."""
+    """y = eˣ / Σ_axis eˣ along `axis`, shifted by the maximum so large logits do not overflow;
+    an all −inf slice (every key masked out) gives zeros and zero gradient, never NaN."""
     return Softmax.apply(x, axis=normalize_axis(axis, x.ndim, "softmax")[0])
 
 
@@ -79,7 +80,8 @@ class LogSoftmax(Function):
 
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """log(softmax(x)) along `axis`, computed stably in one step."""
+    """log(softmax(x)) along `axis`, computed stably in one step; an all −inf slice gives all
+    −inf and zero gradient (see LogSoftmax), never NaN."""
     return LogSoftmax.apply(x, axis=normalize_axis(axis, x.ndim, "log_softmax")[0])
 
 

@@ -91,6 +91,11 @@ class Max(_Reduction):
 
 
 def max(x: Tensor, axis=None, keepdims: bool = False) -> Tensor:
+    """y = max_axes x (all axes when `axis` is None).
+
+    Ties: when k elements share the maximum, each receives 1/k of the gradient (the gradient
+    is split evenly, so their sum gets it exactly once). An empty tensor raises ValueError.
+    """
     _check_nonempty(x, axis, "max")
     return Max.apply(x, axes=normalize_axis(axis, x.ndim, "max"), keepdims=keepdims)
 
@@ -103,6 +108,8 @@ class Min(Max):
 
 
 def min(x: Tensor, axis=None, keepdims: bool = False) -> Tensor:
+    """y = min_axes x (all axes when `axis` is None); ties split the gradient evenly, as in
+    `max`. An empty tensor raises ValueError."""
     _check_nonempty(x, axis, "min")
     return Min.apply(x, axes=normalize_axis(axis, x.ndim, "min"), keepdims=keepdims)
 
@@ -156,7 +163,9 @@ class LogSumExp(_Reduction):
 
 
 def logsumexp(x: Tensor, axis=-1, keepdims: bool = False) -> Tensor:
-    """log Σ exp(x) along `axis`, stable for logits as large as 1e4; see LogSumExp for −inf."""
+    """y = log Σ_axis exp(x), computed as m + log Σ exp(x − m) with m the maximum, so logits as
+    large as 1e4 neither overflow nor lose precision. A slice whose inputs are all −inf gives
+    −inf (the log of an empty sum) and passes zero gradient, never NaN."""
     return LogSumExp.apply(x, axes=normalize_axis(axis, x.ndim, "logsumexp"), keepdims=keepdims)
 
 

@@ -48,7 +48,7 @@ class Transpose(Function):
         return x.transpose(self.axes)
 
     def backward(self, grad):
-        # undo the permutation with its inverse
+        # a permutation's adjoint is its inverse: ∂L/∂x = transpose(∂L/∂y, argsort(axes))
         return transpose(grad, *np.argsort(self.axes).tolist())
 
     def vjp(self, grad):
@@ -103,7 +103,8 @@ class BroadcastTo(Function):
         return self.xp.broadcast_to(x, self.shape)
 
     def backward(self, grad):
-        # each element of x was copied to several places: add their gradients
+        # ∂L/∂x_i = Σ_{j copied from i} ∂L/∂y_j: each element of x was copied to several
+        # places, so add their gradients
         return sum_to(grad, self.inputs[0].shape)
 
     def vjp(self, grad):
@@ -168,7 +169,7 @@ class Concat(Function):
         return self.xp.concatenate(xs, axis=self.axis)
 
     def backward(self, grad):
-        # each input receives the slice of grad where it was placed
+        # ∂y/∂x_k is the identity into x_k's slice: x_k receives the slice of grad where it sits
         sizes = [x.shape[self.axis] for x in self.inputs]
         bounds = np.cumsum(sizes)[:-1].tolist()
         return tuple(split(grad, bounds, axis=self.axis))
@@ -191,7 +192,7 @@ class Stack(Function):
         return self.xp.stack(xs, axis=self.axis)
 
     def backward(self, grad):
-        # input k receives the k-th slice along the new axis
+        # ∂y[k]/∂x_k = identity: input k receives the k-th slice along the new axis
         parts = split(grad, len(self.inputs), axis=self.axis)
         return tuple(squeeze(p, self.axis) for p in parts)
 
@@ -256,6 +257,7 @@ class ToDevice(Function):
         return backend.from_numpy(source.to_numpy(x), index)
 
     def backward(self, grad):
+        # ∂y/∂x = identity (same values, another device): copy the gradient back
         return to_device(grad, self.inputs[0].device)
 
 
@@ -277,6 +279,7 @@ class AsType(Function):
         return x.astype(self.dtype)
 
     def backward(self, grad):
+        # ∂y/∂x = 1 (same values, another precision): cast the gradient back to x's dtype
         return astype(grad, self.inputs[0].dtype)
 
 

@@ -330,3 +330,105 @@ def test_location_attention_decoder_step_matches_numpy(rng):
     np.testing.assert_allclose(alpha.numpy(), a, atol=1e-12)
     np.testing.assert_allclose(h_new.numpy(), ref.gru_cell(z, Hd, **gru), atol=1e-12)
     assert mg.gradcheck(lambda x, h, enc: step(x, h, enc, mask)[0], (x, h, enc))
+
+
+# -- masks: the forms every attention layer accepts ----------------------------------------------
+
+MASKED_LAYERS = dict(SOFT_LAYERS, **{
+    "hard-nearest": lambda: nn.HardAttention("nearest"),
+    "hard-exact": lambda: nn.HardAttention("exact"),
+})
+
+
+def _attention_weights_numpy(layer, q, k, allowed):
+    """The weights a layer should give under a mask, from its definition."""
+    if isinstance(layer, nn.HardAttention):
+        if layer.mode == "nearest":
+            candidates = np.broadcast_to(allowed, (q.shape[0], q.shape[1], k.shape[1]))
+        else:
+            candidates = (q[:, :, None, :] == k[:, None, :, :]).all(-1) & allowed
+        scores = np.where(candidates, q @ k.swapaxes(-1, -2), -np.inf)
+        return np.eye(k.shape[1])[scores.argmax(-1)] * candidates.any(-1, keepdims=True)
+    return ref.softmax(np.where(allowed, _scores_numpy(layer, q, k), -np.inf))
+
+
+@pytest.mark.parametrize("mask_shape", [(3, 4), (2, 3, 4), (1, 3, 4), (2, 1, 4), (4,)],
+                         ids=["Lq,Lk", "B,Lq,Lk", "1,Lq,Lk", "B,1,Lk", "Lk"])
+@pytest.mark.parametrize("kind", MASKED_LAYERS)
+def test_masks_as_bool_tensor_or_numpy_array(kind, mask_shape, rng):
+    """A mask may be a bool Tensor or a NumPy bool array of any shape that broadcasts to
+    (B, Lq, Lk); both give the masked reference's weights and context."""
+    layer = MASKED_LAYERS[kind]().double()
+    q, k, v = _qkv_for(layer, rng)
+    if kind == "hard-exact":                        # give some queries an exact match
+        k = mg.tensor(np.concatenate([q.numpy()[:, :2], k.numpy()[:, 2:]], axis=1))
+    allowed = rng.random(mask_shape) < 0.6
+    expected_w = _attention_weights_numpy(layer, q.numpy(), k.numpy(), allowed)
+    for mask in (allowed, mg.tensor(allowed)):
+        ctx, w = layer(q, k, v, mask)
+        np.testing.assert_allclose(w.numpy(), expected_w, atol=1e-12)
+        np.testing.assert_allclose(ctx.numpy(), expected_w @ v.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("mask_shape", [(3, 5), (2, 3, 5), (2, 2, 3, 5), (2, 1, 5)],
+                         ids=["Lq,Lk", "B,Lq,Lk", "B,heads,Lq,Lk", "B,1,Lk"])
+def test_multi_head_and_sdpa_masks_as_tensor_or_numpy(mask_shape, rng):
+    mha = nn.MultiHeadAttention(4, 2).double()
+    query, kv = _f64(rng, 2, 3, 4), _f64(rng, 2, 5, 4)
+    allowed = rng.random(mask_shape) < 0.6
+    ref_out, ref_w = ref.multi_head_attention(query.numpy(), kv.numpy(), kv.numpy(),
+                                              mha.state_dict(), "", 2, allowed)
+    for mask in (allowed, mg.tensor(allowed)):
+        out, w = mha(query, kv, kv, mask)
+        np.testing.assert_allclose(out.numpy(), ref_out, atol=1e-12)
+        np.testing.assert_allclose(w.numpy(), ref_w, atol=1e-12)
+    if len(mask_shape) == 4:                       # per-head masks, straight to the kernel
+        q, k, v = _f64(rng, 2, 2, 3, 4), _f64(rng, 2, 2, 5, 4), _f64(rng, 2, 2, 5, 3)
+        expected = ref.attention(q.numpy(), k.numpy(), v.numpy(), allowed)
+        for mask in (allowed, mg.tensor(allowed)):
+            out, w = F.scaled_dot_product_attention(q, k, v, mask)
+            np.testing.assert_allclose(out.numpy(), expected[0], atol=1e-12)
+            np.testing.assert_allclose(w.numpy(), expected[1], atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", list(MASKED_LAYERS) + ["multi-head", "decoder-step"])
+def test_fully_masked_query_sends_no_nan_anywhere(kind, rng):
+    """The documented choice for a query with no allowed key, in every layer: zero weights,
+    zero context, and finite gradients for inputs and parameters."""
+    if kind == "multi-head":
+        layer = nn.MultiHeadAttention(4, 2).double()
+        q, k, v = _f64(rng, 2, 3, 4), _f64(rng, 2, 4, 4), _f64(rng, 2, 4, 4)
+        call = lambda mask: layer(q, k, v, mask)          # noqa: E731
+        inputs = [q, k, v]
+    elif kind == "decoder-step":
+        layer = nn.LocationAttentionDecoderStep(3, 4, max_len=4).double()
+        x, h, enc = _f64(rng, 2, 3), _f64(rng, 2, 4), _f64(rng, 2, 4, 4)
+        call = lambda mask: layer(x, h, enc, mask[:, 0])  # noqa: E731
+        inputs = [x, h, enc]
+    else:
+        layer = MASKED_LAYERS[kind]().double()
+        q, k, v = _qkv_for(layer, rng)
+        call = lambda mask: layer(q, k, v, mask)          # noqa: E731
+        inputs = [q, k, v]
+    allowed = np.ones((2, 3, 4), dtype=bool)
+    allowed[1] = False                              # batch element 1 may attend to nothing
+    out, w = call(allowed)
+    np.testing.assert_array_equal(w.numpy()[1], 0.0)
+    if kind == "multi-head":                        # zero heads, so out = W_o·0 + b_o
+        np.testing.assert_array_equal(out.numpy()[1], np.broadcast_to(
+            layer.out_proj.bias.numpy(), (3, 4)))
+    elif kind != "decoder-step":                    # (there the GRU step still runs)
+        np.testing.assert_array_equal(out.numpy()[1], 0.0)
+    (out * mg.tensor(rng.standard_normal(out.shape))).sum().backward()
+    for t in inputs + list(layer.parameters()):
+        if t.grad is not None:
+            assert np.all(np.isfinite(t.grad.numpy()))
+
+
+def test_location_attention_decoder_step_parameter_gradients(rng):
+    step = nn.LocationAttentionDecoderStep(embed_dim=2, hidden_size=3, max_len=4).double()
+    x, h = _f64(rng, 2, 2, requires_grad=False), _f64(rng, 2, 3, requires_grad=False)
+    enc = _f64(rng, 2, 3, 3, requires_grad=False)                     # L = 3 < L_max = 4
+    mask = np.array([[True, True, True], [True, False, True]])
+    w = rng.standard_normal((2, 3))
+    ref.check_parameter_gradients(step, lambda: (step(x, h, enc, mask)[0] * w).sum())

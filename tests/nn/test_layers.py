@@ -357,3 +357,117 @@ def test_linear_and_layer_norm_match_torch(rng):
     x = rng.standard_normal((2, 5, 4)).astype(np.float32)
     expected = theirs(torch.from_numpy(x)).detach().numpy()
     np.testing.assert_allclose(ours(mg.tensor(x)).numpy(), expected, rtol=1e-5, atol=1e-5)
+
+
+# -- activation and dropout modules: gradients ---------------------------------------------
+
+@pytest.mark.parametrize("module", [nn.ReLU(), nn.Tanh(), nn.Sigmoid(), nn.GELU(),
+                                    nn.GELU("tanh"), nn.Identity()],
+                         ids=["relu", "tanh", "sigmoid", "gelu", "gelu-tanh", "identity"])
+def test_activation_modules_gradcheck(module, rng):
+    x = rng.standard_normal((3, 4))
+    x[np.abs(x) < 0.05] = 0.5                  # keep ReLU's kink away from the differences
+    assert mg.gradcheck(module, [f64(x)])
+
+
+def test_dropout_gradient_is_the_kept_mask_scaled(rng):
+    """y = x ⊙ m / (1 − p) with m the kept positions, so ∂L/∂x = g ⊙ m / (1 − p)."""
+    mg.manual_seed(9)
+    x = f64(rng.standard_normal((20, 30)))
+    y = nn.Dropout(0.4)(x)
+    g = rng.standard_normal((20, 30))
+    (y * mg.tensor(g)).sum().backward()
+    kept = y.numpy() != 0
+    assert 0.5 < kept.mean() < 0.7
+    np.testing.assert_allclose(y.numpy(), np.where(kept, x.numpy() / 0.6, 0.0), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), np.where(kept, g / 0.6, 0.0), rtol=1e-12)
+
+
+# -- default initialisation: the distributions PyTorch uses ------------------------------------
+
+def _uniform_spread(values, bound):
+    """Samples of U(−bound, bound): all inside, reaching near the edge, std ≈ bound/√3."""
+    values = np.asarray(values, dtype=np.float64)
+    assert np.abs(values).max() <= bound * (1 + 1e-6)
+    assert np.abs(values).max() > 0.97 * bound
+    assert values.std() == pytest.approx(bound / math.sqrt(3), rel=0.05)
+
+
+def test_attention_and_transformer_defaults_follow_pytorch():
+    """MultiHeadAttention draws q, k, v from the Xavier bound of PyTorch's packed (3E, E)
+    matrix, √(6 / 4E); nn.Transformer re-draws every other weight matrix Xavier-uniform."""
+    mg.manual_seed(12)
+    E, F = 64, 256
+    mha = nn.MultiHeadAttention(E, 4)
+    for name in ("q_proj", "k_proj", "v_proj"):
+        _uniform_spread(getattr(mha, name).weight.numpy(), math.sqrt(6 / (4 * E)))
+    _uniform_spread(mha.out_proj.weight.numpy(), 1 / math.sqrt(E))   # nn.Linear's default
+    for proj in (mha.q_proj, mha.k_proj, mha.v_proj, mha.out_proj):
+        np.testing.assert_array_equal(proj.bias.numpy(), 0.0)
+
+    model = nn.Transformer(E, 4, 1, 1, F, dropout=0.0)
+    sd = model.state_dict()
+    layer = "decoder.layers.0."
+    _uniform_spread(sd[layer + "multihead_attn.k_proj.weight"], math.sqrt(6 / (4 * E)))
+    _uniform_spread(sd[layer + "multihead_attn.out_proj.weight"], math.sqrt(6 / (2 * E)))
+    _uniform_spread(sd[layer + "linear1.weight"], math.sqrt(6 / (E + F)))
+    _uniform_spread(sd[layer + "linear1.bias"], 1 / math.sqrt(E))          # biases: nn.Linear's
+    np.testing.assert_array_equal(sd[layer + "norm3.weight"], 1.0)
+
+
+def _torch_name(name):
+    """Our parameter name -> (PyTorch name, rows) for PyTorch's packed in_proj tensors."""
+    for i, p in enumerate("qkv"):
+        for kind in ("weight", "bias"):
+            suffix = f"{p}_proj.{kind}"
+            if name.endswith(suffix):
+                return name[:-len(suffix)] + f"in_proj_{kind}", i
+    return name, None
+
+
+INIT_PAIRS = {
+    "Linear": lambda lib: lib.Linear(256, 2048),
+    "Embedding": lambda lib: lib.Embedding(512, 16),
+    "LayerNorm": lambda lib: lib.LayerNorm(32),
+    "GRUCell": lambda lib: lib.GRUCell(16, 512),
+    "GRU": lambda lib: lib.GRU(16, 512, num_layers=2, batch_first=True),
+    "LSTMCell": lambda lib: lib.LSTMCell(16, 256),
+    "LSTM": lambda lib: lib.LSTM(16, 256, batch_first=True),
+    "MultiHeadAttention": lambda lib: (lib.MultiHeadAttention(256, 4) if lib is nn else
+                                       lib.MultiheadAttention(256, 4, batch_first=True)),
+    "TransformerEncoderLayer": lambda lib: (
+        lib.TransformerEncoderLayer(64, 4, 1024) if lib is nn else
+        lib.TransformerEncoderLayer(64, 4, 1024, batch_first=True)),
+    "Transformer": lambda lib: (
+        lib.Transformer(64, 4, 1, 1, 1024) if lib is nn else
+        lib.Transformer(64, 4, 1, 1, 1024, batch_first=True)),
+}
+
+
+@pytest.mark.parametrize("kind", INIT_PAIRS)
+def test_default_initialisation_matches_torch(kind):
+    """Each parameter's initial distribution matches PyTorch's: constants exactly, random
+    ones in spread (std within sampling error) and family (uniform vs normal: max/std)."""
+    torch = pytest.importorskip("torch")
+    mg.manual_seed(0)
+    torch.manual_seed(0)
+    ours = INIT_PAIRS[kind](nn).state_dict()
+    theirs = {k: v.detach().double().numpy() for k, v in INIT_PAIRS[kind](torch.nn)
+              .state_dict().items()}
+    for name, value in ours.items():
+        torch_name, part = _torch_name(name)
+        expected = theirs[torch_name]
+        if part is not None:
+            expected = np.split(expected, 3)[part]
+        assert value.shape == expected.shape, name
+        value = value.astype(np.float64)
+        if expected.std() == 0:
+            np.testing.assert_array_equal(value, expected, err_msg=name)
+            continue
+        # the std of n samples is known to about 1/√n (relative): allow 4 of those
+        tolerance = 4 / math.sqrt(value.size) + 0.01
+        assert value.std() == pytest.approx(expected.std(), rel=tolerance), name
+        if value.size >= 1000:
+            shape_ratio = np.abs(value).max() / value.std()
+            assert shape_ratio == pytest.approx(np.abs(expected).max() / expected.std(),
+                                                rel=0.1), name

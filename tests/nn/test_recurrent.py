@@ -257,3 +257,21 @@ def test_pytorch_parity(kind, rng):
     for name, p in ours.named_parameters():
         np.testing.assert_allclose(p.grad.numpy(), getattr(theirs, name).grad.numpy(),
                                    atol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("cls, cell", [(nn.GRU, ref.gru_cell),
+                                       (nn.UpdateGateRNN, ref.update_gate_cell)])
+def test_sequence_layers_without_bias_match_numpy(cls, cell, rng):
+    """bias=False drops bias_ih_l{k} and bias_hh_l{k}: the equations with b = 0."""
+    layer = cls(3, 4, num_layers=2, bias=False).double()
+    sd = layer.state_dict()
+    assert list(sd) == [f"{n}_l{k}" for k in range(2) for n in ("weight_ih", "weight_hh")]
+    G = sd["weight_ih_l0"].shape[0]
+    for k in range(2):
+        sd[f"bias_ih_l{k}"] = sd[f"bias_hh_l{k}"] = np.zeros(G)
+    x, h0 = _f64(rng, 2, 5, 3, requires_grad=True), _f64(rng, 2, 2, 4)
+    expected, finals = ref.run_layers(cell, x.numpy(), sd, 2, h0.numpy(), H=4)
+    out, h_n = layer(x, h0)
+    np.testing.assert_allclose(out.numpy(), expected, atol=1e-12)
+    np.testing.assert_allclose(h_n.numpy(), np.stack(finals), atol=1e-12)
+    assert mg.gradcheck(lambda x: layer(x, h0)[0], (x,))

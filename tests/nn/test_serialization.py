@@ -135,3 +135,40 @@ def test_pickled_arrays_are_never_loaded(tmp_path):
 def test_missing_file():
     with pytest.raises(FileNotFoundError, match="nope.npz"):
         nn.load("/nonexistent/dir/nope.npz")
+
+
+def test_failed_resume_leaves_model_and_optimizer_unchanged(tmp_path):
+    """A damaged checkpoint, or one from another architecture, raises and changes nothing:
+    the model and the optimizer keep training from where they were."""
+    mg.manual_seed(1)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    opt = nn.optim.Adam(model.parameters(), lr=0.1)
+    model(mg.randn(5, 3)).sum().backward()
+    opt.step()
+    model_before = model.state_dict()
+    opt_before = opt.state_dict()
+
+    damaged = tmp_path / "damaged.npz"
+    nn.save({"model": model.state_dict(), "optim": opt.state_dict()}, damaged)
+    damaged.write_bytes(damaged.read_bytes()[:-100])
+    with pytest.raises(ValueError, match="damaged.npz"):
+        nn.load(damaged)
+
+    other = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 3))   # 3 outputs, not 2
+    other_opt = nn.optim.Adam(other.parameters(), lr=0.5)
+    other(mg.randn(5, 3)).sum().backward()
+    other_opt.step()
+    foreign = tmp_path / "other.npz"
+    nn.save({"model": other.state_dict(), "optim": other_opt.state_dict()}, foreign)
+    checkpoint = nn.load(foreign)
+    with pytest.raises(RuntimeError, match=r"2.weight: checkpoint \(3, 4\), model \(2, 4\)"):
+        model.load_state_dict(checkpoint["model"])
+    with pytest.raises(ValueError, match="shape"):
+        opt.load_state_dict(checkpoint["optim"])
+
+    for name, value in model.state_dict().items():
+        np.testing.assert_array_equal(value, model_before[name], err_msg=name)
+    assert opt.param_groups[0]["lr"] == 0.1
+    for index, entries in opt.state_dict()["state"].items():
+        for key, value in entries.items():
+            np.testing.assert_array_equal(value, opt_before["state"][index][key])

@@ -286,3 +286,52 @@ def test_sequence_layers_run_on_a_device_without_host_arrays(sim_device, rng):
     mg.manual_seed(2)
     tokens = lm.generate(np.zeros((2, 2), dtype=np.int64), 4, top_k=3)
     assert tokens.device == sim_device and tokens.shape == (2, 6)
+
+
+# -- gradients of the remaining modules ----------------------------------------------------------
+
+def test_feed_forward_gradcheck(rng):
+    ff = nn.FeedForward(3, 5, activation="gelu").double()
+    x = _f64(rng, 2, 2, 3, requires_grad=True)
+    assert mg.gradcheck(ff, (x,))
+    w = rng.standard_normal((2, 2, 3))
+    ref.check_parameter_gradients(ff, lambda: (ff(x) * w).sum())
+
+
+@pytest.mark.parametrize("make", [
+    lambda: nn.SinusoidalPositionalEncoding(4, max_len=8, base=100.0),
+    lambda: nn.SinusoidalPositionalEncoding(4, max_len=8, mode="concat"),
+    lambda: nn.LearnedPositionalEmbedding(8, 4)], ids=["sin-add", "sin-concat", "learned"])
+def test_positional_encodings_gradcheck(make, rng):
+    pos = make().double()
+    x = _f64(rng, 2, 3, 4, requires_grad=True)
+    assert mg.gradcheck(pos, (x,))
+    if isinstance(pos, nn.LearnedPositionalEmbedding):
+        w = rng.standard_normal((2, 3, 4))
+        ref.check_parameter_gradients(pos, lambda: (pos(x) * w).sum())
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-LN", "pre-LN"])
+def test_encoder_decoder_stacks_gradcheck(norm_first, rng):
+    model = nn.Transformer(4, 2, num_encoder_layers=2, num_decoder_layers=1, dim_feedforward=4,
+                           dropout=0.0, norm_first=norm_first).double()
+    src, tgt = _f64(rng, 1, 3, 4, requires_grad=True), _f64(rng, 1, 2, 4, requires_grad=True)
+    src_mask = np.array([True, True, False])                       # a padded source position
+    assert mg.gradcheck(lambda s, t: model(s, t, src_mask=src_mask, tgt_mask=nn.causal_mask(2),
+                                           memory_mask=src_mask), (src, tgt))
+
+
+def test_lm_with_learned_positions_matches_its_parts_and_gradchecks(rng):
+    lm = _lm(vocab_size=5, d_model=4, num_heads=2, dim_feedforward=4, num_layers=1,
+             max_len=6, activation="relu").double()
+    tokens = rng.integers(0, 5, size=(2, 4))
+    sd = lm.state_dict()
+    x = sd["embed.weight"][tokens] + sd["pos.weight"][:4]
+    x = ref.encoder_layer(x, sd, 2, True, np.tril(np.ones((4, 4), bool)),
+                          prefix="blocks.layers.0.")
+    x = ref.layer_norm(x, sd["blocks.norm.weight"], sd["blocks.norm.bias"])
+    np.testing.assert_allclose(lm(tokens).numpy(), x @ sd["head.weight"].T + sd["head.bias"],
+                               atol=1e-12)
+    targets = rng.integers(0, 5, size=(2, 4))
+    ref.check_parameter_gradients(
+        lm, lambda: nn.functional.cross_entropy(lm(tokens), targets, label_smoothing=0.1))

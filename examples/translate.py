@@ -1,0 +1,742 @@
+"""Translate a small invented language with a GRU encoder–decoder, with or without attention.
+
+The source language is English-like (subject–verb–object, adjectives before the noun):
+
+    my green cat eats the red fish
+    -> kato verda mi ga fiŝo ruĝa la wo manĝas
+
+The target language (Esperanto-flavoured words) is subject–object–verb, puts adjectives after
+their noun in mirrored order and the determiner last, marks subject and object with the
+particles "ga" and "wo", turns prepositions into postpositions and moves an adverb from the
+end of the sentence to just after the subject. Sentences have 3 to 12 source words, so the
+decoder has to find words far from where it is writing: the case for attention.
+
+`--attention` picks the decoder:
+
+    none      the classic encoder–decoder: the decoder starts from the encoder's last state and
+              never sees the other states, so the whole sentence passes through one vector (C12)
+    dot       scores h_tᵀ s_j / √H between decoder state h_t and encoder state s_j (Luong)
+    general   scores h_tᵀ W s_j (bilinear, Luong's "general")
+    additive  scores vᵀ tanh(W_q h_t + W_k s_j) (Bahdanau)
+    location  the PyTorch seq2seq tutorial's decoder (C13): α_t = softmax(W_a [h_{t−1}; x̃_t]
+              + b_a) over the L_max source positions, c_t = H^E α_t, z_t = ReLU(W_c [x̃_t; c_t]
+              + b_c), h_t = GRU(z_t, h_{t−1})
+
+For none/dot/general/additive the decoder GRU reads the target words (teacher forcing) and
+attention then looks at every encoder state from every decoder state in one batched call:
+
+    c_t = Σ_j α_tj s_j,   h̃_t = tanh(W_c [h_t; c_t] + b_c),   p(y_t | ...) = softmax(W_o h̃_t + b_o)
+
+Training pads each batch, masks padded source positions out of the attention (True =
+allowed) and ignores padded target positions in the cross-entropy. Evaluation decodes
+held-out sentences greedily and with beam search and reports exact match and token
+accuracy; attention heat-maps show which source word each output word looked at (C14).
+
+Run (from the repository root):
+
+    python3 examples/translate.py                          # additive attention, default run
+    python3 examples/translate.py --attention none         # the one-vector bottleneck
+    python3 examples/translate.py --attention location     # the seq2seq tutorial's decoder
+    python3 examples/translate.py --quick                  # a few-second smoke run
+    python3 examples/translate.py --resume                 # continue from <out>/checkpoint.npz
+
+Outputs in --out (default runs/translate-<attention>): loss.png, attention.png,
+metrics.json, samples.txt, checkpoint.npz.
+"""
+
+from __future__ import annotations
+
+# _common first: it sets the BLAS thread count before NumPy loads
+from _common import (LossBar, as_list, base_parser, load_checkpoint, plot_heatmap, prepare_run,
+                     print_outputs, pyplot, save_checkpoint, save_figure, write_json)
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import minigrad as mg
+import nn
+import nn.functional as F
+
+ATTENTIONS = ("none", "dot", "general", "additive", "location")
+
+# ------------------------------------------------------------------------------------------
+# The two languages. Each source word has one target word; the grammar does the reordering.
+
+DETERMINERS = {"the": "la", "a": "un", "my": "mi", "your": "vi", "his": "lia", "her": "ŝia"}
+ADJECTIVES = {"green": "verda", "red": "ruĝa", "big": "granda", "small": "eta",
+              "old": "maljuna", "young": "juna", "happy": "gaja", "sad": "trista",
+              "blue": "blua", "quick": "rapida"}
+ANIMATE_NOUNS = {"cat": "kato", "dog": "hundo", "fish": "fiŝo", "bird": "birdo", "man": "viro",
+                 "woman": "virino", "child": "infano", "teacher": "instruisto",
+                 "farmer": "farmisto", "horse": "ĉevalo", "king": "reĝo", "queen": "reĝino"}
+PLACE_NOUNS = {"house": "domo", "garden": "ĝardeno", "park": "parko", "river": "rivero"}
+NOUNS = {**ANIMATE_NOUNS, **PLACE_NOUNS}
+TRANSITIVE_VERBS = {"eats": "manĝas", "sees": "vidas", "likes": "ŝatas", "follows": "sekvas",
+                    "finds": "trovas", "helps": "helpas", "calls": "vokas",
+                    "watches": "rigardas"}
+INTRANSITIVE_VERBS = {"sleeps": "dormas", "runs": "kuras", "sings": "kantas",
+                      "waits": "atendas", "laughs": "ridas"}
+ADVERBS = {"today": "hodiaŭ", "quickly": "rapide", "often": "ofte", "again": "denove"}
+PREPOSITIONS = {"in": "en", "near": "apud", "behind": "malantaŭ", "with": "kun"}
+SUBJECT_MARK, OBJECT_MARK = "ga", "wo"
+LEXICON = {**DETERMINERS, **ADJECTIVES, **NOUNS, **TRANSITIVE_VERBS, **INTRANSITIVE_VERBS,
+           **ADVERBS, **PREPOSITIONS}
+
+# sentences shown in the attention figure; they are kept out of the training data
+SHOWCASE = ("my green cat eats the red fish",
+            "the old farmer watches a big blue horse near the river again",
+            "her sad child sees your quick dog in the park today",
+            "the king sleeps")
+
+MIN_LEN, MAX_LEN = 3, 12
+PAD, BOS, EOS = "<pad>", "<s>", "</s>"
+
+
+def translate_words(words: list[str]) -> list[str]:
+    """The reference translation of a source sentence produced by `sample_sentence`.
+
+    Source:  NP_subj VERB [NP_obj] [PREP NP] [ADV],   NP = DET ADJ* NOUN
+    Target:  NP'_subj ga [ADV'] [NP' PREP'] [NP'_obj wo] VERB',   NP' = NOUN' ADJ'* (mirrored) DET'
+    """
+    def noun_phrase(i: int) -> tuple[list[str], int]:       # parse DET ADJ* NOUN from word i
+        j = i + 1
+        while words[j] in ADJECTIVES:
+            j += 1
+        adjectives = [LEXICON[w] for w in reversed(words[i + 1:j])]
+        return [LEXICON[words[j]]] + adjectives + [LEXICON[words[i]]], j + 1
+
+    subject, i = noun_phrase(0)
+    verb = words[i]
+    i += 1
+    obj, place, adverb = [], [], []
+    if verb in TRANSITIVE_VERBS:
+        phrase, i = noun_phrase(i)
+        obj = phrase + [OBJECT_MARK]
+    if i < len(words) and words[i] in PREPOSITIONS:
+        phrase, j = noun_phrase(i + 1)
+        place, i = phrase + [LEXICON[words[i]]], j
+    if i < len(words):
+        adverb, i = [LEXICON[words[i]]], i + 1
+    assert i == len(words), f"not a sentence of the grammar: {' '.join(words)}"
+    return subject + [SUBJECT_MARK] + adverb + place + obj + [LEXICON[verb]]
+
+
+def _sentence_shapes() -> dict[int, list[tuple]]:
+    """Every (subject adjectives, object adjectives or None, place adjectives or None, adverb)
+    grouped by the source length it gives, so that lengths can be drawn uniformly."""
+    shapes: dict[int, list[tuple]] = {}
+    for n_subj in range(3):
+        for n_obj in (None, 0, 1, 2):
+            for n_place in (None, 0, 1, 2):
+                for adverb in (False, True):
+                    length = (3 + n_subj + (0 if n_obj is None else 2 + n_obj)
+                              + (0 if n_place is None else 3 + n_place) + adverb)
+                    shapes.setdefault(length, []).append((n_subj, n_obj, n_place, adverb))
+    return shapes
+
+
+SHAPES = _sentence_shapes()
+
+
+def sample_sentence(rng: np.random.Generator, length: int) -> list[str]:
+    """A random source sentence of exactly `length` words (MIN_LEN..MAX_LEN)."""
+    def pick(words: dict) -> str:
+        keys = list(words)
+        return keys[rng.integers(len(keys))]
+
+    def noun_phrase(n_adjectives: int, nouns: dict) -> list[str]:
+        adjectives = [list(ADJECTIVES)[k] for k in rng.permutation(len(ADJECTIVES))[:n_adjectives]]
+        return [pick(DETERMINERS)] + adjectives + [pick(nouns)]
+
+    shapes = SHAPES[length]
+    n_subj, n_obj, n_place, adverb = shapes[rng.integers(len(shapes))]
+    words = noun_phrase(n_subj, ANIMATE_NOUNS)
+    words.append(pick(INTRANSITIVE_VERBS if n_obj is None else TRANSITIVE_VERBS))
+    if n_obj is not None:
+        words += noun_phrase(n_obj, NOUNS)
+    if n_place is not None:
+        words += [pick(PREPOSITIONS)] + noun_phrase(n_place, NOUNS)
+    if adverb:
+        words.append(pick(ADVERBS))
+    return words
+
+
+Pair = tuple[list[str], list[str]]
+
+
+def make_corpus(rng: np.random.Generator, n_train: int, n_test: int,
+                min_len: int = MIN_LEN, max_len: int = MAX_LEN) -> tuple[list[Pair], list[Pair]]:
+    """Distinct (source, target) pairs with source lengths uniform in [min_len, max_len].
+
+    The held-out set is drawn first; training sentences never repeat a held-out one (nor a
+    SHOWCASE sentence), so held-out scores measure generalisation.
+    """
+    seen = set(SHOWCASE)
+
+    def draw(n: int) -> list[Pair]:
+        pairs: list[Pair] = []
+        tries = 0
+        while len(pairs) < n:
+            tries += 1
+            if tries > 50 * n + 1000:
+                raise ValueError(f"make_corpus: cannot find {n} distinct sentences of "
+                                 f"{min_len}-{max_len} words")
+            words = sample_sentence(rng, int(rng.integers(min_len, max_len + 1)))
+            key = " ".join(words)
+            if key not in seen:
+                seen.add(key)
+                pairs.append((words, translate_words(words)))
+        return pairs
+    test = draw(n_test)
+    return draw(n_train), test
+
+
+# ------------------------------------------------------------------------------------------
+# Vocabularies and padded batches
+
+class Vocab:
+    """Words <-> ids; id 0 is padding, and the target side adds <s> (1) and </s> (2)."""
+
+    def __init__(self, words: list[str], specials: tuple[str, ...]):
+        self.itos = list(specials) + sorted(set(words) - set(specials))
+        self.stoi = {w: i for i, w in enumerate(self.itos)}
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def encode(self, words: list[str]) -> list[int]:
+        return [self.stoi[w] for w in words]
+
+    def decode(self, ids) -> list[str]:
+        """Words up to (not including) the first </s> or padding."""
+        out = []
+        for i in ids:
+            word = self.itos[int(i)]
+            if word in (EOS, PAD):
+                break
+            out.append(word)
+        return out
+
+
+def build_vocabs() -> tuple[Vocab, Vocab]:
+    """Source and target vocabularies from the lexicon (independent of the sampled data)."""
+    source = Vocab(list(LEXICON), (PAD,))
+    target = Vocab(list(LEXICON.values()) + [SUBJECT_MARK, OBJECT_MARK], (PAD, BOS, EOS))
+    return source, target
+
+
+@dataclass
+class Batch:
+    """A padded batch. src (B, S) ids, src_len (B,), tgt_in = <s> y (B, T), tgt_out = y </s>
+    (B, T); padding id 0 everywhere."""
+    src: np.ndarray
+    src_len: np.ndarray
+    tgt_in: np.ndarray
+    tgt_out: np.ndarray
+
+
+def make_batch(pairs: list[Pair], src_vocab: Vocab, tgt_vocab: Vocab) -> Batch:
+    B = len(pairs)
+    S = max(len(s) for s, _ in pairs)
+    T = max(len(t) for _, t in pairs) + 1
+    src = np.zeros((B, S), dtype=np.int64)
+    tgt_in = np.zeros((B, T), dtype=np.int64)
+    tgt_out = np.zeros((B, T), dtype=np.int64)
+    for b, (s, t) in enumerate(pairs):
+        src[b, :len(s)] = src_vocab.encode(s)
+        ids = tgt_vocab.encode(t)
+        tgt_in[b, :len(ids) + 1] = [tgt_vocab.stoi[BOS]] + ids
+        tgt_out[b, :len(ids) + 1] = ids + [tgt_vocab.stoi[EOS]]
+    return Batch(src, np.array([len(s) for s, _ in pairs]), tgt_in, tgt_out)
+
+
+# ------------------------------------------------------------------------------------------
+# The model
+
+class Seq2Seq(nn.Module):
+    """GRU encoder, GRU decoder and one of ATTENTIONS between them.
+
+    Shapes: B batch, S source length, T target length, E embedding size, H hidden size,
+    V target vocabulary.
+    """
+
+    def __init__(self, src_vocab: int, tgt_vocab: int, embed_dim: int, hidden_size: int,
+                 attention: str, max_len: int = MAX_LEN):
+        super().__init__()
+        if attention not in ATTENTIONS:
+            raise ValueError(f"Seq2Seq: attention must be one of {ATTENTIONS}, got {attention!r}")
+        self.attention_kind = attention
+        E, H = embed_dim, hidden_size
+        self.src_embed = nn.Embedding(src_vocab, E, padding_idx=0)
+        self.encoder = nn.GRU(E, H)
+        self.tgt_embed = nn.Embedding(tgt_vocab, E, padding_idx=0)
+        if attention == "location":
+            self.decoder_step = nn.LocationAttentionDecoderStep(E, H, max_len)
+            self.out = nn.Linear(H, tgt_vocab)
+            return
+        self.decoder = nn.GRU(E, H)
+        if attention == "dot":
+            self.attention = nn.DotProductAttention(scaled=True)
+        elif attention == "general":
+            self.attention = nn.BilinearAttention(H, H)
+        elif attention == "additive":
+            self.attention = nn.AdditiveAttention(H, H, H)
+        self.combine = nn.Linear(H if attention == "none" else 2 * H, H)
+        self.out = nn.Linear(H, tgt_vocab)
+
+    def encode(self, src, src_len: np.ndarray):
+        """src (B, S) ids -> (states (B, S, H), last real state (B, H), mask bool (B, 1, S))."""
+        states, _ = self.encoder(self.src_embed(src))               # (B, S, H)
+        B, S = states.shape[0], states.shape[1]
+        # the state after each sentence's last real word, not after its padding
+        last = states[np.arange(B), np.asarray(src_len) - 1]        # (B, H)
+        mask = nn.padding_mask(np.asarray(src_len), S, device=states.device)  # (B, 1, S)
+        return states, last, mask
+
+    def _readout(self, h, memory, mask):
+        """h (B, T, H) decoder states -> (logits (B, T, V), weights (B, T, S) or None)."""
+        if self.attention_kind == "none":
+            return self.out(mg.tanh(self.combine(h))), None
+        context, weights = self.attention(h, memory, memory, mask)   # (B, T, H), (B, T, S)
+        attended = mg.tanh(self.combine(mg.concat([h, context], axis=-1)))   # (B, T, H)
+        return self.out(attended), weights
+
+    def forward(self, src, src_len: np.ndarray, tgt_in):
+        """Teacher forcing: src (B, S), tgt_in (B, T) -> (logits (B, T, V), weights
+        (B, T, S) or None)."""
+        memory, last, mask = self.encode(src, src_len)
+        if self.attention_kind == "location":
+            h, logits, weights = last, [], []
+            emb = self.tgt_embed(tgt_in)                            # (B, T, E)
+            for t in range(emb.shape[1]):
+                h, alpha = self.decoder_step(emb[:, t], h, memory, mask[:, 0])  # (B, H), (B, S)
+                logits.append(self.out(h))
+                weights.append(alpha)
+            return mg.stack(logits, axis=1), mg.stack(weights, axis=1)
+        h, _ = self.decoder(self.tgt_embed(tgt_in), last.unsqueeze(0))  # (B, T, H)
+        return self._readout(h, memory, mask)
+
+    def step(self, y_prev: np.ndarray, h, memory, mask):
+        """One decoding step: previous words (B,), state h (B, H) -> (log-probs (B, V) as a
+        NumPy array, new h (B, H), weights (B, S) as NumPy or None)."""
+        emb = self.tgt_embed(y_prev)                                # (B, E)
+        if self.attention_kind == "location":
+            h, alpha = self.decoder_step(emb, h, memory, mask[:, 0])
+            logits, weights = self.out(h), alpha
+        else:
+            out, h_n = self.decoder(emb.unsqueeze(1), h.unsqueeze(0))    # (B, 1, H)
+            h = h_n[0]
+            logits, weights = self._readout(out, memory, mask)
+            logits = logits[:, 0]
+            weights = None if weights is None else weights[:, 0]
+        log_probs = mg.log_softmax(logits, axis=-1).numpy()
+        return log_probs, h, None if weights is None else weights.numpy()
+
+
+# ------------------------------------------------------------------------------------------
+# Decoding
+
+def _select(x, rows: np.ndarray):
+    """x (N, ...) Tensor or mask -> x[rows] (rows picked or repeated)."""
+    return x[rows]
+
+
+@mg.no_grad()
+def greedy_decode(model: Seq2Seq, batch: Batch, bos: int, eos: int, max_steps: int,
+                  device: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
+    """Pick the most likely word at each step. Returns (ids (B, steps), weights (B, steps, S))
+    (weights are zeros without attention); decoding stops when every row has written </s>."""
+    src = mg.tensor(batch.src, device=device)
+    memory, h, mask = model.encode(src, batch.src_len)
+    B, S = batch.src.shape
+    y = np.full(B, bos, dtype=np.int64)
+    ids, weights = [], []
+    done = np.zeros(B, dtype=bool)
+    for _ in range(max_steps):
+        log_probs, h, w = model.step(y, h, memory, mask)
+        y = log_probs.argmax(axis=-1)
+        ids.append(y)
+        weights.append(np.zeros((B, S)) if w is None else w)
+        done |= y == eos
+        if done.all():
+            break
+    return np.stack(ids, axis=1), np.stack(weights, axis=1)
+
+
+@mg.no_grad()
+def beam_decode(model: Seq2Seq, batch: Batch, bos: int, eos: int, max_steps: int,
+                beam: int = 4, length_alpha: float = 0.0, device: str = "cpu") -> np.ndarray:
+    """Beam search, batched: every sentence keeps its `beam` best partial translations.
+
+    score(y) = Σ_t log p(y_t | y_<t, x), and the finished hypothesis with the best
+    score / len(y)^length_alpha wins (length_alpha = 0: plain log-probability). A finished
+    hypothesis is carried on unchanged. Returns ids (B, steps) padded with 0 after </s>.
+    """
+    src = mg.tensor(batch.src, device=device)
+    memory, h, mask = model.encode(src, batch.src_len)
+    B, K = batch.src.shape[0], beam
+    rows = np.repeat(np.arange(B), K)                        # sentence of each hypothesis
+    memory, h, mask = _select(memory, rows), _select(h, rows), _select(mask, rows)
+    scores = np.full((B, K), -np.inf)
+    scores[:, 0] = 0.0                                       # one live hypothesis to start
+    finished = np.zeros((B, K), dtype=bool)
+    lengths = np.zeros((B, K))
+    history = np.zeros((B, K, 0), dtype=np.int64)
+    y = np.full(B * K, bos, dtype=np.int64)
+    for _ in range(max_steps):
+        log_probs, h, _ = model.step(y, h, memory, mask)    # (B·K, V)
+        V = log_probs.shape[-1]
+        log_probs = log_probs.reshape(B, K, V)
+        # a finished hypothesis may only continue with padding, at no cost
+        log_probs[finished] = -np.inf
+        log_probs[finished, 0] = 0.0
+        total = (scores[:, :, None] + log_probs).reshape(B, K * V)
+        best = np.argsort(-total, axis=1, kind="stable")[:, :K]       # (B, K)
+        parent, word = best // V, best % V
+        scores = np.take_along_axis(total, best, axis=1)
+        lengths = np.take_along_axis(lengths, parent, axis=1) + ~np.take_along_axis(
+            finished, parent, axis=1)
+        finished = np.take_along_axis(finished, parent, axis=1) | (word == eos)
+        history = np.concatenate([np.take_along_axis(history, parent[:, :, None], axis=1),
+                                  word[:, :, None]], axis=2)
+        h = h[(np.arange(B)[:, None] * K + parent).reshape(-1)]
+        y = word.reshape(-1)
+        if finished.all():
+            break
+    ranked = np.where(finished, scores, scores - 1e9) / np.maximum(lengths, 1) ** length_alpha
+    choice = ranked.argmax(axis=1)
+    return history[np.arange(B), choice]
+
+
+def score_translations(predicted: np.ndarray, batch: Batch, tgt_vocab: Vocab) -> dict:
+    """Exact match (the whole output, </s> included, equals the reference) and token accuracy
+    (reference positions, </s> included, where the output has the same word), per sentence."""
+    eos = tgt_vocab.stoi[EOS]
+    exact, correct, total = [], [], []
+    for b in range(len(batch.src)):
+        reference = batch.tgt_out[b][batch.tgt_out[b] != 0]
+        output = predicted[b].copy()
+        after_eos = np.cumsum(output == eos) - (output == eos) > 0
+        output[after_eos] = 0                                 # nothing counts after </s>
+        output = output[:len(reference)]
+        hits = int((output == reference[:len(output)]).sum())
+        n_out = len(tgt_vocab.decode(predicted[b]))
+        exact.append(hits == len(reference) and n_out == len(reference) - 1)
+        correct.append(hits)
+        total.append(len(reference))
+    return {"exact": np.array(exact), "correct": np.array(correct), "total": np.array(total)}
+
+
+def evaluate(model: Seq2Seq, pairs: list[Pair], vocabs: tuple[Vocab, Vocab], beam: int = 0,
+             batch_size: int = 500, device: str = "cpu") -> dict:
+    """Held-out scores with greedy decoding (beam = 0) or beam search; overall and per source
+    length."""
+    src_vocab, tgt_vocab = vocabs
+    bos, eos = tgt_vocab.stoi[BOS], tgt_vocab.stoi[EOS]
+    was_training = model.training
+    model.eval()
+    parts = []
+    for i in range(0, len(pairs), batch_size):
+        chunk = pairs[i:i + batch_size]
+        batch = make_batch(chunk, src_vocab, tgt_vocab)
+        steps = batch.tgt_out.shape[1] + 2
+        if beam:
+            ids = beam_decode(model, batch, bos, eos, steps, beam=beam, device=device)
+        else:
+            ids, _ = greedy_decode(model, batch, bos, eos, steps, device=device)
+        parts.append((score_translations(ids, batch, tgt_vocab), batch.src_len))
+    model.train(was_training)
+    exact = np.concatenate([p["exact"] for p, _ in parts])
+    correct = np.concatenate([p["correct"] for p, _ in parts])
+    total = np.concatenate([p["total"] for p, _ in parts])
+    src_len = np.concatenate([n for _, n in parts])
+    by_length = {int(n): {"exact_match": float(exact[src_len == n].mean()),
+                          "token_accuracy": float(correct[src_len == n].sum()
+                                                  / total[src_len == n].sum()),
+                          "count": int((src_len == n).sum())}
+                 for n in np.unique(src_len)}
+    return {"exact_match": float(exact.mean()), "token_accuracy": float(correct.sum()
+                                                                         / total.sum()),
+            "by_length": by_length}
+
+
+# ------------------------------------------------------------------------------------------
+# Training
+
+def train_step(model: Seq2Seq, optimizer, scheduler, batch: Batch, clip: float,
+               device: str) -> float:
+    """One teacher-forced step on a padded batch: mean cross-entropy over real target words."""
+    logits, _ = model(mg.tensor(batch.src, device=device), batch.src_len,
+                      mg.tensor(batch.tgt_in, device=device))        # (B, T, V)
+    loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=0)
+    optimizer.zero_grad()
+    loss.backward()
+    nn.clip_grad_norm(model.parameters(), clip)
+    optimizer.step()
+    scheduler.step()
+    return loss.item()
+
+
+@dataclass
+class Config:
+    attention: str = "additive"
+    embed_dim: int = 64
+    hidden_size: int = 128
+    n_train: int = 12000
+    n_test: int = 1000
+    epochs: int = 3
+    batch_size: int = 64
+    lr: float = 3e-3
+    lr_decay: float = 0.4
+    clip: float = 1.0
+    beam: int = 4
+    min_len: int = MIN_LEN
+    max_len: int = MAX_LEN
+
+
+def train(config: Config, out: Path, seed: int, device: str = "cpu", resume: Path | None = None,
+          show_progress: bool = True, log=None) -> tuple[Seq2Seq, dict]:
+    """Build the data and the model, train for config.epochs epochs (checkpointing after each)
+    and return (model, results). `results` holds the loss history, per-epoch held-out exact
+    match (greedy), the final greedy and beam scores and the timings. Progress lines go to
+    `log` (default: printed above the progress bar)."""
+    rng = np.random.default_rng(seed)
+    train_pairs, test_pairs = make_corpus(rng, config.n_train, config.n_test,
+                                          config.min_len, config.max_len)
+    vocabs = build_vocabs()
+    src_vocab, tgt_vocab = vocabs
+    model = Seq2Seq(len(src_vocab), len(tgt_vocab), config.embed_dim, config.hidden_size,
+                    config.attention, max_len=config.max_len).to(device)
+    optimizer = nn.optim.Adam(model.parameters(), lr=config.lr)
+    steps_per_epoch = math.ceil(len(train_pairs) / config.batch_size)
+    # lr · decay^(epochs done, fractional): steadier final weights, and a schedule that does
+    # not depend on --epochs, so a resumed run continues exactly where it stopped
+    scheduler = nn.optim.LambdaLR(optimizer,
+                                  lambda step: config.lr_decay ** (step / steps_per_epoch))
+    history = {"loss": [], "epoch_exact": [], "curve_step": [], "curve_exact": [],
+               "train_seconds": 0.0, "epochs_done": 0}
+    checkpoint = out / "checkpoint.npz"
+    if resume is not None:
+        state = load_checkpoint(resume, model, optimizer)
+        scheduler.load_state_dict(state["scheduler"])
+        history = {key: as_list(state[key])
+                   for key in ("loss", "epoch_exact", "curve_step", "curve_exact")}
+        history["train_seconds"] = float(state["train_seconds"])
+        history["epochs_done"] = int(state["epochs_done"])
+        (log or print)(f"resumed from {resume} after epoch {history['epochs_done']}")
+    # exact match on the first 200 held-out sentences, four times per epoch (not timed)
+    curve_pairs, eval_every = test_pairs[:200], max(1, steps_per_epoch // 4)
+    order_rng = np.random.default_rng(seed + 1)
+    for _ in range(history["epochs_done"]):                 # replay the shuffles already used
+        order_rng.permutation(len(train_pairs))
+    remaining = config.epochs - history["epochs_done"]
+    with LossBar(total=remaining * steps_per_epoch, desc=f"train [{config.attention}]",
+                 disable=not show_progress) as bar:
+        for epoch in range(history["epochs_done"], config.epochs):
+            start, eval_seconds = time.perf_counter(), 0.0
+            order = order_rng.permutation(len(train_pairs))
+            for i in range(0, len(order), config.batch_size):
+                batch = make_batch([train_pairs[j] for j in order[i:i + config.batch_size]],
+                                   src_vocab, tgt_vocab)
+                loss = train_step(model, optimizer, scheduler, batch, config.clip, device)
+                history["loss"].append(loss)
+                bar.update(loss, epoch=epoch + 1)
+                if len(history["loss"]) % eval_every == 0:       # the learning curve
+                    tick = time.perf_counter()
+                    history["curve_step"].append(len(history["loss"]))
+                    history["curve_exact"].append(
+                        evaluate(model, curve_pairs, vocabs, device=device)["exact_match"])
+                    eval_seconds += time.perf_counter() - tick
+            history["train_seconds"] += time.perf_counter() - start - eval_seconds
+            scores = evaluate(model, test_pairs, vocabs, device=device)
+            history["epoch_exact"].append(scores["exact_match"])
+            history["epochs_done"] = epoch + 1
+            (log or bar.write)(f"epoch {epoch + 1}: loss {bar.running_loss:.4f}, held-out "
+                               f"exact match (greedy) {scores['exact_match']:.3f}, training "
+                               f"time so far {history['train_seconds']:.1f} s")
+            save_checkpoint(checkpoint, model, optimizer, scheduler=scheduler.state_dict(),
+                            **history)
+    start = time.perf_counter()
+    greedy = evaluate(model, test_pairs, vocabs, device=device)
+    beam = evaluate(model, test_pairs, vocabs, beam=config.beam, device=device) \
+        if config.beam > 1 else None
+    results = {"history": history, "greedy": greedy, "beam": beam,
+               "eval_seconds": time.perf_counter() - start,
+               "n_train": len(train_pairs), "n_test": len(test_pairs),
+               "n_parameters": int(sum(p.data.size for p in model.parameters())),
+               "steps": len(history["loss"]), "vocabs": vocabs, "test_pairs": test_pairs}
+    return model, results
+
+
+# ------------------------------------------------------------------------------------------
+# Figures
+
+def plot_loss(history: dict, steps_per_epoch: int, title: str, path: Path) -> Path:
+    """Training loss per step (and its running mean) with held-out exact match per epoch."""
+    plt = pyplot()
+    loss = np.asarray(history["loss"])
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(np.arange(1, len(loss) + 1), loss, color="tab:blue", alpha=0.3, lw=0.8,
+            label="loss per batch")
+    window = max(1, min(50, len(loss) // 10))
+    smooth = np.convolve(loss, np.ones(window) / window, mode="valid")
+    ax.plot(np.arange(len(smooth)) + (window + 1) / 2, smooth, color="tab:blue",
+            label=f"mean of {window} batches")
+    ax.set_yscale("log")
+    ax.set_xlabel("training step (batch)")
+    ax.set_ylabel("cross-entropy per target word")
+    ax.set_title(title)
+    ax2 = ax.twinx()
+    ax2.plot(history["curve_step"], history["curve_exact"], ".-", color="tab:orange",
+             label="held-out exact match (greedy, 200 sentences)")
+    exact = history["epoch_exact"]
+    ax2.plot(np.arange(1, len(exact) + 1) * steps_per_epoch, exact, "o", color="tab:red",
+             label="held-out exact match (greedy, all, end of epoch)")
+    ax2.set_ylim(0, 1.02)
+    ax2.set_ylabel("held-out exact match")
+    lines = ax.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
+    labels = ax.get_legend_handles_labels()[1] + ax2.get_legend_handles_labels()[1]
+    ax.legend(lines, labels, loc="center right", fontsize=8)
+    return save_figure(fig, path)
+
+
+def translate_examples(model: Seq2Seq, pairs: list[Pair], vocabs: tuple[Vocab, Vocab],
+                       device: str = "cpu") -> tuple[list[list[str]], np.ndarray]:
+    """Greedy translations of `pairs` and the attention weights (B, steps, S) behind them."""
+    src_vocab, tgt_vocab = vocabs
+    batch = make_batch(pairs, src_vocab, tgt_vocab)
+    was_training = model.training
+    model.eval()
+    ids, weights = greedy_decode(model, batch, tgt_vocab.stoi[BOS], tgt_vocab.stoi[EOS],
+                                 batch.tgt_out.shape[1] + 2, device=device)
+    model.train(was_training)
+    return [tgt_vocab.decode(row) for row in ids], weights
+
+
+def sample_lines(pairs: list[Pair], outputs: list[list[str]]) -> list[str]:
+    """Source, model output (marked correct or WRONG) and reference, for samples.txt."""
+    lines = []
+    for (source, reference), words in zip(pairs, outputs):
+        status = "correct" if words == reference else "WRONG"
+        lines.append(f"{' '.join(source)}\n  -> {' '.join(words)}   [{status}]\n"
+                     f"     reference: {' '.join(reference)}")
+    return lines
+
+
+def plot_attention(pairs: list[Pair], outputs: list[list[str]], weights: np.ndarray,
+                   title: str, path: Path) -> Path:
+    """Heat-maps of attention weights, one panel per sentence: rows are the words the decoder
+    wrote (and </s>), columns the source words; row t sums to 1 over the source."""
+    plt = pyplot()
+    cols = 2
+    rows = math.ceil(len(pairs) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 5.0 * rows), squeeze=False)
+    for k, ((source, reference), words) in enumerate(zip(pairs, outputs)):
+        ax = axes[k // cols][k % cols]
+        shown = words + [EOS] if len(words) < weights.shape[1] else words
+        status = "correct" if words == reference else "WRONG"
+        image = plot_heatmap(ax, weights[k, :len(shown), :len(source)], source, shown,
+                             title=f"{' '.join(source)}\n(translation {status})",
+                             xlabel="source word (attended to)",
+                             ylabel="output word (being written)")
+        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.02, label="attention weight")
+    for k in range(len(pairs), rows * cols):
+        axes[k // cols][k % cols].axis("off")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+# ------------------------------------------------------------------------------------------
+
+def config_from_args(args) -> Config:
+    config = Config(attention=args.attention)
+    if args.quick:
+        config = Config(attention=args.attention, embed_dim=16, hidden_size=32, n_train=640,
+                        n_test=64, epochs=3, batch_size=32, lr=1e-2, beam=2, max_len=6)
+    for name in ("embed_dim", "hidden_size", "n_train", "n_test", "epochs", "batch_size", "lr",
+                 "beam"):
+        value = getattr(args, name)
+        if value is not None:
+            setattr(config, name, value)
+    return config
+
+
+def build_parser():
+    parser = base_parser(__doc__, default_out="runs/translate")
+    parser.add_argument("--attention", choices=ATTENTIONS, default="additive",
+                        help="decoder attention (default: additive)")
+    parser.add_argument("--epochs", type=int, default=None, help="training epochs (default 3)")
+    parser.add_argument("--n-train", dest="n_train", type=int, default=None,
+                        help="training sentences (default 12000)")
+    parser.add_argument("--n-test", dest="n_test", type=int, default=None,
+                        help="held-out sentences (default 1000)")
+    parser.add_argument("--hidden-size", dest="hidden_size", type=int, default=None,
+                        help="GRU hidden size H (default 128)")
+    parser.add_argument("--embed-dim", dest="embed_dim", type=int, default=None,
+                        help="word embedding size E (default 64)")
+    parser.add_argument("--batch-size", dest="batch_size", type=int, default=None,
+                        help="sentences per batch (default 64)")
+    parser.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 3e-3)")
+    parser.add_argument("--beam", type=int, default=None, help="beam width (default 4)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = build_parser().parse_args(argv)
+    if args.out == Path("runs/translate"):
+        args.out = Path(f"runs/translate-{args.attention}")
+    out = prepare_run(args)
+    config = config_from_args(args)
+    start = time.perf_counter()
+    model, results = train(config, out, args.seed, args.device, args.resume)
+    history, vocabs = results["history"], results["vocabs"]
+    steps_per_epoch = math.ceil(results["n_train"] / config.batch_size)
+    plot_loss(history, steps_per_epoch,
+              f"Training, attention = {config.attention} ({results['n_train']} sentences)",
+              out / "loss.png")
+    showcase = [(s.split(), translate_words(s.split())) for s in SHOWCASE
+                if len(s.split()) <= config.max_len]
+    outputs, weights = translate_examples(model, showcase, vocabs, device=args.device)
+    lines = sample_lines(showcase, outputs)
+    (out / "samples.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if config.attention != "none":
+        plot_attention(showcase, outputs, weights,
+                       f"Attention weights, attention = {config.attention}: each output word "
+                       f"(row) and the source words it looked at", out / "attention.png")
+    greedy, beam = results["greedy"], results["beam"]
+    metrics = {
+        "attention": config.attention, "seed": args.seed, "device": args.device,
+        "quick": args.quick, "config": vars(config),
+        "n_train": results["n_train"], "n_test": results["n_test"],
+        "n_parameters": results["n_parameters"], "steps": results["steps"],
+        "epochs": history["epochs_done"],
+        "first_loss": history["loss"][0], "final_loss": float(np.mean(history["loss"][-20:])),
+        "train_seconds": round(history["train_seconds"], 2),
+        "eval_seconds": round(results["eval_seconds"], 2),
+        "total_seconds": round(time.perf_counter() - start, 2),
+        "greedy_exact_match": greedy["exact_match"],
+        "greedy_token_accuracy": greedy["token_accuracy"],
+        "beam_exact_match": None if beam is None else beam["exact_match"],
+        "beam_token_accuracy": None if beam is None else beam["token_accuracy"],
+        "epoch_exact_match": history["epoch_exact"],
+        "curve": {"step": history["curve_step"], "exact_match": history["curve_exact"]},
+        "greedy_by_length": greedy["by_length"],
+    }
+    write_json(out / "metrics.json", metrics)
+    print(f"held-out ({results['n_test']} sentences): greedy exact match "
+          f"{greedy['exact_match']:.3f}, token accuracy {greedy['token_accuracy']:.3f}"
+          + ("" if beam is None else f"; beam {config.beam}: exact match "
+             f"{beam['exact_match']:.3f}, token accuracy {beam['token_accuracy']:.3f}"))
+    print(f"training time {history['train_seconds']:.1f} s for {results['steps']} steps")
+    print("\n".join(lines[:2]))
+    print_outputs(out)
+    return metrics
+
+
+if __name__ == "__main__":
+    main()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 import math
 import weakref
 from typing import Callable, Iterable, Sequence
@@ -185,11 +186,11 @@ class Function:
     def apply(cls, *inputs, **options):
         fn = cls(**options) if options else cls()
         try:
-            arrays = [t.data for t in inputs]
+            arrays = tuple(map(_data_of, inputs))
             backend = _BY_ARRAY_TYPE[type(arrays[0])]
         except (AttributeError, IndexError, KeyError):
             backend = _check_inputs(cls, inputs)
-            arrays = [t.data for t in inputs]
+            arrays = tuple(map(_data_of, inputs))
         fn.xp = xp = backend.xp
         if len(arrays) > 1:
             kind = type(arrays[0])
@@ -218,8 +219,8 @@ class Function:
                 return result                     # integer results carry no gradient
             fn.inputs = inputs
             fn._output_ref = weakref.ref(result)
-            fn.scope = STATE.scope
-            fn._freed = False
+            if STATE.scope:
+                fn.scope = STATE.scope
             result._requires_grad = True
             result._fn = fn
         return result
@@ -236,6 +237,7 @@ def _check_inputs(cls, inputs):
     return backend_of(inputs[0].data)
 
 
+_data_of = operator.attrgetter("data")
 _Tensor = None  # set by tensor.py (the engine and Tensor refer to each other)
 
 
@@ -398,8 +400,8 @@ def _propagate(fn, g, inputs, grads, create_graph, anomaly) -> None:
         data = x.data
         if gx.shape != data.shape:
             gx = _sum_to(gx, data.shape, fn, create_graph)
-        if gx.dtype != data.dtype:                # a float32 input of a float64 op: float32 grad
-            gx = gx.astype(data.dtype)
+        if gx.dtype is not data.dtype and gx.dtype != data.dtype:
+            gx = gx.astype(data.dtype)            # a float32 input of a float64 op: float32 grad
         if anomaly:
             _check_finite(fn, gx.data if create_graph else gx, "gradient")
         key = id(x)

@@ -37,8 +37,13 @@ class Tensor:
     `.float()` first to stay in float32.
     """
 
-    __slots__ = ("data", "grad", "_requires_grad", "_fn", "name", "_retains_grad", "_hooks",
-                 "__weakref__")
+    # `data`, `_requires_grad` and `_fn` are set on every tensor; the rest keep these class-level
+    # defaults until set, which makes creating a tensor (once per operation) cheaper
+    __slots__ = ("data", "_requires_grad", "_fn", "__dict__", "__weakref__")
+    grad = None
+    name = None
+    _retains_grad = False
+    _hooks = None
     __array_ufunc__ = None     # ndarray <op> Tensor defers to Tensor's reflected operator
 
     def __init__(self, data, dtype=None, requires_grad: bool = False, device=None):
@@ -51,12 +56,8 @@ class Tensor:
             backend, index = parse_device(device)
         array = _to_backend_array(data, dtype, backend, index)
         self.data = array
-        self.grad = None
         self._requires_grad = False
         self._fn = None
-        self.name = None
-        self._retains_grad = False
-        self._hooks = None
         if requires_grad:
             self.requires_grad = True
 
@@ -67,12 +68,8 @@ class Tensor:
         if type(array) not in _ARRAY_TYPES:     # NumPy scalars from full reductions
             array = (xp or np).asarray(array)
         t.data = array
-        t.grad = None
         t._requires_grad = False
         t._fn = None
-        t.name = None
-        t._retains_grad = False
-        t._hooks = None
         return t
 
     # -- attributes -----------------------------------------------------------------------

@@ -68,8 +68,8 @@ class AttentionWeights(mg.Function):
 
     def forward(self, q, k, mask=None):
         xp = self.xp
-        w = q @ k.swapaxes(-1, -2)                           # (..., Lq, Lk) scores
-        w *= self.scale
+        # scale q rather than the scores: Lq·D products instead of Lq·Lk
+        w = (q * xp.asarray(self.scale, dtype=q.dtype)) @ k.swapaxes(-1, -2)   # (..., Lq, Lk)
         if mask is not None:
             w += xp.where(mask, 0.0, -math.inf).astype(w.dtype)   # −inf where not allowed
         top = w.max(axis=-1, keepdims=True)
@@ -82,13 +82,17 @@ class AttentionWeights(mg.Function):
 
     def vjp(self, grad):
         """The backward on arrays (grad: ∂L/∂w)."""
+        xp = self.xp
         q, k = self.inputs[0].data, self.inputs[1].data
         w, g = self.output.data, grad
-        grad_s = g - (g * w).sum(axis=-1, keepdims=True)     # softmax: w ⊙ (g − Σ_j g_j w_j)
+        # softmax: ∂S = w ⊙ (g − Σ_j g_j w_j); the row sums come from einsum, which makes no
+        # (Lq, Lk) temporary, and the scale goes on the small (L, D) results
+        row = xp.einsum("...ij,...ij->...i", g, w)[..., None]    # (..., Lq, 1)
+        grad_s = g - row
         grad_s *= w
-        grad_s *= self.scale
-        grad_q = grad_s @ k                                  # (..., Lq, D)
-        grad_k = grad_s.swapaxes(-1, -2) @ q                 # (..., Lk, D)
+        scale = xp.asarray(self.scale, dtype=grad_s.dtype)
+        grad_q = (grad_s @ k) * scale                        # (..., Lq, D)
+        grad_k = (grad_s.swapaxes(-1, -2) @ q) * scale       # (..., Lk, D)
         return (grad_q, grad_k, None) if len(self.inputs) == 3 else (grad_q, grad_k)
 
     def backward(self, grad):

@@ -195,13 +195,15 @@ class SGD(Optimizer):
             g = g + group["weight_decay"] * w
         momentum = group["momentum"]
         if momentum:
-            if "momentum_buffer" not in state:
-                buf = g.copy()
-            else:
-                buf = momentum * state["momentum_buffer"] + (1.0 - group["dampening"]) * g
-            state["momentum_buffer"] = buf
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = g.copy()
+            else:                                    # b ← μ b + (1 − dampening) g, in place
+                buf *= momentum
+                buf += (1.0 - group["dampening"]) * g
             g = g + momentum * buf if group["nesterov"] else buf
-        return w - group["lr"] * g
+        w -= group["lr"] * g                         # in place, as PyTorch updates parameters
+        return w
 
 
 class Adam(Optimizer):
@@ -230,7 +232,7 @@ class Adam(Optimizer):
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         decay = group["weight_decay"]
         if decay and self.decoupled_weight_decay:
-            w = w * (1.0 - lr * decay)               # AdamW: shrink the weights first
+            w *= 1.0 - lr * decay                    # AdamW: shrink the weights first
         elif decay:
             g = g + decay * w
         if "step" not in state:
@@ -239,11 +241,17 @@ class Adam(Optimizer):
             state["exp_avg_sq"] = xp.zeros_like(w)
         state["step"] += 1
         t = state["step"]
-        m = state["exp_avg"] = beta1 * state["exp_avg"] + (1.0 - beta1) * g
-        v = state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1.0 - beta2) * (g * g)
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        m *= beta1                                   # m ← β₁ m + (1 − β₁) g, in place
+        m += (1.0 - beta1) * g
+        v *= beta2                                   # v ← β₂ v + (1 − β₂) g², in place
+        v += (1.0 - beta2) * (g * g)
         step_size = lr / (1.0 - beta1 ** t)
-        denom = xp.sqrt(v) / math.sqrt(1.0 - beta2 ** t) + eps
-        return w - step_size * (m / denom)
+        denom = xp.sqrt(v)
+        denom /= math.sqrt(1.0 - beta2 ** t)
+        denom += eps
+        w -= step_size * (m / denom)                 # in place, as PyTorch updates parameters
+        return w
 
 
 class AdamW(Adam):

@@ -258,6 +258,36 @@ def _check_same_device(cls, inputs) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# A gradient that is zero but at an index.
+
+class IndexedGradient:
+    """∂L/∂x when only x[index] was read: zero everywhere except `values` at `index`.
+
+    GetItem's array backward returns one instead of a zero-filled array, so that the slices of
+    one tensor (the r, z, n gates cut out of a GRU's pre-activations, or q, k, v out of a packed
+    projection) add into a single buffer instead of each filling and adding a full one.
+    """
+
+    __slots__ = ("shape", "index", "is_basic", "values", "xp")
+
+    def __init__(self, shape, index, is_basic: bool, values, xp):
+        self.shape, self.index, self.is_basic, self.values = shape, index, is_basic, values
+        self.xp = xp
+
+    def add_into(self, buffer) -> None:
+        """buffer[index] += values (repeated advanced indices accumulate)."""
+        if self.is_basic:
+            buffer[self.index] += self.values      # a basic index names each element once
+        else:
+            backend_of(buffer).scatter_add(buffer, self.index, self.values)
+
+    def dense(self):
+        buffer = self.xp.zeros(self.shape, dtype=self.values.dtype)
+        self.add_into(buffer)
+        return buffer
+
+
+# ---------------------------------------------------------------------------------------------
 # The graph walk.
 
 def count_consumers(roots: Sequence) -> dict[int, int]:
@@ -344,6 +374,7 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
     # reads is ready at once
     ready = [root for root in _unique(roots) if id(root) not in consumers]
     results: dict[int, object] = {}
+    owned: set[int] = set()      # keys whose gradient buffer the walk allocated: add in place
     anomaly = STATE.detect_anomaly
     with _GradMode(create_graph):
         while ready:
@@ -351,6 +382,8 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
             g = grads.pop(id(tensor), None)
             fn = tensor._fn
             if g is not None:
+                if type(g) is IndexedGradient:
+                    g = g.dense()
                 if tensor._hooks:
                     for hook in tensor._hooks:
                         g_tensor = g if create_graph else Tensor._from_array(g)
@@ -366,7 +399,7 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                 continue
             inputs = fn.inputs
             if g is not None:
-                _propagate(fn, g, inputs, grads, create_graph, anomaly)
+                _propagate(fn, g, inputs, grads, owned, create_graph, anomaly)
                 if not retain_graph:
                     fn.saved_tensors = ()
                     fn._freed = True
@@ -380,7 +413,7 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
     return results
 
 
-def _propagate(fn, g, inputs, grads, create_graph, anomaly) -> None:
+def _propagate(fn, g, inputs, grads, owned, create_graph, anomaly) -> None:
     """Run fn's backward on its output gradient g and add the results into `grads`."""
     if create_graph or fn.vjp is None:
         input_grads = _run_backward(fn, g if create_graph else _Tensor._from_array(g))
@@ -395,6 +428,12 @@ def _propagate(fn, g, inputs, grads, create_graph, anomaly) -> None:
     for x, gx in zip(inputs, input_grads):
         if gx is None or not x._requires_grad:
             continue
+        key = id(x)
+        if type(gx) is IndexedGradient:
+            if anomaly:
+                _check_finite(fn, gx.values, "gradient")
+            _accumulate_indexed(key, gx, x.data.dtype, grads, owned)
+            continue
         if create_graph or type(gx) is _Tensor:
             gx = _as_grad(gx, create_graph)
         data = x.data
@@ -404,9 +443,33 @@ def _propagate(fn, g, inputs, grads, create_graph, anomaly) -> None:
             gx = gx.astype(data.dtype)            # a float32 input of a float64 op: float32 grad
         if anomaly:
             _check_finite(fn, gx.data if create_graph else gx, "gradient")
-        key = id(x)
         previous = grads.get(key)
-        grads[key] = gx if previous is None else previous + gx
+        if previous is None:
+            grads[key] = gx
+        elif create_graph:
+            grads[key] = previous + gx            # recorded, so never in place
+        elif key in owned:
+            previous += gx                        # a buffer of the walk's own: add in place
+        else:
+            if type(previous) is IndexedGradient:
+                previous = previous.dense()
+            grads[key] = previous + gx            # a new buffer, owned from now on
+            owned.add(key)
+
+
+def _accumulate_indexed(key, gx: IndexedGradient, dtype, grads, owned) -> None:
+    """Add a gradient that is zero but at an index into grads[key], in one owned buffer."""
+    if gx.values.dtype != dtype:
+        gx.values = gx.values.astype(dtype)
+    previous = grads.get(key)
+    if previous is None:
+        grads[key] = gx                           # stays unmaterialised until needed
+        return
+    if key not in owned:
+        previous = previous.dense() if type(previous) is IndexedGradient else previous.copy()
+        grads[key] = previous
+        owned.add(key)
+    gx.add_into(previous)
 
 
 def _run_backward(fn, grad):

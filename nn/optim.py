@@ -201,6 +201,7 @@ class SGD(Optimizer):
             else:                                    # b ← μ b + (1 − dampening) g, in place
                 buf *= momentum
                 buf += (1.0 - group["dampening"]) * g
+                state["momentum_buffer"] = buf
             g = g + momentum * buf if group["nesterov"] else buf
         w -= group["lr"] * g                         # in place, as PyTorch updates parameters
         return w
@@ -246,6 +247,7 @@ class Adam(Optimizer):
         m += (1.0 - beta1) * g
         v *= beta2                                   # v ← β₂ v + (1 − β₂) g², in place
         v += (1.0 - beta2) * (g * g)
+        state["exp_avg"], state["exp_avg_sq"] = m, v
         step_size = lr / (1.0 - beta1 ** t)
         denom = xp.sqrt(v)
         denom /= math.sqrt(1.0 - beta2 ** t)

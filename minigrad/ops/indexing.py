@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd import Function, IndexedGradient
 from ..backend import backend_of
 from ..tensor import Tensor
 from .common import constant
@@ -27,7 +27,8 @@ class GetItem(Function):
                               is_basic=self.is_basic)
 
     def vjp(self, grad):
-        return _index_add(self.xp, self.inputs[0].shape, self.index, self.is_basic, grad)
+        # zero but at the index: left unmaterialised, so slices of one tensor share a buffer
+        return IndexedGradient(self.inputs[0].shape, self.index, self.is_basic, grad, self.xp)
 
 
 def _index_add(xp, shape, index, is_basic, g):

@@ -117,6 +117,19 @@ class SimArray:
     __and__, __or__, __xor__ = _method("__and__"), _method("__or__"), _method("__xor__")
     __hash__ = None
 
+    # in place, as CuPy's arrays do
+    def _in_place(name):
+        def call(self, other):
+            getattr(self._array, name)(_unwrap(other))
+            return self
+        call.__name__ = name
+        return call
+
+    __iadd__, __isub__ = _in_place("__iadd__"), _in_place("__isub__")
+    __imul__, __itruediv__ = _in_place("__imul__"), _in_place("__itruediv__")
+    __iand__, __ior__ = _in_place("__iand__"), _in_place("__ior__")
+    del _in_place
+
     # shape, dtype and reductions
     reshape, transpose, swapaxes = _method("reshape"), _method("transpose"), _method("swapaxes")
     squeeze, ravel, flatten = _method("squeeze"), _method("ravel"), _method("flatten")

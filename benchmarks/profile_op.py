@@ -47,7 +47,7 @@ def _where(filename: str, name: str) -> str:
     if "/minigrad/" in path:
         return "minigrad, other (backend, creation)"
     if "/nn/" in path:
-        return "nn (modules, functional, optim)"
+        return "nn (modules, functional, optim, incl. NumPy/BLAS calls made inline)"
     if "/numpy/" in path or "numpy" in name:
         return "NumPy (Python wrappers and C methods)"
     if "/benchmarks/" in path:

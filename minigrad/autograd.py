@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import heapq
+import itertools
 import operator
 import math
 import weakref
@@ -160,6 +162,7 @@ class Function:
     saved_tensors: tuple = ()
     scope = ""
     _freed = False
+    sequence = -1              # creation order, set when recorded: a node comes after its inputs
 
     # set on each subclass: does its output depend differentiably on its inputs?
     differentiable = True
@@ -205,24 +208,26 @@ class Function:
                 raise
             shapes = ", ".join(f"{tuple(t.shape)} {t.dtype}" for t in inputs)
             raise type(error)(f"{cls.__name__}: {error} (inputs: {shapes})") from error
-        result = _Tensor._from_array(out, xp)
+        if type(out) not in _BY_ARRAY_TYPE:         # NumPy scalars from full reductions
+            out = xp.asarray(out)
+        result = _new_tensor(_Tensor)               # Tensor._from_array(out), inlined: hot
+        result.data = out
+        result._fn = None
+        result._requires_grad = False
         if STATE.detect_anomaly:
             fn.scope = STATE.scope
-            _check_forward(fn, inputs, result.data)
-        if STATE.grad_enabled and cls.differentiable:
+            _check_forward(fn, inputs, out)
+        if STATE.grad_enabled and cls.differentiable and out.dtype.kind in "fc":
             for t in inputs:
                 if t._requires_grad:
+                    fn.inputs = inputs
+                    fn.sequence = _next_sequence()
+                    fn._output_ref = weakref.ref(result)
+                    if STATE.scope:
+                        fn.scope = STATE.scope
+                    result._requires_grad = True
+                    result._fn = fn
                     break
-            else:
-                return result
-            if result.data.dtype.kind not in "fc":
-                return result                     # integer results carry no gradient
-            fn.inputs = inputs
-            fn._output_ref = weakref.ref(result)
-            if STATE.scope:
-                fn.scope = STATE.scope
-            result._requires_grad = True
-            result._fn = fn
         return result
 
 
@@ -238,6 +243,8 @@ def _check_inputs(cls, inputs):
 
 
 _data_of = operator.attrgetter("data")
+_next_sequence = itertools.count().__next__     # creation order of recorded Functions
+_new_tensor = object.__new__
 _Tensor = None  # set by tensor.py (the engine and Tensor refer to each other)
 
 
@@ -290,61 +297,15 @@ class IndexedGradient:
 # ---------------------------------------------------------------------------------------------
 # The graph walk.
 
-def count_consumers(roots: Sequence) -> dict[int, int]:
-    """For every tensor the roots depend on through the graph: how many graph edges read it.
-
-    Keys are ids, since Tensor.__eq__ is elementwise. A tensor's gradient is complete once that
-    many consumers have sent theirs back, which is what orders the backward walk.
-    """
-    unique_roots = _unique(roots)
-    # the roots are walked from the start: listing them with no consumers yet keeps a root
-    # that another root reads (or a repeated root) from being walked, and counted, twice
-    consumers: dict[int, int] = {id(r): 0 for r in unique_roots}
-    stack = list(unique_roots)
-    while stack:
-        fn = stack.pop()._fn
-        if fn is None:
-            continue
-        if fn._freed:
-            raise RuntimeError(
-                f"backward through the graph a second time: {type(fn).__name__} has already "
-                f"freed its saved values; pass retain_graph=True to the first backward (or to "
-                f"minigrad.grad) to keep them")
-        for x in fn.inputs:
-            if x._requires_grad:
-                key = id(x)
-                if key in consumers:
-                    consumers[key] += 1
-                else:
-                    consumers[key] = 1
-                    stack.append(x)           # first visit: walk on into its inputs
-    for root in unique_roots:
-        if consumers[id(root)] == 0:
-            del consumers[id(root)]           # a root no other root reads
-    return consumers
+def _order_key(tensor) -> int:
+    return tensor._fn.sequence if tensor._fn is not None else -1
 
 
-def topological_order(roots: Sequence) -> list:
-    """Every tensor that the roots depend on through the graph, each after all of its inputs."""
-    consumers = count_consumers(roots)
-    ready = [r for r in _unique(roots) if id(r) not in consumers]
-    order: list = []
-    while ready:
-        tensor = ready.pop()
-        order.append(tensor)
-        if tensor._fn is not None:
-            for x in tensor._fn.inputs:
-                if x._requires_grad:
-                    consumers[id(x)] -= 1
-                    if consumers[id(x)] == 0:
-                        ready.append(x)
-    order.reverse()
-    return order
-
-
-def _unique(tensors):
-    seen: set[int] = set()
-    return [t for t in tensors if not (id(t) in seen or seen.add(id(t)))]
+def _freed_error(fn) -> RuntimeError:
+    return RuntimeError(
+        f"backward through the graph a second time: {type(fn).__name__} has already freed its "
+        f"saved values; pass retain_graph=True to the first backward (or to minigrad.grad) to "
+        f"keep them")
 
 
 def _sum_to(grad, shape, fn, create_graph):
@@ -366,95 +327,114 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
     """
     Tensor = _Tensor
     capture_ids = {id(t) for t in capture} if capture is not None else None
-    consumers = count_consumers(roots)
+    # Tensors wait in a heap keyed by creation order, newest first. An operation's output is
+    # made after its inputs, so when a tensor comes off the heap every tensor that reads it has
+    # already sent its gradient back: the gradient is complete.
     grads: dict[int, object] = {}
+    waiting: list = []
     for root, g in zip(roots, root_grads):
-        grads[id(root)] = g if id(root) not in grads else grads[id(root)] + g
-    # a tensor is ready when every consumer has sent its gradient back: a root no other root
-    # reads is ready at once
-    ready = [root for root in _unique(roots) if id(root) not in consumers]
+        key = id(root)
+        if key in grads:
+            grads[key] = grads[key] + g
+        else:
+            grads[key] = g
+            heapq.heappush(waiting, (-_order_key(root), key, root))
     results: dict[int, object] = {}
     owned: set[int] = set()      # keys whose gradient buffer the walk allocated: add in place
+    done: list = []              # Functions whose saved values are freed once the walk ends
     anomaly = STATE.detect_anomaly
+    fast = not (create_graph or anomaly)
     with _GradMode(create_graph):
-        while ready:
-            tensor = ready.pop()
-            g = grads.pop(id(tensor), None)
+        while waiting:
+            _, key, tensor = heapq.heappop(waiting)
+            g = grads.pop(key)
             fn = tensor._fn
-            if g is not None:
-                if type(g) is IndexedGradient:
-                    g = g.dense()
-                if tensor._hooks:
-                    for hook in tensor._hooks:
-                        g_tensor = g if create_graph else Tensor._from_array(g)
-                        replaced = hook(g_tensor)
-                        if replaced is not None:
-                            g = _as_grad(replaced, create_graph)
-                if capture_ids is None:
-                    if fn is None or tensor._retains_grad:
-                        results[id(tensor)] = (tensor, g)
-                elif id(tensor) in capture_ids:
-                    results[id(tensor)] = (tensor, g)
+            if type(g) is IndexedGradient:
+                g = g.dense()
+            if tensor._hooks:
+                for hook in tensor._hooks:
+                    g_tensor = g if create_graph else Tensor._from_array(g)
+                    replaced = hook(g_tensor)
+                    if replaced is not None:
+                        g = _as_grad(replaced, create_graph)
+            if capture_ids is None:
+                if fn is None or tensor._retains_grad:
+                    results[key] = (tensor, g)
+            elif key in capture_ids:
+                results[key] = (tensor, g)
             if fn is None:
                 continue
-            inputs = fn.inputs
-            if g is not None:
-                _propagate(fn, g, inputs, grads, owned, create_graph, anomaly)
-                if not retain_graph:
-                    fn.saved_tensors = ()
-                    fn._freed = True
-            for x in inputs:
-                if x._requires_grad:
-                    key = id(x)
-                    left = consumers[key] - 1
-                    consumers[key] = left
-                    if left == 0:
-                        ready.append(x)
+            if fn._freed:
+                raise _freed_error(fn)
+            done.append(fn)
+            for x, gx in zip(fn.inputs, _input_gradients(fn, g, create_graph)):
+                if gx is None or not x._requires_grad:
+                    continue
+                key = id(x)
+                if key not in grads:
+                    heapq.heappush(waiting, (-_order_key(x), key, x))
+                data = x.data
+                # the common case inline: an array of the input's shape and dtype
+                if fast and type(gx) in _BY_ARRAY_TYPE and gx.shape == data.shape and \
+                        gx.dtype is data.dtype and (key in owned or key not in grads):
+                    if key in owned:
+                        grads[key] += gx           # a buffer of the walk's own: in place
+                    else:
+                        grads[key] = gx
+                else:
+                    _add_gradient(fn, x, key, gx, grads, owned, create_graph, anomaly)
+    if not retain_graph:
+        for fn in done:
+            fn.saved_tensors = ()
+            fn._freed = True
     return results
 
 
-def _propagate(fn, g, inputs, grads, owned, create_graph, anomaly) -> None:
-    """Run fn's backward on its output gradient g and add the results into `grads`."""
+def _input_gradients(fn, g, create_graph) -> tuple:
+    """fn's gradients for its inputs, one per input: from `vjp` on arrays when it has one and
+    nothing is recorded, else from `backward` on Tensors."""
     if create_graph or fn.vjp is None:
         input_grads = _run_backward(fn, g if create_graph else _Tensor._from_array(g))
     else:
         input_grads = fn.vjp(g)               # the same derivative, on bare arrays
     if type(input_grads) is not tuple:
         input_grads = (input_grads,)
-    if len(input_grads) != len(inputs):
+    if len(input_grads) != len(fn.inputs):
         raise RuntimeError(f"{type(fn).__name__}.backward returned {len(input_grads)} "
-                           f"gradient(s) for {len(inputs)} input(s); return one per "
+                           f"gradient(s) for {len(fn.inputs)} input(s); return one per "
                            f"input (None where an input gets none)")
-    for x, gx in zip(inputs, input_grads):
-        if gx is None or not x._requires_grad:
-            continue
-        key = id(x)
-        if type(gx) is IndexedGradient:
-            if anomaly:
-                _check_finite(fn, gx.values, "gradient")
-            _accumulate_indexed(key, gx, x.data.dtype, grads, owned)
-            continue
-        if create_graph or type(gx) is _Tensor:
-            gx = _as_grad(gx, create_graph)
-        data = x.data
-        if gx.shape != data.shape:
-            gx = _sum_to(gx, data.shape, fn, create_graph)
-        if gx.dtype is not data.dtype and gx.dtype != data.dtype:
-            gx = gx.astype(data.dtype)            # a float32 input of a float64 op: float32 grad
+    return input_grads
+
+
+def _add_gradient(fn, x, key, gx, grads, owned, create_graph, anomaly) -> None:
+    """Add gx, one of fn's input gradients, into grads[key] for input x: sum it down to x's
+    shape (undoing broadcasting), cast it to x's dtype, and accumulate."""
+    if type(gx) is IndexedGradient:
         if anomaly:
-            _check_finite(fn, gx.data if create_graph else gx, "gradient")
-        previous = grads.get(key)
-        if previous is None:
-            grads[key] = gx
-        elif create_graph:
-            grads[key] = previous + gx            # recorded, so never in place
-        elif key in owned:
-            previous += gx                        # a buffer of the walk's own: add in place
-        else:
-            if type(previous) is IndexedGradient:
-                previous = previous.dense()
-            grads[key] = previous + gx            # a new buffer, owned from now on
-            owned.add(key)
+            _check_finite(fn, gx.values, "gradient")
+        _accumulate_indexed(key, gx, x.data.dtype, grads, owned)
+        return
+    if create_graph or type(gx) is _Tensor:
+        gx = _as_grad(gx, create_graph)
+    data = x.data
+    if gx.shape != data.shape:
+        gx = _sum_to(gx, data.shape, fn, create_graph)
+    if gx.dtype is not data.dtype and gx.dtype != data.dtype:
+        gx = gx.astype(data.dtype)            # a float32 input of a float64 op: float32 grad
+    if anomaly:
+        _check_finite(fn, gx.data if create_graph else gx, "gradient")
+    previous = grads.get(key)
+    if previous is None:
+        grads[key] = gx
+    elif create_graph:
+        grads[key] = previous + gx            # recorded, so never in place
+    elif key in owned:
+        previous += gx                        # a buffer of the walk's own: add in place
+    else:
+        if type(previous) is IndexedGradient:
+            previous = previous.dense()
+        grads[key] = previous + gx            # a new buffer, owned from now on
+        owned.add(key)
 
 
 def _accumulate_indexed(key, gx: IndexedGradient, dtype, grads, owned) -> None:

@@ -28,7 +28,9 @@ class Add(Function):
 
 
 def add(a, b) -> Tensor:
-    return Add.apply(*pair(a, b))
+    if type(a) is not Tensor or type(b) is not Tensor:    # numbers, arrays, subclasses
+        a, b = pair(a, b)
+    return Add.apply(a, b)
 
 
 class Sub(Function):
@@ -46,7 +48,9 @@ class Sub(Function):
 
 
 def sub(a, b) -> Tensor:
-    return Sub.apply(*pair(a, b))
+    if type(a) is not Tensor or type(b) is not Tensor:    # numbers, arrays, subclasses
+        a, b = pair(a, b)
+    return Sub.apply(a, b)
 
 
 class Mul(Function):
@@ -67,7 +71,9 @@ class Mul(Function):
 
 
 def mul(a, b) -> Tensor:
-    return Mul.apply(*pair(a, b))
+    if type(a) is not Tensor or type(b) is not Tensor:    # numbers, arrays, subclasses
+        a, b = pair(a, b)
+    return Mul.apply(a, b)
 
 
 class Div(Function):
@@ -91,7 +97,9 @@ class Div(Function):
 
 
 def div(a, b) -> Tensor:
-    return Div.apply(*pair(a, b))
+    if type(a) is not Tensor or type(b) is not Tensor:    # numbers, arrays, subclasses
+        a, b = pair(a, b)
+    return Div.apply(a, b)
 
 
 class Neg(Function):

@@ -261,11 +261,15 @@ def plot_heatmap(ax, weights: np.ndarray, x_labels: list[str], y_labels: list[st
 # -- checkpoints ----------------------------------------------------------------------------
 
 def _storable(value: Any) -> Any:
-    """Lists/tuples of numbers become NumPy arrays (nn.save stores arrays, numbers, strings)."""
+    """Lists/tuples of numbers become NumPy arrays (compact in the .npz); other lists stay
+    lists of storable items; dict keys become strings."""
     if isinstance(value, dict):
         return {str(k): _storable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return np.asarray(value)
+        if all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+               for v in value):
+            return np.asarray(value)
+        return [_storable(v) for v in value]
     return value
 
 
@@ -273,7 +277,8 @@ def save_checkpoint(path: str | Path, model, optimizer=None, **state: Any) -> Pa
     """Save model (and optimizer) state plus extra `state` with nn.save (atomic .npz).
 
     Layout: {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "state": state}.
-    Lists in `state` (e.g. a loss history) are stored as NumPy arrays.
+    Lists of numbers in `state` (e.g. a loss history) are stored as NumPy arrays (read them
+    back with `as_list`); dict keys are stored as strings.
     """
     import nn
     checkpoint = {"model": model.state_dict(), "state": _storable(state)}
@@ -305,3 +310,14 @@ def load_checkpoint(path: str | Path, model, optimizer=None) -> dict:
 def as_list(values: Iterable) -> list[float]:
     """A loss history restored from a checkpoint (array, list or scalar) as a list of floats."""
     return [float(v) for v in np.atleast_1d(np.asarray(values))] if values is not None else []
+
+
+def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None,
+               **quick) -> argparse.Namespace:
+    """Parse `argv`; with --quick, the `quick` values replace the defaults (flags given on the
+    command line still win)."""
+    args = parser.parse_args(argv)
+    if args.quick:
+        parser.set_defaults(**quick)
+        args = parser.parse_args(argv)
+    return args

@@ -21,19 +21,19 @@ writes 10⁵):
    learning curves.
 
 Run:
-    python3 examples/positional_encoding.py              # about a minute on a CPU
+    python3 examples/positional_encoding.py              # about 10 seconds on a CPU
     python3 examples/positional_encoding.py --quick      # a few seconds
     python3 examples/positional_encoding.py --resume     # continue the add/concat training
 """
 
 from __future__ import annotations
 
-import argparse
+# _common first: it sets the BLAS thread count before NumPy loads
+from _common import (as_list, base_parser, load_checkpoint, LossBar, parse_args, prepare_run,
+                     print_outputs, pyplot, save_checkpoint, save_figure, write_json)
+
 
 import numpy as np
-
-from _common import (LossBar, as_list, base_parser, load_checkpoint, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_json)
 
 import minigrad as mg
 import nn
@@ -189,34 +189,35 @@ def train_mode(mode: str, args, out) -> tuple[DelayCopy, dict]:
 
 def plot_add_vs_concat(histories: dict, weights: dict, args, path) -> None:
     plt = pyplot()
-    fig, axes = plt.subplots(1, 4, figsize=(19, 4.2))
+    fig, axes = plt.subplots(2, 2, figsize=(12, 9.5), gridspec_kw={"hspace": 0.35})
     for mode, style in zip(MODES, ("-", "--")):
-        axes[0].plot(histories[mode]["loss"], style, label=mode)
-        axes[1].plot(histories[mode]["accuracy"], style, label=mode)
-    axes[0].axhline(np.log(args.vocab), color="gray", ls=":", label=f"chance ln {args.vocab}")
-    axes[0].set(title="training loss", xlabel="step", ylabel="cross-entropy (nats)")
-    axes[1].set(title=f"accuracy of y_t = x_(t−{args.delay})", xlabel="step",
-                ylabel="accuracy", ylim=(-0.03, 1.03))
-    for ax in axes[:2]:
+        axes[0, 0].plot(histories[mode]["loss"], style, label=mode)
+        axes[0, 1].plot(histories[mode]["accuracy"], style, label=mode)
+    axes[0, 0].axhline(np.log(args.vocab), color="gray", ls=":", label=f"chance ln {args.vocab}")
+    axes[0, 0].set(title="training loss", xlabel="step", ylabel="cross-entropy (nats)")
+    axes[0, 1].set(title=f"accuracy of y_t = x_(t−{args.delay})", xlabel="step",
+                   ylabel="accuracy", ylim=(-0.03, 1.03))
+    for ax in axes[0]:
         ax.legend()
         ax.grid(alpha=0.3)
-    for ax, mode in zip(axes[2:], MODES):
+    for ax, mode in zip(axes[1], MODES):
         image = ax.imshow(weights[mode], cmap="viridis", vmin=0, vmax=1, aspect="equal")
-        ax.set(title=f"{mode}: attention weights after training", xlabel="key position i",
+        ax.set(title=f"{mode}: weights of one held-out sequence", xlabel="key position i",
                ylabel="query position t")
-        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="attention weight")
     fig.suptitle(f"Positional encoding added to a {args.width}-wide embedding vs concatenated "
-                 f"to a {args.width // 2}-wide one (one attention layer, width {args.width})")
+                 f"to a {args.width // 2}-wide one\n(one attention layer of width {args.width}, "
+                 f"no residual: the answer must come from position t − {args.delay})")
     save_figure(fig, path)
 
 
-def parse_with_quick_defaults(parser, argv, **quick) -> argparse.Namespace:
-    """Parse `argv`; with --quick, the `quick` values replace the defaults (flags still win)."""
-    args = parser.parse_args(argv)
-    if args.quick:
-        parser.set_defaults(**quick)
-        args = parser.parse_args(argv)
-    return args
+def steps_to(losses: list[float], threshold: float, window: int = 10) -> int | None:
+    """First step at which the mean of the last `window` losses is below `threshold`."""
+    for step in range(window, len(losses) + 1):
+        if np.mean(losses[step - window:step]) < threshold:
+            return step
+    return None
+
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -234,7 +235,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--width", type=int, default=32, help="attention width D")
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--checkpoint-every", type=int, default=250)
-    args = parse_with_quick_defaults(parser, argv, steps=40, check_length=200, max_shift=50)
+    args = parse_args(parser, argv, steps=40, check_length=200, max_shift=50)
     out = prepare_run(args)
 
     # 1. the grid
@@ -287,10 +288,12 @@ def main(argv: list[str] | None = None) -> dict:
         accuracy = float((logits.numpy().argmax(-1)[asked] == test_targets[asked]).mean())
         weights[mode] = w.numpy()[0]
         results[mode] = {"test_loss": loss, "test_accuracy": accuracy,
+                         "steps_to_loss_0.1": steps_to(histories[mode]["loss"], 0.1),
                          "first_train_loss": histories[mode]["loss"][0],
                          "final_train_loss": float(np.mean(histories[mode]["loss"][-10:])),
                          "parameters": sum(p.size for p in model.parameters())}
-        print(f"  {mode:>6}: held-out loss {loss:.4f} nats, accuracy {accuracy:.3f} "
+        print(f"  {mode:>6}: held-out loss {loss:.4f} nats, accuracy {accuracy:.3f}, "
+              f"training loss below 0.1 after {results[mode]['steps_to_loss_0.1']} steps "
               f"({results[mode]['parameters']} parameters)")
     plot_add_vs_concat(histories, weights, args, out / "add_vs_concat.png")
 

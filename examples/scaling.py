@@ -12,24 +12,26 @@ gradient. Figure `softmax_saturation.png`: score std, largest weight and ‖∂L
 Part 2 (claim C15). A GRU layer walks the sequence one step at a time with an (B, H) state; an
 attention layer looks at all pairs of positions at once, with (B, heads, L, L) weights. Forward +
 backward time (time.perf_counter) and peak traced memory (tracemalloc, which sees NumPy's
-buffers) for both as L grows, on log-log axes with fitted slopes. Figure `time_memory.png`.
+buffers; with --device cuda it sees host memory only) for both as L grows, on log-log axes with
+fitted slopes. Figure `time_memory.png`.
 
 Run:
-    python3 examples/scaling.py                  # d up to 4096, L up to 1024 (a minute or two)
+    python3 examples/scaling.py                  # d up to 4096, L up to 2048 (under a minute)
     python3 examples/scaling.py --quick          # few small sizes, a few seconds
     python3 examples/scaling.py --lengths 64 256 1024 --dims 8 512
 """
 
 from __future__ import annotations
 
-import argparse
+# _common first: it sets the BLAS thread count before NumPy loads
+from _common import (base_parser, parse_args, prepare_run, print_outputs, pyplot, save_figure,
+                     write_json)
+
 import time
 import tracemalloc
 
 import numpy as np
 from tqdm.auto import tqdm
-
-from _common import base_parser, prepare_run, print_outputs, pyplot, save_figure, write_json
 
 import minigrad as mg
 import nn
@@ -73,7 +75,7 @@ def run_saturation(dims: list[int], num_keys: int, trials: int, device: str) -> 
 def plot_saturation(results: dict, path) -> None:
     plt = pyplot()
     dims = results["dims"]
-    fig, axes = plt.subplots(1, 3, figsize=(14, 4))
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.3), gridspec_kw={"wspace": 0.3})
     panels = [("score_std", "std of the scores", "log"),
               ("max_weight", "mean largest softmax weight", "linear"),
               ("grad_scores_norm", "median ‖∂L/∂scores‖", "log")]
@@ -133,6 +135,7 @@ def run_cost(lengths: list[int], batch: int, embed: int, heads: int, repeats: in
     gru = nn.GRU(embed, embed, batch_first=True).to(device)
     attention = nn.MultiHeadAttention(embed, heads).to(device)
     results: dict = {"lengths": lengths, "batch": batch, "embed_dim": embed, "heads": heads,
+                     "device": device,
                      "gru": {"seconds": [], "mib": []}, "attention": {"seconds": [], "mib": []}}
     with tqdm(total=len(lengths), desc="lengths", dynamic_ncols=True) as bar:
         for length in lengths:
@@ -183,18 +186,10 @@ def plot_cost(results: dict, path) -> None:
         ax.legend(fontsize=8)
     axes[0].set_title("time: GRU is sequential, attention is all-pairs")
     axes[1].set_title("memory: attention keeps (B, heads, L, L) weights")
-    fig.suptitle(f"B={results['batch']}, E=H={results['embed_dim']}, heads={results['heads']} "
-                 "(minigrad on one device)")
+    fig.suptitle(f"One layer, forward + backward, B={results['batch']}, "
+                 f"E=H={results['embed_dim']}, heads={results['heads']}, on {results['device']}")
     save_figure(fig, path)
 
-
-def parse_with_quick_defaults(parser, argv, **quick) -> argparse.Namespace:
-    """Parse `argv`; with --quick, the `quick` values replace the defaults (flags still win)."""
-    args = parser.parse_args(argv)
-    if args.quick:
-        parser.set_defaults(**quick)
-        args = parser.parse_args(argv)
-    return args
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -205,13 +200,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--num-keys", type=int, default=32, help="keys per query")
     parser.add_argument("--trials", type=int, default=256, help="random queries per d")
     parser.add_argument("--lengths", type=int, nargs="+",
-                        default=[16, 32, 64, 128, 256, 512, 1024],
+                        default=[16, 32, 64, 128, 256, 512, 1024, 2048],
                         help="sequence lengths L for the time and memory study")
     parser.add_argument("--batch", type=int, default=2)
     parser.add_argument("--embed-dim", type=int, default=32)
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3, help="timing runs per point (best)")
-    args = parse_with_quick_defaults(parser, argv, dims=[2, 16, 128, 1024], trials=64,
+    args = parse_args(parser, argv, dims=[2, 16, 128, 1024], trials=64,
                                      lengths=[8, 16, 32], repeats=1)
     out = prepare_run(args)
 

@@ -19,20 +19,19 @@ prints the gradient norms that reach W_q, W_k and W_v every few steps and plots 
 learning curves and the retrieval accuracy (the largest weight sits on the right key).
 
 Run:
-    python3 examples/soft_vs_hard.py                 # 400 steps, about a minute on a laptop CPU
+    python3 examples/soft_vs_hard.py                 # 400 steps, about 10 seconds on a CPU
     python3 examples/soft_vs_hard.py --quick         # a few seconds
     python3 examples/soft_vs_hard.py --resume        # continue from <out>/checkpoint.npz
 """
 
 from __future__ import annotations
 
-import argparse
-import math
+# _common first: it sets the BLAS thread count before NumPy loads
+from _common import (as_list, base_parser, load_checkpoint, LossBar, parse_args, prepare_run,
+                     print_outputs, pyplot, save_checkpoint, save_figure, write_json)
+
 
 import numpy as np
-
-from _common import (LossBar, as_list, base_parser, load_checkpoint, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_json)
 
 import minigrad as mg
 import nn
@@ -156,7 +155,8 @@ def plot(history: dict, args, path) -> None:
     ax.legend()
     ax = axes[1, 0]
     for mode in MODES:
-        ax.plot(steps, history[mode]["grad_query"], color=colors[mode], label=f"{labels[mode]}: W_q")
+        ax.plot(steps, history[mode]["grad_query"], color=colors[mode],
+                label=f"{labels[mode]}: W_q")
         ax.plot(steps, history[mode]["grad_key"], color=colors[mode], ls="--",
                 label=f"{labels[mode]}: W_k")
     ax.set_yscale("symlog", linthresh=1e-6)
@@ -188,14 +188,6 @@ def _smooth(values, width: int = 10) -> np.ndarray:
     return (sums[1:] - sums[starts]) / (np.arange(1, len(values) + 1) - starts)
 
 
-def parse_with_quick_defaults(parser, argv, **quick) -> argparse.Namespace:
-    """Parse `argv`; with --quick, the `quick` values replace the defaults (flags still win)."""
-    args = parser.parse_args(argv)
-    if args.quick:
-        parser.set_defaults(**quick)
-        args = parser.parse_args(argv)
-    return args
-
 
 def main(argv: list[str] | None = None) -> dict:
     parser = base_parser(__doc__, default_out="runs/soft_vs_hard")
@@ -208,7 +200,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--lr", type=float, default=1e-2, help="Adam learning rate")
     parser.add_argument("--print-every", type=int, default=25, help="print gradient norms every k")
     parser.add_argument("--checkpoint-every", type=int, default=100)
-    args = parse_with_quick_defaults(parser, argv, steps=60, batch=32, print_every=10)
+    args = parse_args(parser, argv, steps=60, batch=32, print_every=10)
     out = prepare_run(args)
 
     rotation = hidden_rotation(args.dim, args.seed)
@@ -223,9 +215,8 @@ def main(argv: list[str] | None = None) -> dict:
                    for mode in MODES}
         print(f"resumed from {args.resume} at step {start}")
 
-    header = (f"{'step':>5} | {'loss soft/nearest/exact':^26} | {'‖∂L/∂W_q‖ soft/nearest/exact':^32}"
-              f" | {'‖∂L/∂W_k‖ soft/nearest/exact':^32}")
-    print(header)
+    print(f"{'step':>5} | {'loss soft/nearest/exact':^26} | "
+          f"{'‖∂L/∂W_q‖ soft/nearest/exact':^32} | {'‖∂L/∂W_k‖ soft/nearest/exact':^32}")
     with LossBar(total=args.steps, desc="train", initial=start) as bar:
         for step in range(start, args.steps):
             record = train_step(models, optimizer, step, args, rotation)

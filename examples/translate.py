@@ -34,14 +34,15 @@ accuracy; attention heat-maps show which source word each output word looked at 
 
 Run (from the repository root):
 
-    python3 examples/translate.py                          # additive attention, default run
+    python3 examples/translate.py                          # additive attention, ~1 min
     python3 examples/translate.py --attention none         # the one-vector bottleneck
     python3 examples/translate.py --attention location     # the seq2seq tutorial's decoder
     python3 examples/translate.py --quick                  # a few-second smoke run
     python3 examples/translate.py --resume                 # continue from <out>/checkpoint.npz
 
-Outputs in --out (default runs/translate-<attention>): loss.png, attention.png,
-metrics.json, samples.txt, checkpoint.npz.
+Outputs in --out (default runs/translate-<attention>): loss.png, attention.png (not for
+--attention none), metrics.json, samples.txt (the showcase sentences translated),
+checkpoint.npz.
 """
 
 from __future__ import annotations
@@ -260,6 +261,13 @@ def make_batch(pairs: list[Pair], src_vocab: Vocab, tgt_vocab: Vocab) -> Batch:
 class Seq2Seq(nn.Module):
     """GRU encoder, GRU decoder and one of ATTENTIONS between them.
 
+        s_1..s_S = GRU_enc(embed(x)),   h_0 = s_S (the last real word's state)
+        none/dot/general/additive:  h_t = GRU_dec(embed(y_{t−1}), h_{t−1})
+            c_t = Σ_j α_tj s_j, α_t = softmax_j(score(h_t, s_j)) over real source words
+            logits_t = W_o tanh(W_c [h_t; c_t] + b_c) + b_o     (none: W_c h_t, no c_t)
+        location:  h_t, α_t = LocationAttentionDecoderStep(embed(y_{t−1}), h_{t−1}, s),
+            logits_t = W_o h_t + b_o
+
     Shapes: B batch, S source length, T target length, E embedding size, H hidden size,
     V target vocabulary.
     """
@@ -340,11 +348,6 @@ class Seq2Seq(nn.Module):
 # ------------------------------------------------------------------------------------------
 # Decoding
 
-def _select(x, rows: np.ndarray):
-    """x (N, ...) Tensor or mask -> x[rows] (rows picked or repeated)."""
-    return x[rows]
-
-
 @mg.no_grad()
 def greedy_decode(model: Seq2Seq, batch: Batch, bos: int, eos: int, max_steps: int,
                   device: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
@@ -380,7 +383,7 @@ def beam_decode(model: Seq2Seq, batch: Batch, bos: int, eos: int, max_steps: int
     memory, h, mask = model.encode(src, batch.src_len)
     B, K = batch.src.shape[0], beam
     rows = np.repeat(np.arange(B), K)                        # sentence of each hypothesis
-    memory, h, mask = _select(memory, rows), _select(h, rows), _select(mask, rows)
+    memory, h, mask = memory[rows], h[rows], mask[rows]     # K copies of each sentence
     scores = np.full((B, K), -np.inf)
     scores[:, 0] = 0.0                                       # one live hypothesis to start
     finished = np.zeros((B, K), dtype=bool)
@@ -490,8 +493,8 @@ class Config:
     n_test: int = 1000
     epochs: int = 3
     batch_size: int = 64
-    lr: float = 3e-3
-    lr_decay: float = 0.4
+    lr: float = 5e-3
+    lr_decay: float = 0.7
     clip: float = 1.0
     beam: int = 4
     min_len: int = MIN_LEN
@@ -502,8 +505,8 @@ def train(config: Config, out: Path, seed: int, device: str = "cpu", resume: Pat
           show_progress: bool = True, log=None) -> tuple[Seq2Seq, dict]:
     """Build the data and the model, train for config.epochs epochs (checkpointing after each)
     and return (model, results). `results` holds the loss history, per-epoch held-out exact
-    match (greedy), the final greedy and beam scores and the timings. Progress lines go to
-    `log` (default: printed above the progress bar)."""
+    match (greedy; overall and per source length), the final greedy and beam scores and the
+    timings. Progress lines go to `log` (default: printed above the progress bar)."""
     rng = np.random.default_rng(seed)
     train_pairs, test_pairs = make_corpus(rng, config.n_train, config.n_test,
                                           config.min_len, config.max_len)
@@ -517,14 +520,15 @@ def train(config: Config, out: Path, seed: int, device: str = "cpu", resume: Pat
     # not depend on --epochs, so a resumed run continues exactly where it stopped
     scheduler = nn.optim.LambdaLR(optimizer,
                                   lambda step: config.lr_decay ** (step / steps_per_epoch))
-    history = {"loss": [], "epoch_exact": [], "curve_step": [], "curve_exact": [],
-               "train_seconds": 0.0, "epochs_done": 0}
+    history = {"loss": [], "epoch_exact": [], "epoch_by_length": [], "curve_step": [],
+               "curve_exact": [], "train_seconds": 0.0, "epochs_done": 0}
     checkpoint = out / "checkpoint.npz"
     if resume is not None:
         state = load_checkpoint(resume, model, optimizer)
         scheduler.load_state_dict(state["scheduler"])
         history = {key: as_list(state[key])
                    for key in ("loss", "epoch_exact", "curve_step", "curve_exact")}
+        history["epoch_by_length"] = list(state["epoch_by_length"])
         history["train_seconds"] = float(state["train_seconds"])
         history["epochs_done"] = int(state["epochs_done"])
         (log or print)(f"resumed from {resume} after epoch {history['epochs_done']}")
@@ -554,6 +558,8 @@ def train(config: Config, out: Path, seed: int, device: str = "cpu", resume: Pat
             history["train_seconds"] += time.perf_counter() - start - eval_seconds
             scores = evaluate(model, test_pairs, vocabs, device=device)
             history["epoch_exact"].append(scores["exact_match"])
+            history["epoch_by_length"].append(           # exact match per source length
+                {str(n): entry["exact_match"] for n, entry in scores["by_length"].items()})
             history["epochs_done"] = epoch + 1
             (log or bar.write)(f"epoch {epoch + 1}: loss {bar.running_loss:.4f}, held-out "
                                f"exact match (greedy) {scores['exact_match']:.3f}, training "
@@ -578,6 +584,7 @@ def train(config: Config, out: Path, seed: int, device: str = "cpu", resume: Pat
 def plot_loss(history: dict, steps_per_epoch: int, title: str, path: Path) -> Path:
     """Training loss per step (and its running mean) with held-out exact match per epoch."""
     plt = pyplot()
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
     loss = np.asarray(history["loss"])
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.plot(np.arange(1, len(loss) + 1), loss, color="tab:blue", alpha=0.3, lw=0.8,
@@ -598,9 +605,13 @@ def plot_loss(history: dict, steps_per_epoch: int, title: str, path: Path) -> Pa
              label="held-out exact match (greedy, all, end of epoch)")
     ax2.set_ylim(0, 1.02)
     ax2.set_ylabel("held-out exact match")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     lines = ax.get_legend_handles_labels()[0] + ax2.get_legend_handles_labels()[0]
     labels = ax.get_legend_handles_labels()[1] + ax2.get_legend_handles_labels()[1]
-    ax.legend(lines, labels, loc="center right", fontsize=8)
+    ax.legend(lines, labels, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2,
+              fontsize=8, frameon=False)
     return save_figure(fig, path)
 
 
@@ -659,7 +670,7 @@ def config_from_args(args) -> Config:
         config = Config(attention=args.attention, embed_dim=16, hidden_size=32, n_train=640,
                         n_test=64, epochs=3, batch_size=32, lr=1e-2, beam=2, max_len=6)
     for name in ("embed_dim", "hidden_size", "n_train", "n_test", "epochs", "batch_size", "lr",
-                 "beam"):
+                 "lr_decay", "beam"):
         value = getattr(args, name)
         if value is not None:
             setattr(config, name, value)
@@ -681,7 +692,9 @@ def build_parser():
                         help="word embedding size E (default 64)")
     parser.add_argument("--batch-size", dest="batch_size", type=int, default=None,
                         help="sentences per batch (default 64)")
-    parser.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 3e-3)")
+    parser.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 5e-3)")
+    parser.add_argument("--lr-decay", dest="lr_decay", type=float, default=None,
+                        help="learning-rate factor per epoch (default 0.7)")
     parser.add_argument("--beam", type=int, default=None, help="beam width (default 4)")
     return parser
 

@@ -18,11 +18,12 @@ Run:
 
 from __future__ import annotations
 
+# _common first: it sets the BLAS thread count before NumPy loads
+from _common import base_parser, prepare_run, print_outputs, write_json
+
 import math
 
 import numpy as np
-
-from _common import base_parser, prepare_run, print_outputs, write_json
 
 import minigrad as mg
 

@@ -15,7 +15,7 @@ import itertools
 import operator
 import math
 import weakref
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
 from .backend import _BY_ARRAY_TYPE, backend_of
 

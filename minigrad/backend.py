@@ -10,6 +10,8 @@ New device types plug in with `register_backend`, exactly as CuPy does below.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -161,13 +163,13 @@ def erf_from_series(xp, x):
         coefficient[n] = (-1.0) ** n / (factorial * (2 * n + 1))
     for c in reversed(coefficient):                 # Horner in z = x²
         series = series * z + c
-    series = series * small * (2.0 / np.sqrt(np.pi))
+    series = series * small * (2.0 / math.sqrt(math.pi))   # Python floats keep x's dtype
     large = xp.maximum(ax, 2.5)
     fraction = large
     for n in range(80, 0, -1):
         fraction = large + (n / 2.0) / fraction
-    tail = 1.0 - xp.exp(-large * large) / (np.sqrt(np.pi) * fraction)
-    return xp.sign(x) * xp.where(ax <= 2.5, series, tail)
+    tail = 1.0 - xp.exp(-large * large) / (math.sqrt(math.pi) * fraction)
+    return (xp.sign(x) * xp.where(ax <= 2.5, series, tail)).astype(x.dtype, copy=False)
 
 
 _BACKENDS: dict[str, Backend] = {}

@@ -219,6 +219,24 @@ def _check_reduction(reduction: str, op: str) -> None:
         raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
+def _target_like(input: Tensor, target, op: str, input_name: str = "input") -> Tensor:
+    """`target` as a Tensor (array data takes input's dtype and device), checked to have
+    input's shape: an elementwise loss never broadcasts silently."""
+    if not isinstance(target, Tensor):
+        target = mg.tensor(target, dtype=input.dtype, device=input.device)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"{op}: {input_name} shape {tuple(input.shape)} and target shape "
+                         f"{tuple(target.shape)} differ")
+    return target
+
+
+def _reduce(loss: Tensor, reduction: str) -> Tensor:
+    """An elementwise loss kept as is ("none"), added ("sum") or averaged ("mean")."""
+    if reduction == "none":
+        return loss
+    return loss.sum() if reduction == "sum" else loss.mean()
+
+
 class CrossEntropy(mg.Function):
     """Softmax cross-entropy with integer targets, label smoothing and ignored targets.
 
@@ -361,31 +379,18 @@ def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
     """Mean squared error: ℓ = (input − target)², averaged ("mean"), added ("sum") or
     elementwise ("none"). Shapes must match (no silent broadcasting)."""
     _check_reduction(reduction, "mse_loss")
-    if not isinstance(target, Tensor):
-        target = mg.tensor(target, dtype=input.dtype, device=input.device)
-    if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"mse_loss: input shape {tuple(input.shape)} and target shape "
-                         f"{tuple(target.shape)} differ")
+    target = _target_like(input, target, "mse_loss")
     diff = input - target
-    squared = diff * diff
-    if reduction == "none":
-        return squared
-    return squared.sum() if reduction == "sum" else squared.mean()
+    return _reduce(diff * diff, reduction)
 
 
 def binary_cross_entropy_with_logits(logits: Tensor, target, reduction: str = "mean") -> Tensor:
     """ℓ = −[y log σ(z) + (1 − y) log(1 − σ(z))], computed stably as
     max(z, 0) − z·y + log(1 + e^(−|z|))."""
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
-    if not isinstance(target, Tensor):
-        target = mg.tensor(target, dtype=logits.dtype, device=logits.device)
-    if tuple(target.shape) != tuple(logits.shape):
-        raise ValueError(f"binary_cross_entropy_with_logits: logits shape "
-                         f"{tuple(logits.shape)} and target shape {tuple(target.shape)} differ")
+    target = _target_like(logits, target, "binary_cross_entropy_with_logits", "logits")
     loss = mg.relu(logits) - logits * target + mg.log(1.0 + mg.exp(-abs(logits)))
-    if reduction == "none":
-        return loss
-    return loss.sum() if reduction == "sum" else loss.mean()
+    return _reduce(loss, reduction)
 
 
 

@@ -93,6 +93,15 @@ class _CellParameters(Module):
         for param in self.parameters():
             init.uniform_(param, -bound, bound)
 
+    def _checked_state(self, x: Tensor, h: Tensor | None) -> Tensor:
+        """Checks x: (B, I) and h: (B, H); returns h, or zeros (B, H) when it is None."""
+        name = type(self).__name__
+        _check_cell_input(name, x, self.input_size)
+        if h is None:
+            return _zeros_state(x, x.shape[0], self.hidden_size)
+        _check_state(name, "h", h, (x.shape[0], self.hidden_size))
+        return h
+
     def extra_repr(self) -> str:
         return (f"{self.input_size}, {self.hidden_size}"
                 + ("" if self.bias_ih is not None else ", bias=False"))
@@ -331,10 +340,7 @@ class GRUCell(_CellParameters):
 
     def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
         """x: (B, I); h: (B, H), zeros when None. Returns h': (B, H)."""
-        _check_cell_input("GRUCell", x, self.input_size)
-        if h is None:
-            h = _zeros_state(x, x.shape[0], self.hidden_size)
-        _check_state("GRUCell", "h", h, (x.shape[0], self.hidden_size))
+        h = self._checked_state(x, h)
         gx = F.linear(x, self.weight_ih, self.bias_ih)      # (B, 3H)
         return _gru_step(gx, h, self.weight_hh, self.bias_hh)[0]
 
@@ -413,10 +419,7 @@ class UpdateGateCell(_CellParameters):
 
     def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
         """x: (B, I); h: (B, H), zeros when None. Returns h': (B, H)."""
-        _check_cell_input("UpdateGateCell", x, self.input_size)
-        if h is None:
-            h = _zeros_state(x, x.shape[0], self.hidden_size)
-        _check_state("UpdateGateCell", "h", h, (x.shape[0], self.hidden_size))
+        h = self._checked_state(x, h)
         gx = F.linear(x, self.weight_ih, self.bias_ih)      # (B, 2H)
         return _update_gate_step(gx, h, self.weight_hh, self.bias_hh)[0]
 

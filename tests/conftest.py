@@ -1,9 +1,12 @@
-"""Fixtures shared by the whole suite: a seeded RNG, and a guard on global grad mode."""
+"""Fixtures shared by the whole suite: a seeded RNG, the simulated device "sim", and a guard on
+global grad mode."""
 
 import numpy as np
 import pytest
 
 import minigrad as mg
+
+from .minigrad.simdevice import SimBackend
 
 
 @pytest.fixture
@@ -11,6 +14,17 @@ def rng():
     """A NumPy generator with a fixed seed; minigrad's own RNG is seeded too."""
     mg.manual_seed(0)
     return np.random.default_rng(0)
+
+
+@pytest.fixture
+def sim_device():
+    """The simulated device "sim", whose arrays refuse implicit conversion to NumPy as CuPy's
+    do; registered (and seeded) for the test and removed afterwards."""
+    backend = SimBackend()
+    backend.seed(0)
+    mg.register_backend(backend)
+    yield "sim"
+    mg.unregister_backend("sim")
 
 
 @pytest.fixture(autouse=True)

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import minigrad as mg
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -30,12 +32,22 @@ def test_task_answers_the_latest_value_of_each_key(script):
             assert stored and want[t] == stored[-1]
 
 
+def test_order_blind_floor_counts_the_values_stored_under_the_key(script):
+    task = script.RecallTask(num_keys=2, num_values=3, num_pairs=3, num_queries=2)
+    # pairs (k=0, v=1), (k=1, v=2), (k=0, v=2); queries ?0 (answer 2) and ?1 (answer 2)
+    tokens = np.array([[0 * 3 + 1, 1 * 3 + 2, 0 * 3 + 2, 6 + 0, 6 + 1]])
+    targets = np.array([[-1, -1, -1, 2, 2]])
+    # key 0 holds {1, 2}: −log ½; key 1 holds {2}: −log 1 = 0
+    assert math.isclose(task.order_blind_loss(tokens, targets), np.log(2) / 2)
+
+
 def test_quick_run_reports_every_variant(script, tmp_path, capsys):
     script.main(["--quick", "--out", str(tmp_path)])
     for name in ("losses.png", "implicit_weights.png"):
         assert (tmp_path / name).read_bytes()[:8] == PNG_SIGNATURE
     saved = json.loads((tmp_path / "metrics.json").read_text())
     assert list(saved["variants"]) == list(script.VARIANTS)
+    assert 0 < saved["task"]["order_blind_loss"] < saved["task"]["chance_loss"]
     for variant, result in saved["variants"].items():
         assert math.isfinite(result["test_loss"]), variant
         assert 0.0 <= result["test_accuracy"] <= 1.0
@@ -49,7 +61,6 @@ def test_quick_run_reports_every_variant(script, tmp_path, capsys):
 
 def test_gru_implicit_weights_reproduce_its_state(script):
     """C1: h_t = Σ_i [Π_{j=i+1..t} z_j](1 − z_i) ñ_i (h_0 = 0), checked on an untrained GRU."""
-    import minigrad as mg
     mg.manual_seed(0)
     model = script.Model("gru", vocab=10, num_values=4, dim=6, heads=2, max_len=8)
     tokens = np.array([3, 1, 4, 1, 5, 9, 2, 6])

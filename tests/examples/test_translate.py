@@ -1,4 +1,4 @@
-"""examples/translate.py: the invented languages, decoding, scoring, and a --quick run end to end."""
+"""examples/translate.py: the languages, decoding, scoring, and --quick runs end to end."""
 
 import json
 import math

@@ -1,20 +1,7 @@
-"""Fixtures for the engine's tests: the devices every primitive is checked on."""
+"""Fixtures for the engine's tests: the devices every primitive is checked on (`sim_device`
+comes from tests/conftest.py)."""
 
 import pytest
-
-import minigrad as mg
-
-from .simdevice import SimBackend
-
-
-@pytest.fixture
-def sim_device():
-    """The simulated device "sim", registered for the test and removed afterwards."""
-    backend = SimBackend()
-    backend.seed(0)
-    mg.register_backend(backend)
-    yield "sim"
-    mg.unregister_backend("sim")
 
 
 @pytest.fixture(params=["cpu", "sim"])

@@ -1,37 +1,23 @@
 """The README's quick tour of the engine runs as written: each Python block of that section,
 copied alone into a fresh script, runs and computes what the text around it says."""
 
-import pathlib
-import re
-import runpy
 import shutil
 
 import numpy as np
 import pytest
 
 import minigrad as mg
-
-README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
-
+from tests import readme_blocks
 
 TOUR_HEADING = "## A quick tour of the engine"
 
 
 def _python_blocks() -> list[str]:
-    """The Python blocks of the engine tour: from its heading to the next level-2 heading."""
-    text = README.read_text(encoding="utf-8")
-    tour = text[text.index(TOUR_HEADING):]
-    following = tour.find("\n## ", len(TOUR_HEADING))
-    tour = tour if following < 0 else tour[:following]
-    return re.findall(r"```python\n(.*?)```", tour, re.S)
+    return readme_blocks.python_blocks(TOUR_HEADING)
 
 
-def _run_block(index: int, directory: pathlib.Path, monkeypatch) -> dict:
-    """Block `index` as its own script in `directory`; returns the script's globals."""
-    script = directory / f"readme_block_{index}.py"
-    script.write_text(_python_blocks()[index], encoding="utf-8")
-    monkeypatch.chdir(directory)
-    return runpy.run_path(str(script))
+def _run_block(index: int, directory, monkeypatch) -> dict:
+    return readme_blocks.run_block(TOUR_HEADING, index, directory, monkeypatch)
 
 
 def test_the_readme_has_the_four_tour_blocks():

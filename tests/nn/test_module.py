@@ -295,16 +295,6 @@ def test_slicing_a_container_keeps_the_original_scope_names():
 
 # -- devices --------------------------------------------------------------------------------
 
-@pytest.fixture
-def sim_device():
-    """The simulated accelerator "sim" (arrays that refuse implicit conversion to NumPy)."""
-    from ..minigrad.simdevice import SimBackend
-    backend = SimBackend()
-    mg.register_backend(backend)
-    yield "sim"
-    mg.unregister_backend("sim")
-
-
 def _train_steps(model, device, steps=3):
     opt = nn.optim.Adam(model.parameters(), lr=0.01, weight_decay=0.01)
     idx = mg.tensor(np.array([[0, 3, 4], [1, 1, 2]]), device=device)

@@ -1,38 +1,24 @@
 """The README's tour of nn runs as written: each Python block of that section, copied alone
 into a fresh script, runs and computes what the text around it says."""
 
-import pathlib
-import re
-import runpy
-
 import numpy as np
 import pytest
 
 import minigrad as mg
 import nn
+from tests import readme_blocks
 
-README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 TOUR_HEADING = "## A tour of nn"
 
 
 def _python_blocks() -> list[str]:
-    """The Python blocks from the tour's heading to the next level-2 heading."""
-    text = README.read_text(encoding="utf-8")
-    tour = text[text.index(TOUR_HEADING):]
-    following = tour.find("\n## ", len(TOUR_HEADING))
-    tour = tour if following < 0 else tour[:following]
-    return re.findall(r"```python\n(.*?)```", tour, re.S)
+    return readme_blocks.python_blocks(TOUR_HEADING)
 
 
 @pytest.fixture
 def run_block(tmp_path, monkeypatch):
     """Run block `index` as its own script in a temporary directory; return its globals."""
-    def run(index: int) -> dict:
-        script = tmp_path / f"tour_block_{index}.py"
-        script.write_text(_python_blocks()[index], encoding="utf-8")
-        monkeypatch.chdir(tmp_path)
-        return runpy.run_path(str(script))
-    return run
+    return lambda index: readme_blocks.run_block(TOUR_HEADING, index, tmp_path, monkeypatch)
 
 
 def test_the_tour_has_its_four_blocks():

@@ -241,17 +241,6 @@ def test_pytorch_parity_layers(norm_first, rng):
 
 # -- devices -------------------------------------------------------------------------------------
 
-@pytest.fixture
-def sim_device():
-    """The simulated accelerator of the engine's tests: its arrays refuse implicit NumPy."""
-    from tests.minigrad.simdevice import SimBackend
-    backend = SimBackend()
-    backend.seed(0)
-    mg.register_backend(backend)
-    yield "sim"
-    mg.unregister_backend("sim")
-
-
 def test_sequence_layers_run_on_a_device_without_host_arrays(sim_device, rng):
     """Every hot path reaches arrays only through the device's array module: the same
     results (and gradients) on the simulated device as on the host."""

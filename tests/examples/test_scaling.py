@@ -1,0 +1,43 @@
+"""examples/scaling.py: softmax saturation without 1/√d, and time/memory against length."""
+
+import importlib
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def script(monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLES))
+    return importlib.import_module("scaling")
+
+
+def test_quick_run(script, tmp_path):
+    script.main(["--quick", "--out", str(tmp_path)])
+    for name in ("softmax_saturation.png", "time_memory.png"):
+        assert (tmp_path / name).read_bytes()[:8] == PNG_SIGNATURE
+    saved = json.loads((tmp_path / "metrics.json").read_text())
+    sat = saved["saturation"]
+    dims = np.array(sat["dims"], float)
+    scaled, unscaled = sat["scaled"], sat["unscaled"]
+    # Var(q·k) = d for q, k ~ N(0, I): std √d unscaled, 1 scaled
+    np.testing.assert_allclose(unscaled["score_std"], np.sqrt(dims), rtol=0.25)
+    np.testing.assert_allclose(scaled["score_std"], 1.0, rtol=0.25)
+    # unscaled softmax saturates at large d and its gradient collapses; scaled does not
+    assert unscaled["max_weight"][-1] > 0.8 > scaled["max_weight"][-1]
+    assert unscaled["grad_scores_norm"][-1] < 0.1 * scaled["grad_scores_norm"][-1]
+    assert max(scaled["grad_scores_norm"]) < 2 * min(scaled["grad_scores_norm"])
+    cost = saved["cost"]
+    for name in ("gru", "attention"):
+        assert len(cost[name]["seconds"]) == len(cost["lengths"])
+        assert all(s > 0 and math.isfinite(s) for s in cost[name]["seconds"])
+        assert all(m > 0 for m in cost[name]["mib"])
+    # attention keeps (B, heads, L, L) weights: its memory grows faster than linearly
+    assert cost["attention"]["memory_slope"] > 1.0
+

@@ -25,6 +25,7 @@ import numpy as np
 import minigrad as mg
 from minigrad import Tensor
 
+from . import functional as F
 from . import init
 from .attention_functional import check_mask, masked_softmax, scaled_dot_product_attention
 from .layers import Linear
@@ -288,6 +289,18 @@ class MultiHeadAttention(Module):
         x = x.reshape(B, L, self.num_heads, self.head_dim)  # (B, L, heads, Dh)
         return x.swapaxes(1, 2)                              # (B, heads, L, Dh)
 
+    def _packed_projections(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """Self-attention's q, k and v from one matrix product with the three weights stacked
+        (3E, E), as PyTorch's in_proj does: one larger product instead of three. x (B, L, E)."""
+        projections = (self.q_proj, self.k_proj, self.v_proj)
+        weight = mg.concat([p.weight for p in projections])                  # (3E, E)
+        bias = None if self.q_proj.bias is None else mg.concat([p.bias for p in projections])
+        B, L, _ = x.shape
+        qkv = F.linear(x, weight, bias)                                      # (B, L, 3E)
+        qkv = qkv.reshape(B, L, 3, self.num_heads, self.head_dim)            # (B, L, 3, heads, Dh)
+        qkv = qkv.transpose(2, 0, 3, 1, 4)                                   # (3, B, heads, L, Dh)
+        return qkv[0], qkv[1], qkv[2]
+
     def forward(self, query: Tensor, key: Tensor, value: Tensor,
                 mask=None) -> tuple[Tensor, Tensor]:
         """query (B, Lq, E), key (B, Lk, E), value (B, Lk, E); mask bool, True = allowed,
@@ -303,9 +316,12 @@ class MultiHeadAttention(Module):
                              f"(B, Lk, {E}), got query {tuple(query.shape)}, key "
                              f"{tuple(key.shape)}, value {tuple(value.shape)}")
         B, Lq, _ = query.shape
-        q = self._split_heads(self.q_proj(query))            # (B, heads, Lq, Dh)
-        k = self._split_heads(self.k_proj(key))              # (B, heads, Lk, Dh)
-        v = self._split_heads(self.v_proj(value))            # (B, heads, Lk, Dh)
+        if query is key and key is value:
+            q, k, v = self._packed_projections(query)         # 3 × (B, heads, L, Dh)
+        else:
+            q = self._split_heads(self.q_proj(query))        # (B, heads, Lq, Dh)
+            k = self._split_heads(self.k_proj(key))          # (B, heads, Lk, Dh)
+            v = self._split_heads(self.v_proj(value))        # (B, heads, Lk, Dh)
         heads, weights = scaled_dot_product_attention(
             q, k, v, _per_head_mask(mask), dropout_p=self.dropout, training=self.training)
         merged = heads.swapaxes(1, 2).reshape(B, Lq, E)      # (B, Lq, heads·Dh = E)

@@ -2,8 +2,9 @@
 
 A tensor made by an operation points to the Function that made it (`tensor._fn`). The Function
 holds its inputs strongly and its output weakly, so a graph is a DAG with no reference cycles and
-goes away as soon as nobody holds its root. Backward is one iterative walk over that DAG in
-reverse topological order; nothing recurses, so an unrolled GRU thousands of steps deep works.
+goes away as soon as nobody holds its root. Backward is one iterative walk over that DAG, newest
+operation first: an output is always made after its inputs, so reverse creation order is a
+topological order. Nothing recurses, so an unrolled GRU thousands of steps deep works.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import contextlib
 import functools
 import heapq
 import itertools
-import operator
 import math
+import operator
 import weakref
 from typing import Callable, Iterable
 
@@ -298,6 +299,7 @@ class IndexedGradient:
 # The graph walk.
 
 def _order_key(tensor) -> int:
+    """Creation order of the tensor's Function; leaves (no Function) come after everything."""
     return tensor._fn.sequence if tensor._fn is not None else -1
 
 
@@ -321,8 +323,8 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                       capture: Iterable | None = None) -> dict[int, object]:
     """Propagate `root_grads` back through the graph of `roots`.
 
-    Returns {id(tensor): (tensor, gradient)} for the leaves that require grad, for tensors that called
-    `retain_grad()`, and for every tensor in `capture`. Gradients are Tensors when
+    Returns {id(tensor): (tensor, gradient)} for the leaves that require grad, for tensors that
+    called `retain_grad()`, and for every tensor in `capture`. Gradients are Tensors when
     `create_graph` (recorded, so they can be differentiated again) and arrays otherwise.
     """
     Tensor = _Tensor

@@ -369,7 +369,13 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
             if fn._freed:
                 raise _freed_error(fn)
             done.append(fn)
-            for x, gx in zip(fn.inputs, _input_gradients(fn, g, create_graph)):
+            if fast and fn.vjp is not None:
+                input_grads = fn.vjp(g)       # the same derivative, on bare arrays
+                if type(input_grads) is not tuple or len(input_grads) != len(fn.inputs):
+                    input_grads = _checked_gradients(fn, input_grads)
+            else:
+                input_grads = _input_gradients(fn, g, create_graph)
+            for x, gx in zip(fn.inputs, input_grads):
                 if gx is None or not x._requires_grad:
                     continue
                 key = id(x)
@@ -399,6 +405,11 @@ def _input_gradients(fn, g, create_graph) -> tuple:
         input_grads = _run_backward(fn, g if create_graph else _Tensor._from_array(g))
     else:
         input_grads = fn.vjp(g)               # the same derivative, on bare arrays
+    return _checked_gradients(fn, input_grads)
+
+
+def _checked_gradients(fn, input_grads) -> tuple:
+    """A backward's result as a tuple with one entry per input, or a clear error."""
     if type(input_grads) is not tuple:
         input_grads = (input_grads,)
     if len(input_grads) != len(fn.inputs):

@@ -57,7 +57,10 @@ def gru_step_graph(input_size: int = 3, hidden_size: int = 4):
 
 
 def multihead_graph(embed_dim: int = 8, num_heads: int = 2, length: int = 3):
-    """Self-attention of a (1, L, E) sequence with nn.MultiHeadAttention; returns its output."""
+    """Self-attention of a (1, L, E) sequence with nn.MultiHeadAttention. Returns the picture's
+    roots: the output, and the attention weights, which the output does not pass through (the
+    fused AttendValues differentiates softmax(q kᵀ/√d) v straight to q, k and v), so they are
+    drawn as their own branch from q and k."""
     attention = nn.MultiHeadAttention(embed_dim, num_heads)
     _name_parameters(attention)
     x = mg.randn(1, length, embed_dim)
@@ -65,13 +68,13 @@ def multihead_graph(embed_dim: int = 8, num_heads: int = 2, length: int = 3):
     out, weights = attention(x, x, x)
     out.name = "attention output"
     weights.name = "attention weights"
-    return out
+    return [out, weights]
 
 
 def soft_vs_hard_graph(length: int = 4, dim: int = 3):
     """The same lookup with soft and with hard attention, each followed by a squared-error
-    loss and backward. Returns the picture's roots: the two losses, and the hard lookup's
-    query and keys, which its graph never reaches (the choice of key is not differentiable),
+    loss and backward. Returns the picture's roots: the two losses and weight tensors, and the
+    hard lookup's query and keys, which its graph never reaches (the choice of key is not differentiable),
     so that they appear, marked "no gradient"."""
     target = mg.randn(1, 1, dim)
     target.name = "target"
@@ -89,7 +92,7 @@ def soft_vs_hard_graph(length: int = 4, dim: int = 3):
             loss = ((context - target) ** 2).sum()
             loss.name = f"loss ({kind})"
         loss.backward()
-        roots.append(loss)
+        roots += [loss, weights]
     return roots + [q, k]                                   # q, k: the hard lookup's
 
 

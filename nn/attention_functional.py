@@ -20,7 +20,7 @@ import minigrad as mg
 from minigrad import Tensor
 
 __all__ = ["scaled_dot_product_attention", "attention_weights", "AttentionWeights",
-           "masked_softmax", "causal_mask", "padding_mask"]
+           "AttendValues", "masked_softmax", "causal_mask", "padding_mask"]
 
 
 def check_mask(mask, scores_shape, op: str) -> Tensor | np.ndarray:
@@ -118,20 +118,89 @@ def attention_weights(q: Tensor, k: Tensor, mask=None, scale: float | None = Non
     if q.ndim < 2 or k.ndim < 2 or q.shape[-1] != k.shape[-1]:
         raise ValueError(f"attention_weights: q (..., Lq, D) and k (..., Lk, D) do not fit: got "
                          f"shapes {tuple(q.shape)} and {tuple(k.shape)}")
-    return _weights(q, k, mask, scale, "attention_weights")
+    return _weights(q, k, mask, scale, "attention_weights")[0]
 
 
-def _weights(q: Tensor, k: Tensor, mask, scale: float | None, op: str) -> Tensor:
-    if scale is None:
-        scale = 1.0 / math.sqrt(q.shape[-1])
+def _weights(q: Tensor, k: Tensor, mask, scale: float | None, op: str):
+    """(weights, mask as a Tensor or None, scale as a float) for q and k."""
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     if mask is None:
-        return AttentionWeights.apply(q, k, scale=float(scale))
+        return AttentionWeights.apply(q, k, scale=scale), None, scale
     scores_shape = np.broadcast_shapes(tuple(q.shape[:-1]), tuple(k.shape[:-2]) + (1,)) \
         + (k.shape[-2],)                                     # (..., Lq, Lk)
     mask = check_mask(mask, scores_shape, op)
     if not isinstance(mask, Tensor):
         mask = mg.tensor(mask, device=q.device)
-    return AttentionWeights.apply(q, k, mask, scale=float(scale))
+    return AttentionWeights.apply(q, k, mask, scale=scale), mask, scale
+
+
+class AttendValues(mg.Function):
+    """out = A v, where A = softmax(scale · q kᵀ) (masked) is the array AttentionWeights made
+    from the same q, k and mask, optionally with dropout: out = (A ⊙ K) v, K = keep / (1 − p).
+
+    Inputs q, k, v and optionally the mask; its backward goes straight to q, k and v, so the
+    gradient never passes through the weights tensor. With P = ∂out vᵀ (..., Lq, Lk):
+
+        ∂v = (A ⊙ K)ᵀ ∂out
+        ∂A = P ⊙ K,   ∂S = A ⊙ (∂A − δ),   δ_i = Σ_j ∂A_ij A_ij = ∂out_i · out_i
+        ∂q = scale · ∂S k,   ∂k = scale · ∂Sᵀ q
+
+    δ is a row of Lq dot products of length Dv rather than a sum over an (Lq, Lk) product, and
+    P is turned into ∂S in place. The weights tensor that scaled_dot_product_attention returns
+    is AttentionWeights' output: if a loss also uses it, that node adds its own share to ∂q, ∂k.
+    `backward`, for create_graph, rebuilds out from differentiable operations.
+    """
+
+    def __init__(self, scale: float, weights, keep=None, p: float = 0.0):
+        self.scale, self.p = scale, p
+        self.saved_tensors = (weights, keep)               # A, and dropout's bool keep mask
+
+    def _keep_scaled(self, keep, dtype):
+        return keep.astype(dtype) * self.xp.asarray(1.0 / (1.0 - self.p), dtype=dtype)
+
+    def forward(self, q, k, v, mask=None):
+        a, keep = self.saved_tensors
+        dropped = a if keep is None else a * self._keep_scaled(keep, a.dtype)     # A ⊙ K
+        self.save_for_backward(a, keep, dropped)
+        return dropped @ v                                   # (..., Lq, Dv)
+
+    def vjp(self, grad):
+        xp = self.xp
+        q, k, v = (t.data for t in self.inputs[:3])
+        weights, keep, dropped = self.saved_tensors
+        needs_q, needs_k = self.inputs[0]._requires_grad, self.inputs[1]._requires_grad
+        grad_v = dropped.swapaxes(-1, -2) @ grad if self.inputs[2]._requires_grad else None
+        if not (needs_q or needs_k):
+            return (None, None, grad_v) + (None,) * (len(self.inputs) - 3)
+        out = self._output_ref().data
+        delta = xp.einsum("...d,...d->...", grad, out)[..., None]      # (..., Lq, 1)
+        grad_s = grad @ v.swapaxes(-1, -2)                              # P, then ∂S in place
+        if keep is not None:
+            grad_s *= self._keep_scaled(keep, grad_s.dtype)
+        grad_s -= delta
+        grad_s *= weights
+        scale = xp.asarray(self.scale, dtype=grad_s.dtype)
+        grad_q = (grad_s @ k) * scale if needs_q else None             # (..., Lq, D)
+        grad_k = (grad_s.swapaxes(-1, -2) @ q) * scale if needs_k else None   # (..., Lk, D)
+        return (grad_q, grad_k, grad_v) + (None,) * (len(self.inputs) - 3)
+
+    def backward(self, grad):
+        """The same vector-Jacobian product from differentiable minigrad ops (create_graph)."""
+        q, k, v = self.inputs[:3]
+        mask = self.inputs[3] if len(self.inputs) == 4 else None
+        weights = (AttentionWeights.apply(q, k, scale=self.scale) if mask is None else
+                   AttentionWeights.apply(q, k, mask, scale=self.scale))
+        keep = self.saved_tensors[1]
+        if keep is not None:
+            weights = weights * mg.Tensor(self._keep_scaled(keep, weights.dtype))
+        out = mg.matmul(weights, v)
+        wanted = [i for i in (0, 1, 2) if self.inputs[i].requires_grad]
+        found = mg.grad(out, [self.inputs[i] for i in wanted], grad_outputs=grad,
+                        create_graph=True, allow_unused=True)
+        grads = [None] * len(self.inputs)
+        for i, g in zip(wanted, found):
+            grads[i] = g
+        return tuple(grads)
 
 
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask=None,
@@ -162,9 +231,18 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask=None,
     if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise ValueError(f"{op}: q (..., Lq, D), k (..., Lk, D) and v (..., Lk, Dv) do not fit: "
                          f"got shapes {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
-    weights = _weights(q, k, mask, scale, op)                # (..., Lq, Lk)
-    dropped = mg.dropout(weights, dropout_p, training) if dropout_p > 0.0 else weights
-    return mg.matmul(dropped, v), weights          # (..., Lq, Dv), (..., Lq, Lk)
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"{op}: dropout_p must be in [0, 1], got {dropout_p}")
+    weights, mask, scale = _weights(q, k, mask, scale, op)  # (..., Lq, Lk)
+    inputs = (q, k, v) if mask is None else (q, k, v, mask)
+    if not training or dropout_p == 0.0:
+        return AttendValues.apply(*inputs, scale=scale, weights=weights.data), weights
+    if dropout_p == 1.0:
+        return mg.matmul(weights * 0.0, v), weights
+    keep = (mg.rand(*weights.shape, dtype=weights.dtype, device=weights.device)
+            >= dropout_p).data                              # Bernoulli(1 − p), as mg.dropout
+    return AttendValues.apply(*inputs, scale=scale, weights=weights.data, keep=keep,
+                              p=dropout_p), weights          # (..., Lq, Dv), (..., Lq, Lk)
 
 
 def masked_softmax(scores: Tensor, mask=None, op: str = "masked_softmax") -> Tensor:

@@ -81,6 +81,97 @@ def test_sdpa_dropout_only_in_training_and_weights_before_dropout(rng):
     np.testing.assert_allclose(w_d.numpy().sum(-1), 1.0)
 
 
+def _composed_attention(q, k, v, mask=None, keep_scaled=None):
+    """softmax(q kᵀ/√D) v written from unfused primitives, optionally with a fixed dropout
+    multiplier on the weights: the reference for the fused AttendValues."""
+    scores = mg.matmul(q, k.swapaxes(-1, -2)) * (1.0 / math.sqrt(q.shape[-1]))
+    if mask is not None:
+        scores = mg.masked_fill(scores, mg.tensor(~np.asarray(mask)), -math.inf)
+    w = mg.softmax(scores, axis=-1)
+    dropped = w if keep_scaled is None else w * mg.tensor(keep_scaled)
+    return mg.matmul(dropped, v), w
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_sdpa_gradients_match_the_unfused_composition(rng, masked):
+    """The fused backward (δ = ∂out·out) against the composition's, with broadcast batch axes,
+    an all-masked query row, and a loss that also reads the weights."""
+    q, k, v = _f64(rng, 2, 3, 4, 5), _f64(rng, 1, 3, 6, 5), _f64(rng, 2, 1, 6, 7)
+    mask = None
+    if masked:
+        mask = rng.random((2, 1, 4, 6)) < 0.6
+        mask[1, 0, 2] = False                                  # a query with no allowed key
+    g_out, g_w = rng.standard_normal((2, 3, 4, 7)), rng.standard_normal((2, 3, 4, 6))
+    for use_weights in (False, True):
+        found = []
+        for attend in (lambda: F.scaled_dot_product_attention(q, k, v, mask),
+                       lambda: _composed_attention(q, k, v, mask)):
+            out, w = attend()
+            loss = (out * mg.tensor(g_out)).sum()
+            if use_weights:
+                loss = loss + (w * mg.tensor(g_w)).sum()
+            found.append([g.numpy() for g in mg.grad(loss, [q, k, v])])
+        for fused, composed in zip(*found):
+            assert np.all(np.isfinite(fused))
+            np.testing.assert_allclose(fused, composed, rtol=1e-10, atol=1e-12)
+
+
+def test_sdpa_gradient_only_for_the_inputs_that_require_it(rng):
+    q, k, v = _f64(rng, 3, 4), _f64(rng, 5, 4, requires_grad=False), _f64(rng, 5, 2)
+    out, _ = F.scaled_dot_product_attention(q, k, v)
+    gq, gv = mg.grad(out.sum(), [q, v])
+    ref_q, ref_v = mg.grad(_composed_attention(q, k, v)[0].sum(), [q, v])
+    np.testing.assert_allclose(gq.numpy(), ref_q.numpy(), atol=1e-12)
+    np.testing.assert_allclose(gv.numpy(), ref_v.numpy(), atol=1e-12)
+    v2 = _f64(rng, 5, 2, requires_grad=False)
+    out, _ = F.scaled_dot_product_attention(q.detach(), k, _f64(rng, 5, 2))
+    assert out.requires_grad
+    out, _ = F.scaled_dot_product_attention(q.detach(), k, v2)
+    assert not out.requires_grad
+
+
+def test_sdpa_with_dropout_matches_the_composition_with_the_same_keep_mask(rng):
+    """Training-mode dropout on the weights: the same keep mask as a Bernoulli(1 − p) draw
+    after the same seed, and the fused gradients equal the composition's with that mask."""
+    q, k, v = _f64(rng, 2, 4, 3), _f64(rng, 2, 6, 3), _f64(rng, 2, 6, 2)
+    mask = rng.random((4, 6)) < 0.7
+    p = 0.3
+    mg.manual_seed(7)
+    out, w = F.scaled_dot_product_attention(q, k, v, mask, dropout_p=p, training=True)
+    mg.manual_seed(7)
+    keep = mg.rand(2, 4, 6, dtype=np.float64).numpy() >= p
+    keep_scaled = keep / (1.0 - p)
+    ref_out, ref_w = _composed_attention(q, k, v, mask, keep_scaled)
+    np.testing.assert_allclose(out.numpy(), ref_out.numpy(), atol=1e-12)
+    np.testing.assert_allclose(w.numpy(), ref_w.numpy(), atol=1e-12)
+    g = mg.tensor(rng.standard_normal(out.shape))
+    fused = mg.grad((out * g).sum(), [q, k, v])
+    composed = mg.grad((ref_out * g).sum(), [q, k, v])
+    for a, b in zip(fused, composed):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+
+    def with_fixed_mask(q, k, v):
+        mg.manual_seed(7)                                     # the same keep mask every call
+        return F.scaled_dot_product_attention(q, k, v, mask, dropout_p=p)[0]
+    assert mg.gradcheck(with_fixed_mask, (q, k, v))
+
+
+@pytest.mark.parametrize("p", [0.0, 0.4])
+def test_sdpa_second_derivatives(rng, p):
+    """create_graph through the fused AttendValues (with and without dropout): gradients of
+    gradients pass gradcheck."""
+    q, k, v = _f64(rng, 2, 3), _f64(rng, 4, 3), _f64(rng, 4, 2)
+    mask = np.array([[True, True, False, True], [False, True, True, True]])
+    g_out = mg.tensor(rng.standard_normal((2, 2)))
+
+    def grad_norm(q, k, v):
+        mg.manual_seed(3)
+        out, _ = F.scaled_dot_product_attention(q, k, v, mask, dropout_p=p)
+        gq, gk, gv = mg.grad((out * out * g_out).sum(), [q, k, v], create_graph=True)
+        return (gq * gq).sum() + (gk * gv.sum()).sum() + (gv * gv).sum()
+    assert mg.gradcheck(grad_norm, (q, k, v))
+
+
 def test_mask_errors_are_clear(rng):
     q = _f64(rng, 2, 3, 4)
     with pytest.raises(TypeError, match="scaled_dot_product_attention: mask must be bool"):

@@ -189,19 +189,30 @@ class Function:
     @classmethod
     def apply(cls, *inputs, **options):
         fn = cls(**options) if options else cls()
+        # the arrays, and their backend from the first one's type (spelled out for one and two
+        # inputs, the common cases: map or a comprehension costs more than the rest of the line)
         try:
-            arrays = tuple(map(_data_of, inputs))
-            backend = _BY_ARRAY_TYPE[type(arrays[0])]
+            if len(inputs) == 2:
+                arrays = (inputs[0].data, inputs[1].data)
+                backend = _BY_ARRAY_TYPE[type(arrays[0])]
+                if type(arrays[1]) is not type(arrays[0]) or backend.multi_device:
+                    _check_same_device(cls, inputs)
+            elif len(inputs) == 1:
+                arrays = (inputs[0].data,)
+                backend = _BY_ARRAY_TYPE[type(arrays[0])]
+            else:
+                arrays = tuple([t.data for t in inputs])
+                backend = _BY_ARRAY_TYPE[type(arrays[0])]
+                kind = type(arrays[0])
+                for a in arrays:
+                    if type(a) is not kind or backend.multi_device:
+                        _check_same_device(cls, inputs)
+                        break
         except (AttributeError, IndexError, KeyError):
             backend = _check_inputs(cls, inputs)
-            arrays = tuple(map(_data_of, inputs))
+            arrays = tuple([t.data for t in inputs])
+            _check_same_device(cls, inputs)
         fn.xp = xp = backend.xp
-        if len(arrays) > 1:
-            kind = type(arrays[0])
-            for a in arrays:
-                if type(a) is not kind or backend.multi_device:
-                    _check_same_device(cls, inputs)
-                    break
         try:
             out = fn.forward(*arrays)
         except (ValueError, TypeError, IndexError) as error:
@@ -346,9 +357,10 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
     done: list = []              # Functions whose saved values are freed once the walk ends
     anomaly = STATE.detect_anomaly
     fast = not (create_graph or anomaly)
+    push, pop = heapq.heappush, heapq.heappop
     with _GradMode(create_graph):
         while waiting:
-            _, key, tensor = heapq.heappop(waiting)
+            _, key, tensor = pop(waiting)
             g = grads.pop(key)
             fn = tensor._fn
             if type(g) is IndexedGradient:
@@ -360,17 +372,22 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                     if replaced is not None:
                         g = _as_grad(replaced, create_graph)
             if capture_ids is None:
-                if fn is None or tensor._retains_grad:
+                if fn is None:
                     results[key] = (tensor, g)
-            elif key in capture_ids:
-                results[key] = (tensor, g)
-            if fn is None:
-                continue
+                    continue
+                if tensor._retains_grad:
+                    results[key] = (tensor, g)
+            else:
+                if key in capture_ids:
+                    results[key] = (tensor, g)
+                if fn is None:
+                    continue
             if fn._freed:
                 raise _freed_error(fn)
             done.append(fn)
-            if fast and fn.vjp is not None:
-                input_grads = fn.vjp(g)       # the same derivative, on bare arrays
+            vjp = fn.vjp if fast else None
+            if vjp is not None:
+                input_grads = vjp(g)               # the same derivative, on bare arrays
                 if type(input_grads) is not tuple or len(input_grads) != len(fn.inputs):
                     input_grads = _checked_gradients(fn, input_grads)
             else:
@@ -379,18 +396,23 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                 if gx is None or not x._requires_grad:
                     continue
                 key = id(x)
-                if key not in grads:
-                    heapq.heappush(waiting, (-_order_key(x), key, x))
                 data = x.data
-                # the common case inline: an array of the input's shape and dtype
-                if fast and type(gx) in _BY_ARRAY_TYPE and gx.shape == data.shape and \
-                        gx.dtype is data.dtype and (key in owned or key not in grads):
-                    if key in owned:
-                        grads[key] += gx           # a buffer of the walk's own: in place
-                    else:
+                # the common case inline: an array of the input's type, shape and dtype
+                if fast and type(gx) is type(data) and gx.shape == data.shape and \
+                        gx.dtype is data.dtype:
+                    previous = grads.get(key)
+                    if previous is None:
                         grads[key] = gx
-                else:
-                    _add_gradient(fn, x, key, gx, grads, owned, create_graph, anomaly)
+                        x_fn = x._fn               # newest first; leaves (no Function) last
+                        push(waiting, (1 if x_fn is None else -x_fn.sequence, key, x))
+                        continue
+                    if key in owned:
+                        previous += gx             # a buffer of the walk's own: in place
+                        continue
+                elif key not in grads:
+                    x_fn = x._fn
+                    push(waiting, (1 if x_fn is None else -x_fn.sequence, key, x))
+                _add_gradient(fn, x, key, gx, grads, owned, create_graph, anomaly)
     if not retain_graph:
         for fn in done:
             fn.saved_tensors = ()

@@ -41,10 +41,10 @@ class Sub(Function):
 
     def backward(self, grad):
         # ∂z/∂a = 1, ∂z/∂b = −1
-        return grad, -grad
+        return grad, (-grad if self.inputs[1]._requires_grad else None)
 
     def vjp(self, grad):
-        return grad, -grad
+        return grad, (-grad if self.inputs[1]._requires_grad else None)
 
 
 def sub(a, b) -> Tensor:
@@ -263,8 +263,15 @@ class Sigmoid(Function):
         xp = self.xp
         # e = e^(−|x|) ≤ 1 never overflows; σ(x) = 1/(1 + e) for x ≥ 0 and e/(1 + e) for x < 0,
         # so tiny outputs far in the lower tail keep their relative precision (not 1 − 1 = 0)
-        e = xp.exp(-xp.abs(x))
-        return xp.where(x >= 0, 1, e) / (1 + e)
+        if x.dtype.kind != "f":
+            x = x.astype(xp.result_type(x.dtype, 1.0))     # as exp would promote it
+        e = xp.abs(x, out=xp.empty_like(x))                # an array even when x is 0-d
+        xp.negative(e, out=e)
+        xp.exp(e, out=e)                                   # e^(−|x|), in place
+        y = xp.where(x >= 0, 1, e)
+        e += 1
+        y /= e
+        return y
 
     def backward(self, grad):
         y = self.output

@@ -66,7 +66,10 @@ def _normalise_index(index, x: Tensor):
     parts = index if isinstance(index, tuple) else (index,)
     out, is_basic = [], True
     for part in parts:
-        if part is None or part is Ellipsis or isinstance(part, slice):
+        kind = type(part)
+        if kind is slice or kind is int or part is None or part is Ellipsis:
+            out.append(part)
+        elif isinstance(part, slice):
             out.append(part)
         elif isinstance(part, (bool, np.bool_)):
             out.append(_index_array(np.asarray(part), x))

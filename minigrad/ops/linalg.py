@@ -31,10 +31,11 @@ class MatMul(Function):
 
     def vjp(self, grad):
         a, b = self.inputs
-        if a.ndim < 2 or b.ndim < 2:                   # vectors: the general path above
+        da, db = a.data, b.data
+        if da.ndim < 2 or db.ndim < 2:                 # vectors: the general path above
             return self.backward(Tensor._from_array(grad))
-        grad_a = grad @ b.data.swapaxes(-1, -2) if a._requires_grad else None
-        grad_b = a.data.swapaxes(-1, -2) @ grad if b._requires_grad else None
+        grad_a = grad @ db.swapaxes(-1, -2) if a._requires_grad else None
+        grad_b = da.swapaxes(-1, -2) @ grad if b._requires_grad else None
         return grad_a, grad_b
 
 
@@ -53,6 +54,10 @@ def _batch_shape(shape_a, shape_b):
 
 def matmul(a, b) -> Tensor:
     """a @ b: 1-D, 2-D and batched N-D operands, as numpy.matmul."""
+    if type(a) is Tensor and type(b) is Tensor:
+        da, db = a.data, b.data
+        if da.ndim == 2 and db.ndim == 2 and da.shape[1] == db.shape[0]:   # the common case
+            return MatMul.apply(a, b)
     a, b = pair(a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: operands must have at least one dimension, got shapes "

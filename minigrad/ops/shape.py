@@ -3,6 +3,7 @@ concat, stack, split, device and dtype moves."""
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -48,15 +49,28 @@ class Transpose(Function):
         return x.transpose(self.axes)
 
     def backward(self, grad):
-        # a permutation's adjoint is its inverse: ∂L/∂x = transpose(∂L/∂y, argsort(axes))
-        return transpose(grad, *np.argsort(self.axes).tolist())
+        # a permutation's adjoint is its inverse: ∂L/∂x = transpose(∂L/∂y, axes⁻¹)
+        return transpose(grad, *_inverse_permutation(self.axes))
 
     def vjp(self, grad):
-        return grad.transpose(np.argsort(self.axes).tolist())
+        return grad.transpose(_inverse_permutation(self.axes))
+
+
+@functools.lru_cache(maxsize=256)
+def _inverse_permutation(axes: tuple) -> tuple:
+    inverse = [0] * len(axes)
+    for position, axis in enumerate(axes):
+        inverse[axis] = position
+    return tuple(inverse)
+
+
+_REVERSED_AXES = [tuple(range(n - 1, -1, -1)) for n in range(65)]   # x.T for each ndim
 
 
 def transpose(x: Tensor, *axes) -> Tensor:
     """Permute axes; with no axes, reverse them (x.T)."""
+    if not axes:
+        return Transpose.apply(x, axes=_REVERSED_AXES[x.data.ndim])
     if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):
         axes = tuple(axes[0])
     if not axes:

@@ -153,7 +153,7 @@ class Function:
     `create_graph=True` can differentiate it again.
 
     Available inside: `self.inputs` (input Tensors), `self.output` (the output Tensor, held
-    weakly), `self.xp` (the array module of the inputs' device), `self.save_for_backward(*a)` and
+    weakly; a class whose backward never reads it may set `needs_output = False`), `self.xp` (the array module of the inputs' device), `self.save_for_backward(*a)` and
     `self.saved_tensors` for anything else backward needs (freed after backward).
     """
 
@@ -167,6 +167,9 @@ class Function:
 
     # set on each subclass: does its output depend differentiably on its inputs?
     differentiable = True
+    # False in a subclass whose backward never reads `self.output`: no weak reference to the
+    # output is made per call (the cheapest primitives are dominated by such costs)
+    needs_output = True
 
     def forward(self, *arrays):
         raise NotImplementedError(f"{type(self).__name__}.forward")
@@ -184,6 +187,9 @@ class Function:
 
     @property
     def output(self):
+        if not self.needs_output:
+            raise RuntimeError(f"{type(self).__name__}.output: not kept, since the class sets "
+                               f"needs_output = False")
         return self._output_ref() if self._output_ref is not None else None
 
     @classmethod
@@ -234,7 +240,8 @@ class Function:
                 if t._requires_grad:
                     fn.inputs = inputs
                     fn.sequence = _next_sequence()
-                    fn._output_ref = weakref.ref(result)
+                    if cls.needs_output:
+                        fn._output_ref = weakref.ref(result)
                     if STATE.scope:
                         fn.scope = STATE.scope
                     result._requires_grad = True

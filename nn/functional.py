@@ -24,6 +24,8 @@ Tensor = mg.Tensor
 class Linear(mg.Function):
     """y = x Wᵀ + b, for x (..., I), W (O, I), b (O) -> y (..., O)."""
 
+    needs_output = False
+
     def forward(self, x, weight, bias=None):
         y = x @ weight.T                                     # (..., O)
         if bias is not None:
@@ -86,6 +88,8 @@ class LayerNorm(mg.Function):
 
     Inputs: x, then γ and β when present (shape = the normalised shape).
     """
+
+    needs_output = False
 
     def __init__(self, n_axes: int, eps: float, has_weight: bool, has_bias: bool):
         self.n_axes, self.eps = n_axes, eps
@@ -244,6 +248,8 @@ class CrossEntropy(mg.Function):
         ℓ_i = (1 − ε)·(−log p_{t_i}) + ε·(−(1/C) Σ_c log p_c),
     and ℓ_i = 0 where t_i = ignore_index. "mean" divides Σ ℓ_i by the number of kept targets.
     """
+
+    needs_output = False
 
     def __init__(self, targets, ignore_index, reduction: str, label_smoothing: float):
         self.targets = targets                               # (N,) integer array

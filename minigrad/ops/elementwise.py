@@ -16,6 +16,8 @@ from .common import constant, pair
 class Add(Function):
     """z = a + b"""
 
+    needs_output = False
+
     def forward(self, a, b):
         return a + b
 
@@ -36,6 +38,8 @@ def add(a, b) -> Tensor:
 class Sub(Function):
     """z = a − b"""
 
+    needs_output = False
+
     def forward(self, a, b):
         return a - b
 
@@ -55,6 +59,8 @@ def sub(a, b) -> Tensor:
 
 class Mul(Function):
     """z = a ⊙ b"""
+
+    needs_output = False
 
     def forward(self, a, b):
         return a * b
@@ -105,6 +111,8 @@ def div(a, b) -> Tensor:
 class Neg(Function):
     """y = −x"""
 
+    needs_output = False
+
     def forward(self, x):
         return -x
 
@@ -122,6 +130,8 @@ def neg(x: Tensor) -> Tensor:
 
 class PowScalar(Function):
     """y = x^p for a constant number p."""
+
+    needs_output = False
 
     def __init__(self, exponent: float):
         self.exponent = exponent
@@ -189,6 +199,8 @@ def exp(x: Tensor) -> Tensor:
 class Log(Function):
     """y = ln x"""
 
+    needs_output = False
+
     def forward(self, x):
         return self.xp.log(x)
 
@@ -222,6 +234,8 @@ def sqrt(x: Tensor) -> Tensor:
 
 class Abs(Function):
     """y = |x|; the gradient at 0 is taken as 0."""
+
+    needs_output = False
 
     def forward(self, x):
         return self.xp.abs(x)
@@ -289,6 +303,8 @@ def sigmoid(x: Tensor) -> Tensor:
 
 class Relu(Function):
     """y = max(x, 0); the gradient at 0 is taken as 0."""
+
+    needs_output = False
 
     def forward(self, x):
         return self.xp.maximum(x, 0)
@@ -428,6 +444,8 @@ def clip(x: Tensor, lo=None, hi=None) -> Tensor:
 class MaskedFill(Function):
     """y = value where mask, else x. No gradient flows to x where mask is True."""
 
+    needs_output = False
+
     def __init__(self, value):
         self.value = value
 
@@ -452,6 +470,8 @@ def masked_fill(x: Tensor, mask, value) -> Tensor:
 
 class Where(Function):
     """z = a where cond, else b."""
+
+    needs_output = False
 
     def forward(self, cond, a, b):
         return self.xp.where(cond, a, b)

@@ -15,6 +15,8 @@ from .common import constant
 class GetItem(Function):
     """y = x[index]. The gradient scatter-adds into x, so repeated indices accumulate."""
 
+    needs_output = False
+
     def __init__(self, index, is_basic: bool):
         self.index, self.is_basic = index, is_basic
 
@@ -43,6 +45,8 @@ def _index_add(xp, shape, index, is_basic, g):
 
 class IndexAdd(Function):
     """y = zeros(shape) with y[index] += g (repeated indices accumulate): GetItem's adjoint."""
+
+    needs_output = False
 
     def __init__(self, shape, index, is_basic):
         self.shape, self.index, self.is_basic = shape, index, is_basic

@@ -11,6 +11,8 @@ from .shape import reshape, sum_to, swapaxes
 class MatMul(Function):
     """C = A @ B, over the last two axes, with batch axes broadcast."""
 
+    needs_output = False
+
     def forward(self, a, b):
         return a @ b
 

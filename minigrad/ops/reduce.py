@@ -32,6 +32,8 @@ class _Reduction(Function):
 class Sum(_Reduction):
     """y = Σ_axes x"""
 
+    needs_output = False
+
     def forward(self, x):
         return x.sum(axis=self.axes, keepdims=self.keepdims)
 
@@ -52,6 +54,8 @@ def sum(x: Tensor, axis=None, keepdims: bool = False) -> Tensor:
 
 class Mean(_Reduction):
     """y = (1/n) Σ_axes x, n the number of elements averaged."""
+
+    needs_output = False
 
     def forward(self, x):
         return x.mean(axis=self.axes, keepdims=self.keepdims)

@@ -17,6 +17,8 @@ from .common import normalize_axis
 class Reshape(Function):
     """y = x viewed with another shape (same elements, row-major order)."""
 
+    needs_output = False
+
     def __init__(self, shape):
         self.shape = shape
 
@@ -41,6 +43,8 @@ def reshape(x: Tensor, *shape) -> Tensor:
 
 class Transpose(Function):
     """y = x with its axes permuted: y.shape[i] = x.shape[axes[i]]."""
+
+    needs_output = False
 
     def __init__(self, axes):
         self.axes = axes
@@ -110,6 +114,8 @@ def unsqueeze(x: Tensor, axis: int) -> Tensor:
 class BroadcastTo(Function):
     """y = x broadcast to `shape` (NumPy rules)."""
 
+    needs_output = False
+
     def __init__(self, shape):
         self.shape = shape
 
@@ -176,6 +182,8 @@ def sum_to(x: Tensor, shape, owner: str = "sum_to") -> Tensor:
 class Concat(Function):
     """y = [x₁, x₂, …] joined along `axis`."""
 
+    needs_output = False
+
     def __init__(self, axis):
         self.axis = axis
 
@@ -198,6 +206,8 @@ def concat(tensors, axis: int = 0) -> Tensor:
 
 class Stack(Function):
     """y = [x₁, x₂, …] stacked along a new axis."""
+
+    needs_output = False
 
     def __init__(self, axis):
         self.axis = axis

@@ -149,3 +149,25 @@ def test_training_steps_allocate_nothing_that_stays(rng):
         tracemalloc.stop()
     # one step's activations and gradients alone are ≈ 60 KB
     assert after - before < 64 * 2 ** 10, (before, after)
+
+
+def _functions(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _functions(sub)
+
+
+def test_functions_that_do_not_keep_their_output_never_read_it():
+    """A class with needs_output = False gets no weak reference to its output: its backward and
+    vjp (and everything else in its body) must not read self.output."""
+    import inspect
+
+    import nn  # noqa: F401  (its fused primitives are Functions too)
+    lean = [cls for cls in set(_functions(mg.Function)) if not cls.needs_output]
+    assert {"Add", "Mul", "MatMul", "GetItem", "Linear"} <= {cls.__name__ for cls in lean}
+    for cls in lean:
+        body = inspect.getsource(cls)
+        assert "self.output" not in body and "_output_ref" not in body, cls.__name__
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="Mul.output: not kept"):
+        (x * x).grad_fn.output

@@ -69,19 +69,26 @@ def is_grad_enabled() -> bool:
     return STATE.grad_enabled
 
 
-@contextlib.contextmanager
-def name_scope(name: str):
+class name_scope:
     """Tag the operations created inside with a dotted scope ("encoder.layer0.self_attn").
 
     Scopes nest: an inner scope "ffn" inside "encoder" tags operations "encoder.ffn". Graph
-    pictures (`minigrad.viz.draw`) group or collapse operations by their scope.
+    pictures (`minigrad.viz.draw`) group or collapse operations by their scope. (A small class
+    rather than a generator-based context manager: every module call enters one.)
     """
-    outer = STATE.scope
-    STATE.scope = f"{outer}.{name}" if outer and name else (name or outer)
-    try:
-        yield
-    finally:
-        STATE.scope = outer
+
+    __slots__ = ("name", "_outer")
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __enter__(self):
+        outer = self._outer = STATE.scope
+        name = self.name
+        STATE.scope = f"{outer}.{name}" if outer and name else (name or outer)
+
+    def __exit__(self, *exc):
+        STATE.scope = self._outer
 
 
 @contextlib.contextmanager

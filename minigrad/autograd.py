@@ -177,6 +177,8 @@ class Function:
     # False in a subclass whose backward never reads `self.output`: no weak reference to the
     # output is made per call (the cheapest primitives are dominated by such costs)
     needs_output = True
+    # True in a subclass whose vjp accepts a ProductGradient (Transpose); others get arrays
+    takes_products = False
 
     def forward(self, *arrays):
         raise NotImplementedError(f"{type(self).__name__}.forward")
@@ -321,6 +323,62 @@ class IndexedGradient:
 
 
 # ---------------------------------------------------------------------------------------------
+# A gradient that is a sum of matrix products, not yet multiplied out.
+
+class ProductGradient:
+    """∂L/∂B for products C_k = A_k B of one 2-D B, kept as factors: Σ_k A_kᵀ G_k, G_k = ∂L/∂C_k
+    (or its transpose, when it reached B through B.T), plus an optional array `base`.
+
+    MatMul's array backward returns one for its right operand. The gradients of a weight used
+    at every step of an unrolled loop (an RNN's W_hh, read as h @ W_hh.T) then add up as lists
+    of factors, and become one product of the stacked factors, [A_1; …; A_T]ᵀ [G_1; …; G_T],
+    instead of T thin products each added into a buffer. When the pending factors would hold
+    more numbers than max(gradient size, max_pending), they are multiplied out into `base`.
+    """
+
+    __slots__ = ("lefts", "rights", "transposed", "xp", "base", "shape", "dtype", "rows")
+    max_pending = 2 ** 20        # numbers held in pending factors before multiplying out
+
+    def __init__(self, lefts, rights, transposed: bool, xp, base=None):
+        self.lefts, self.rights, self.transposed, self.xp = lefts, rights, transposed, xp
+        self.base = base         # an array of the walk's own, or None
+        k, n = lefts[0].shape[1], rights[0].shape[1]
+        self.shape = (n, k) if transposed else (k, n)
+        self.dtype = rights[0].dtype
+        self.rows = sum(a.shape[0] for a in lefts)
+
+    def transpose(self) -> "ProductGradient":
+        base = None if self.base is None else self.base.T
+        return ProductGradient(self.lefts, self.rights, not self.transposed, self.xp, base)
+
+    def merge(self, other: "ProductGradient") -> "ProductGradient | None":
+        """self + other as one ProductGradient (None when they do not combine)."""
+        if other.transposed != self.transposed or other.dtype != self.dtype or \
+                other.base is not None:
+            return None
+        k, n = self.lefts[0].shape[1], self.rights[0].shape[1]
+        if (self.rows + other.rows) * (k + n) > max(k * n, self.max_pending):
+            return ProductGradient(other.lefts, other.rights, self.transposed, self.xp,
+                                   base=self.dense())       # multiply out what was pending
+        return ProductGradient(self.lefts + other.lefts, self.rights + other.rights,
+                               self.transposed, self.xp, self.base)
+
+    def dense(self):
+        """The sum as an array: [A_1; …]ᵀ [G_1; …] (or its transpose) in one product, + base."""
+        xp = self.xp
+        a = self.lefts[0] if len(self.lefts) == 1 else xp.concatenate(self.lefts, axis=0)
+        g = self.rights[0] if len(self.rights) == 1 else xp.concatenate(self.rights, axis=0)
+        product = g.T @ a if self.transposed else a.T @ g
+        if self.base is None:
+            return product
+        self.base += product
+        return self.base
+
+
+_LAZY = (IndexedGradient, ProductGradient)
+
+
+# ---------------------------------------------------------------------------------------------
 # The graph walk.
 
 def _order_key(tensor) -> int:
@@ -377,7 +435,9 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
             _, key, tensor = pop(waiting)
             g = grads.pop(key)
             fn = tensor._fn
-            if type(g) is IndexedGradient:
+            if type(g) in _LAZY and not (type(g) is ProductGradient and fn is not None and
+                                         fn.takes_products and fast and not tensor._hooks and
+                                         not tensor._retains_grad and capture_ids is None):
                 g = g.dense()
             if tensor._hooks:
                 for hook in tensor._hooks:
@@ -463,6 +523,11 @@ def _add_gradient(fn, x, key, gx, grads, owned, create_graph, anomaly) -> None:
             _check_finite(fn, gx.values, "gradient")
         _accumulate_indexed(key, gx, x.data.dtype, grads, owned)
         return
+    if type(gx) is ProductGradient:
+        if not anomaly and gx.dtype == x.data.dtype:
+            _accumulate_product(key, gx, grads, owned)
+            return
+        gx = gx.dense()
     if create_graph or type(gx) is _Tensor:
         gx = _as_grad(gx, create_graph)
     data = x.data
@@ -479,9 +544,12 @@ def _add_gradient(fn, x, key, gx, grads, owned, create_graph, anomaly) -> None:
         grads[key] = previous + gx            # recorded, so never in place
     elif key in owned:
         previous += gx                        # a buffer of the walk's own: add in place
+    elif type(previous) in _LAZY:
+        previous = previous.dense()           # a new buffer, owned from now on
+        previous += gx
+        grads[key] = previous
+        owned.add(key)
     else:
-        if type(previous) is IndexedGradient:
-            previous = previous.dense()
         grads[key] = previous + gx            # a new buffer, owned from now on
         owned.add(key)
 
@@ -495,10 +563,34 @@ def _accumulate_indexed(key, gx: IndexedGradient, dtype, grads, owned) -> None:
         grads[key] = gx                           # stays unmaterialised until needed
         return
     if key not in owned:
-        previous = previous.dense() if type(previous) is IndexedGradient else previous.copy()
+        previous = previous.dense() if type(previous) in _LAZY else previous.copy()
         grads[key] = previous
         owned.add(key)
     gx.add_into(previous)
+
+
+def _accumulate_product(key, gx: ProductGradient, grads, owned) -> None:
+    """Add a gradient kept as matrix factors into grads[key]: factors join factors (multiplied
+    out together later); anything else turns them into an array and adds."""
+    previous = grads.get(key)
+    if previous is None:
+        grads[key] = gx
+        return
+    if type(previous) is ProductGradient:
+        merged = previous.merge(gx)
+        if merged is not None:
+            grads[key] = merged
+            return
+        previous = previous.dense()
+    elif type(previous) is IndexedGradient:
+        previous = previous.dense()
+    elif key not in owned:
+        grads[key] = previous + gx.dense()        # a new buffer, owned from now on
+        owned.add(key)
+        return
+    previous += gx.dense()                        # a buffer of the walk's own: in place
+    grads[key] = previous
+    owned.add(key)
 
 
 def _run_backward(fn, grad):

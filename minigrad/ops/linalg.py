@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..autograd import Function
+from ..autograd import Function, ProductGradient
 from ..tensor import Tensor
 from .common import pair
 from .shape import reshape, sum_to, swapaxes
@@ -37,7 +37,13 @@ class MatMul(Function):
         if da.ndim < 2 or db.ndim < 2:                 # vectors: the general path above
             return self.backward(Tensor._from_array(grad))
         grad_a = grad @ db.swapaxes(-1, -2) if a._requires_grad else None
-        grad_b = da.swapaxes(-1, -2) @ grad if b._requires_grad else None
+        grad_b = None
+        if b._requires_grad:
+            if da.ndim == 2 and db.ndim == 2 and da.dtype == grad.dtype:
+                # Aᵀ G left as factors: a weight read at many steps sums them in one product
+                grad_b = ProductGradient([da], [grad], False, self.xp)
+            else:
+                grad_b = da.swapaxes(-1, -2) @ grad
         return grad_a, grad_b
 
 

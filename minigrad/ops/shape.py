@@ -8,7 +8,7 @@ import numbers
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd import Function, ProductGradient
 from ..backend import backend_of, parse_device
 from ..tensor import Tensor
 from .common import normalize_axis
@@ -56,7 +56,11 @@ class Transpose(Function):
         # a permutation's adjoint is its inverse: ∂L/∂x = transpose(∂L/∂y, axes⁻¹)
         return transpose(grad, *_inverse_permutation(self.axes))
 
+    takes_products = True
+
     def vjp(self, grad):
+        if type(grad) is ProductGradient:          # from a 2-D matmul: stays unmultiplied
+            return grad.transpose() if self.axes == (1, 0) else grad
         return grad.transpose(_inverse_permutation(self.axes))
 
 

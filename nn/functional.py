@@ -36,14 +36,21 @@ class Linear(mg.Function):
         return y
 
     def backward(self, grad):
+        return self._gradients(grad, on_arrays=not mg.is_grad_enabled())
+
+    def vjp(self, grad):
+        return self._gradients(grad, on_arrays=True)
+
+    def _gradients(self, grad, on_arrays: bool):
         x, weight = self.inputs[:2]
         has_bias = len(self.inputs) == 3
         needs = [t.requires_grad for t in self.inputs]
         out_features, in_features = weight.shape
         # the same formulas work on Tensors and on arrays: Tensors when recording a graph
         # (create_graph), bare arrays otherwise, which skips per-operation overhead (hot path)
-        if not mg.is_grad_enabled():
-            grad, x, weight = grad.data, x.data, weight.data
+        if on_arrays:
+            grad = grad.data if isinstance(grad, Tensor) else grad
+            x, weight = x.data, weight.data
         grad_x = grad_w = grad_b = None
         # ∂L/∂x = G W
         if needs[0]:
@@ -115,19 +122,26 @@ class LayerNorm(mg.Function):
         return y
 
     def backward(self, grad):
+        return self._gradients(grad, on_arrays=not mg.is_grad_enabled())
+
+    def vjp(self, grad):
+        return self._gradients(grad, on_arrays=True)
+
+    def _gradients(self, grad, on_arrays: bool):
         x = self.inputs[0]
         weight = self.inputs[1] if self.has_weight else None
         needs = [t.requires_grad for t in self.inputs]
         axes = self._axes(x.ndim)
         leading = tuple(range(x.ndim - self.n_axes))
-        if mg.is_grad_enabled():
+        if not on_arrays:
             # recording a graph (create_graph): μ and 1/σ must stay functions of x
             mu = x.mean(axis=axes, keepdims=True)
             inv_sigma = 1.0 / mg.sqrt(x.var(axis=axes, keepdims=True) + self.eps)
         else:
             # plain backward: the same formulas on bare arrays, with the saved statistics
             mu, inv_sigma = self.saved_tensors
-            grad, x = grad.data, x.data
+            grad = grad.data if isinstance(grad, Tensor) else grad
+            x = x.data
             weight = weight.data if weight is not None else None
         x_hat = (x - mu) * inv_sigma
         g_hat = grad * weight if weight is not None else grad
@@ -261,49 +275,55 @@ class CrossEntropy(mg.Function):
         xp = self.xp
         classes = logits.shape[-1]
         z = logits.reshape(-1, classes)                      # (N, C)
-        rows = xp.arange(z.shape[0])
-        kept = self._kept_mask(xp)                           # (N,) bool
-        safe_targets = xp.where(kept, self.targets, 0)
+        n = z.shape[0]
+        kept = None if self.ignore_index is None else self.targets != self.ignore_index
+        safe_targets = self.targets if kept is None else xp.where(kept, self.targets, 0)
         # subtract the row max: same softmax, no overflow. The one (N, C) temporary below is
         # turned into the probabilities in place, so the forward allocates a single buffer.
         shifted = z - z.max(axis=1, keepdims=True)           # (N, C)
-        picked = shifted[rows, safe_targets]                 # (N,)
-        row_mean = shifted.mean(axis=1) if self.smoothing else 0.0
+        picked = shifted[xp.arange(n), safe_targets]         # (N,)
+        row_mean = shifted.mean(axis=1) if self.smoothing else None
         probs = xp.exp(shifted, out=shifted)                 # e^shifted, (N, C)
         total = probs.sum(axis=1)                            # (N,)
         log_total = xp.log(total)
         # −log p_t = log Σ_c e^shifted_c − shifted_t;  −mean_c log p_c = log Σ − mean_c shifted
-        loss = (1.0 - self.smoothing) * (log_total - picked)
+        loss = log_total - picked
         if self.smoothing:
-            loss = loss + self.smoothing * (log_total - row_mean)
-        loss = xp.where(kept, loss, 0).astype(logits.dtype, copy=False)
+            loss = (1.0 - self.smoothing) * loss + self.smoothing * (log_total - row_mean)
+        if kept is not None:
+            loss = xp.where(kept, loss, 0)
+        loss = loss.astype(logits.dtype, copy=False)
         probs /= total[:, None]                              # softmax, kept for backward
-        self.save_for_backward(probs, safe_targets, kept)    # (N, C), (N,), (N,)
+        count = n if kept is None else max(int(kept.sum()), 1)   # the divisor of "mean"
+        self.save_for_backward(probs, safe_targets, kept, count)
         if self.reduction == "none":
             return loss.reshape(logits.shape[:-1])
         total_loss = loss.sum()
         if self.reduction == "mean":
-            total_loss = total_loss / max(int(kept.sum()), 1)
+            total_loss = total_loss / count
         return xp.asarray(total_loss, dtype=logits.dtype)
 
-    def _kept_mask(self, xp):
-        if self.ignore_index is None:
-            return xp.ones(self.targets.shape, dtype=bool)
-        return self.targets != self.ignore_index
-
     def backward(self, grad):
+        return self._gradients(grad, on_arrays=not mg.is_grad_enabled())
+
+    def vjp(self, grad):
+        return self._gradients(grad, on_arrays=True)
+
+    def _gradients(self, grad, on_arrays: bool):
         (logits,) = self.inputs
         xp = self.xp
-        probs, safe_targets, kept = self.saved_tensors
+        probs, safe_targets, kept, count = self.saved_tensors
         n, classes = probs.shape
         rows = xp.arange(n)
         eps = self.smoothing
-        # the weight of position i: 0 where ignored, 1/(number kept) for "mean"
-        weight = kept.astype(probs.dtype)[:, None]           # (N, 1)
-        if self.reduction == "mean":
-            weight = weight / max(int(kept.sum()), 1)
+        if not (on_arrays and kept is None and self.reduction != "none"):
+            # the weight of position i: 0 where ignored, 1/(number kept) for "mean"
+            weight = xp.ones((n, 1), dtype=probs.dtype) if kept is None else \
+                kept.astype(probs.dtype)[:, None]            # (N, 1)
+            if self.reduction == "mean":
+                weight /= count
         # ∂ℓ_i/∂z_i = p_i − q_i, q_i = (1 − ε)·onehot(t_i) + ε/C the smoothed target
-        if mg.is_grad_enabled():
+        if not on_arrays:
             # recording a graph (create_graph): p must stay a function of the logits
             q = xp.full((n, classes), eps / classes, dtype=probs.dtype)
             q[rows, safe_targets] += 1.0 - eps
@@ -311,10 +331,16 @@ class CrossEntropy(mg.Function):
             p_minus_q = mg.softmax(logits.reshape(-1, classes), axis=-1) - q
             return (p_minus_q * (upstream * weight)).reshape(logits.shape)
         # plain backward: the same formula on arrays, subtracting q in place (no dense q)
-        upstream = grad.data.reshape(-1, 1) if self.reduction == "none" else grad.data
-        scale = upstream * weight                            # (N, 1)
-        grad_z = probs * scale                               # (N, C)
-        grad_z[rows, safe_targets] -= (1.0 - eps) * scale[:, 0]
+        grad = grad.data if isinstance(grad, Tensor) else grad
+        if kept is None and self.reduction != "none":
+            scale = grad / count if self.reduction == "mean" else grad    # one number
+            grad_z = probs * scale                           # (N, C)
+            grad_z[rows, safe_targets] -= (1.0 - eps) * scale
+        else:
+            upstream = grad.reshape(-1, 1) if self.reduction == "none" else grad
+            scale = upstream * weight                        # (N, 1)
+            grad_z = probs * scale                           # (N, C)
+            grad_z[rows, safe_targets] -= (1.0 - eps) * scale[:, 0]
         if eps:
             grad_z -= (eps / classes) * scale
         return grad_z.reshape(logits.shape)
@@ -351,7 +377,9 @@ def _targets_array(scores: Tensor, targets, ignore_index, op: str):
                          f"{tuple(scores.shape)})")
     data = t.data
     kept = data if ignore_index is None else data[data != ignore_index]
-    if kept.size and (int(kept.min()) < 0 or int(kept.max()) >= classes):
+    # one reduction for both bounds: read as unsigned, a negative target is a huge number
+    unsigned = kept.view(np.dtype(f"u{kept.dtype.itemsize}")) if kept.dtype.kind == "i" else kept
+    if kept.size and int(unsigned.max()) >= classes:
         bad = int(kept.min()) if int(kept.min()) < 0 else int(kept.max())
         raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (targets "
                          f"must lie in [0, {classes})"

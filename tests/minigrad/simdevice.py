@@ -133,7 +133,7 @@ class SimArray:
     # shape, dtype and reductions
     reshape, transpose, swapaxes = _method("reshape"), _method("transpose"), _method("swapaxes")
     squeeze, ravel, flatten = _method("squeeze"), _method("ravel"), _method("flatten")
-    astype, copy = _method("astype"), _method("copy")
+    astype, copy, view = _method("astype"), _method("copy"), _method("view")
     sum, mean, var, std = _method("sum"), _method("mean"), _method("var"), _method("std")
     max, min, prod = _method("max"), _method("min"), _method("prod")
     argmax, argmin = _method("argmax"), _method("argmin")

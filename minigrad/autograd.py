@@ -621,8 +621,8 @@ def backward(tensor, grad=None, retain_graph=False, create_graph=False) -> None:
                            f"never carries a gradient)")
     root_grad = _root_grad(tensor, grad, "backward")
     retain_graph = retain_graph or create_graph
-    with _GradMode(create_graph):
-        root_grad = root_grad if create_graph else root_grad.data
+    if not create_graph:
+        root_grad = root_grad.data
     results = compute_gradients([tensor], [root_grad], retain_graph, create_graph)
     _deposit(results, create_graph)
 

@@ -79,8 +79,9 @@ class Optimizer:
                 raise RuntimeError(f"{type(self).__name__}: parameter {index} has shape "
                                    f"{tuple(p.shape)} but its grad has {tuple(grad.shape)}")
             state = self.state.setdefault(index, {})
-            p.data = self._update(p.data, grad.astype(p.data.dtype, copy=False), state, group,
-                                  p.xp)
+            if grad.dtype != p.data.dtype:
+                grad = grad.astype(p.data.dtype)
+            p.data = self._update(p.data, grad, state, group, p.xp)
 
     def _update(self, w, g, state: dict, group: dict, xp):
         """The new value of one parameter array `w` given its gradient `g`."""

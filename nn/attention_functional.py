@@ -19,6 +19,8 @@ import numpy as np
 import minigrad as mg
 from minigrad import Tensor
 
+from ._recompute import recorded_gradients
+
 __all__ = ["scaled_dot_product_attention", "attention_weights", "AttentionWeights",
            "AttendValues", "masked_softmax", "causal_mask", "padding_mask"]
 
@@ -102,13 +104,7 @@ class AttentionWeights(mg.Function):
         mask = self.inputs[2] if len(self.inputs) == 3 else None
         scores = mg.matmul(q * self.scale, k.swapaxes(-1, -2))
         w = mg.softmax(scores if mask is None else mg.masked_fill(scores, ~mask, -math.inf))
-        wanted = [i for i in (0, 1) if self.inputs[i].requires_grad]
-        found = mg.grad(w, [self.inputs[i] for i in wanted], grad_outputs=grad,
-                        create_graph=True, allow_unused=True)
-        grads = [None] * len(self.inputs)
-        for i, g in zip(wanted, found):
-            grads[i] = g
-        return tuple(grads)
+        return recorded_gradients(self, w, grad, (0, 1))
 
 
 def attention_weights(q: Tensor, k: Tensor, mask=None, scale: float | None = None) -> Tensor:
@@ -194,13 +190,7 @@ class AttendValues(mg.Function):
         if keep is not None:
             weights = weights * mg.Tensor(self._keep_scaled(keep, weights.dtype))
         out = mg.matmul(weights, v)
-        wanted = [i for i in (0, 1, 2) if self.inputs[i].requires_grad]
-        found = mg.grad(out, [self.inputs[i] for i in wanted], grad_outputs=grad,
-                        create_graph=True, allow_unused=True)
-        grads = [None] * len(self.inputs)
-        for i, g in zip(wanted, found):
-            grads[i] = g
-        return tuple(grads)
+        return recorded_gradients(self, out, grad, (0, 1, 2))
 
 
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask=None,

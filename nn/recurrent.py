@@ -27,6 +27,7 @@ from minigrad import Tensor
 
 from . import functional as F
 from . import init
+from ._recompute import recorded_gradients
 from .module import Module, Parameter
 
 __all__ = ["GRUCell", "GRU", "GRUGates", "GRUSequence", "gru_sequence", "UpdateGateCell",
@@ -308,13 +309,7 @@ class GRUSequence(mg.Function):
         gx, h0, weight_hh = self.inputs[:3]
         bias_hh = self.inputs[3] if len(self.inputs) == 4 else None
         out = _gru_unrolled(gx, h0, weight_hh, bias_hh)
-        wanted = [i for i, t in enumerate(self.inputs) if t.requires_grad]
-        found = mg.grad(out, [self.inputs[i] for i in wanted], grad_outputs=grad,
-                        create_graph=True, allow_unused=True)
-        grads = [None] * len(self.inputs)
-        for i, g in zip(wanted, found):
-            grads[i] = g
-        return tuple(grads)
+        return recorded_gradients(self, out, grad, range(len(self.inputs)))
 
 
 def gru_sequence(gx: Tensor, h0: Tensor, weight_hh: Tensor,

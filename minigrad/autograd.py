@@ -318,7 +318,10 @@ class IndexedGradient:
 
     def dense(self):
         buffer = self.xp.zeros(self.shape, dtype=self.values.dtype)
-        self.add_into(buffer)
+        if self.is_basic:
+            buffer[self.index] = self.values          # into zeros: adding is assigning
+        else:
+            self.add_into(buffer)
         return buffer
 
 
@@ -339,17 +342,18 @@ class ProductGradient:
     __slots__ = ("lefts", "rights", "transposed", "xp", "base", "shape", "dtype", "rows")
     max_pending = 2 ** 20        # numbers held in pending factors before multiplying out
 
-    def __init__(self, lefts, rights, transposed: bool, xp, base=None):
+    def __init__(self, lefts, rights, transposed: bool, xp, base=None, rows=None):
         self.lefts, self.rights, self.transposed, self.xp = lefts, rights, transposed, xp
         self.base = base         # an array of the walk's own, or None
         k, n = lefts[0].shape[1], rights[0].shape[1]
         self.shape = (n, k) if transposed else (k, n)
         self.dtype = rights[0].dtype
-        self.rows = sum(a.shape[0] for a in lefts)
+        self.rows = lefts[0].shape[0] if rows is None else rows     # of the stacked factors
 
     def transpose(self) -> "ProductGradient":
         base = None if self.base is None else self.base.T
-        return ProductGradient(self.lefts, self.rights, not self.transposed, self.xp, base)
+        return ProductGradient(self.lefts, self.rights, not self.transposed, self.xp, base,
+                               self.rows)
 
     def merge(self, other: "ProductGradient") -> "ProductGradient | None":
         """self + other as one ProductGradient (None when they do not combine)."""
@@ -357,11 +361,12 @@ class ProductGradient:
                 other.base is not None:
             return None
         k, n = self.lefts[0].shape[1], self.rights[0].shape[1]
-        if (self.rows + other.rows) * (k + n) > max(k * n, self.max_pending):
+        rows = self.rows + other.rows
+        if rows * (k + n) > max(k * n, self.max_pending):
             return ProductGradient(other.lefts, other.rights, self.transposed, self.xp,
-                                   base=self.dense())       # multiply out what was pending
+                                   self.dense(), other.rows)  # multiply out what was pending
         return ProductGradient(self.lefts + other.lefts, self.rights + other.rights,
-                               self.transposed, self.xp, self.base)
+                               self.transposed, self.xp, self.base, rows)
 
     def dense(self):
         """The sum as an array: [A_1; …]ᵀ [G_1; …] (or its transpose) in one product, + base."""

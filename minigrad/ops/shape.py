@@ -200,6 +200,16 @@ class Concat(Function):
         bounds = np.cumsum(sizes)[:-1].tolist()
         return tuple(split(grad, bounds, axis=self.axis))
 
+    def vjp(self, grad):
+        index = [slice(None)] * grad.ndim
+        parts, start = [], 0
+        for x in self.inputs:
+            stop = start + x.data.shape[self.axis]
+            index[self.axis] = slice(start, stop)
+            parts.append(grad[tuple(index)])             # views of grad, no copies
+            start = stop
+        return tuple(parts)
+
 
 def concat(tensors, axis: int = 0) -> Tensor:
     tensors = list(tensors)
@@ -223,6 +233,14 @@ class Stack(Function):
         # ∂y[k]/∂x_k = identity: input k receives the k-th slice along the new axis
         parts = split(grad, len(self.inputs), axis=self.axis)
         return tuple(squeeze(p, self.axis) for p in parts)
+
+    def vjp(self, grad):
+        index = [slice(None)] * grad.ndim
+        parts = []
+        for k in range(len(self.inputs)):
+            index[self.axis] = k                         # input k: the k-th slice, as a view
+            parts.append(grad[tuple(index)])
+        return tuple(parts)
 
 
 def stack(tensors, axis: int = 0) -> Tensor:

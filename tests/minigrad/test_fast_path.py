@@ -30,6 +30,9 @@ CASES = {
     "getitem_repeat": (lambda a: a[np.array([0, 2, 0, 0])], [(3, 4)]),
     "matmul": (lambda a, b: a @ b, [(2, 3, 4), (4, 5)]),
     "matmul_vec": (lambda a, b: a @ b, [(4,), (2, 4, 3)]),
+    "matmul_2d": (lambda a, b: (a @ b.T) @ b, [(3, 4), (5, 4)]),   # b's gradient as factors
+    "stack": (lambda a, b: mg.stack([a, b, a], axis=1), [(3, 4), (3, 4)]),
+    "concat": (lambda a, b: mg.concat([a, b, a], axis=-1), [(3, 4), (3, 2)]),
     "softmax": (lambda a: a.softmax(axis=0), [(3, 4)]),
     "log_softmax": (lambda a: a.log_softmax(), [(3, 4)]),
     "dropout": (lambda a: (mg.manual_seed(3), mg.dropout(a, 0.4))[1], [(3, 4)]),

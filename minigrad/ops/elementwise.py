@@ -263,7 +263,9 @@ class Tanh(Function):
 
     def vjp(self, grad):
         y = self._output_ref().data
-        return grad * (1 - y * y)
+        d = 1 - y * y
+        d *= grad                                          # in place: one buffer fewer
+        return d
 
 
 def tanh(x: Tensor) -> Tensor:
@@ -294,7 +296,10 @@ class Sigmoid(Function):
 
     def vjp(self, grad):
         y = self._output_ref().data
-        return grad * (y * (1 - y))
+        d = 1 - y
+        d *= y                                             # y(1 − y), in place
+        d *= grad
+        return d
 
 
 def sigmoid(x: Tensor) -> Tensor:

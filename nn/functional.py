@@ -72,6 +72,13 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     x: (..., I) with any leading dimensions; weight: (O, I); bias: (O,) or None.
     Returns (..., O).
     """
+    if isinstance(x, Tensor):                                # the common case, checked quickly
+        xd, wd = x.data, weight.data
+        if wd.ndim == 2 and xd.ndim and xd.shape[-1] == wd.shape[1]:
+            if bias is None:
+                return Linear.apply(x, weight)
+            if bias.data.shape == (wd.shape[0],):
+                return Linear.apply(x, weight, bias)
     x = _as_tensor(x, weight)
     if weight.ndim != 2:
         raise ValueError(f"linear: weight must be 2-D (out, in), got shape {tuple(weight.shape)}")

@@ -104,9 +104,14 @@ class Module:
     def __getattr__(self, name: str) -> Any:
         # called only when normal lookup fails: parameters, buffers and children live in dicts
         d = self.__dict__
-        for registry in ("_parameters", "_buffers", "_modules"):
-            if registry in d and name in d[registry]:
-                return d[registry][name]
+        params = d.get("_parameters")
+        if params is not None:                               # else: before __init__ ran
+            if name in params:
+                return params[name]
+            if name in d["_modules"]:
+                return d["_modules"][name]
+            if name in d["_buffers"]:
+                return d["_buffers"][name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __delattr__(self, name: str) -> None:

@@ -14,7 +14,6 @@ import functools
 import heapq
 import itertools
 import math
-import operator
 import weakref
 from typing import Callable, Iterable
 
@@ -160,7 +159,8 @@ class Function:
     `create_graph=True` can differentiate it again.
 
     Available inside: `self.inputs` (input Tensors), `self.output` (the output Tensor, held
-    weakly; a class whose backward never reads it may set `needs_output = False`), `self.xp` (the array module of the inputs' device), `self.save_for_backward(*a)` and
+    weakly; a class whose backward never reads it may set `needs_output = False`), `self.xp`
+    (the array module of the inputs' device), `self.save_for_backward(*a)` and
     `self.saved_tensors` for anything else backward needs (freed after backward).
     """
 
@@ -208,17 +208,19 @@ class Function:
         # inputs, the common cases: map or a comprehension costs more than the rest of the line)
         try:
             if len(inputs) == 2:
-                arrays = (inputs[0].data, inputs[1].data)
-                backend = _BY_ARRAY_TYPE[type(arrays[0])]
-                if type(arrays[1]) is not type(arrays[0]) or backend.multi_device:
+                first, second = inputs[0].data, inputs[1].data
+                arrays = (first, second)
+                kind = type(first)
+                backend = _BY_ARRAY_TYPE[kind]
+                if type(second) is not kind or backend.multi_device:
                     _check_same_device(cls, inputs)
             elif len(inputs) == 1:
                 arrays = (inputs[0].data,)
                 backend = _BY_ARRAY_TYPE[type(arrays[0])]
             else:
                 arrays = tuple([t.data for t in inputs])
-                backend = _BY_ARRAY_TYPE[type(arrays[0])]
                 kind = type(arrays[0])
+                backend = _BY_ARRAY_TYPE[kind]
                 for a in arrays:
                     if type(a) is not kind or backend.multi_device:
                         _check_same_device(cls, inputs)
@@ -270,7 +272,6 @@ def _check_inputs(cls, inputs):
     return backend_of(inputs[0].data)
 
 
-_data_of = operator.attrgetter("data")
 _next_sequence = itertools.count().__next__     # creation order of recorded Functions
 _new_tensor = object.__new__
 _Tensor = None  # set by tensor.py (the engine and Tensor refer to each other)
@@ -339,14 +340,12 @@ class ProductGradient:
     more numbers than max(gradient size, max_pending), they are multiplied out into `base`.
     """
 
-    __slots__ = ("lefts", "rights", "transposed", "xp", "base", "shape", "dtype", "rows")
+    __slots__ = ("lefts", "rights", "transposed", "xp", "base", "dtype", "rows")
     max_pending = 2 ** 20        # numbers held in pending factors before multiplying out
 
     def __init__(self, lefts, rights, transposed: bool, xp, base=None, rows=None):
         self.lefts, self.rights, self.transposed, self.xp = lefts, rights, transposed, xp
         self.base = base         # an array of the walk's own, or None
-        k, n = lefts[0].shape[1], rights[0].shape[1]
-        self.shape = (n, k) if transposed else (k, n)
         self.dtype = rights[0].dtype
         self.rows = lefts[0].shape[0] if rows is None else rows     # of the stacked factors
 

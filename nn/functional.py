@@ -18,10 +18,25 @@ from minigrad import dropout, gelu, log_softmax, relu, sigmoid, softmax, tanh  #
 Tensor = mg.Tensor
 
 
+class _FusedFunction(mg.Function):
+    """A fused primitive whose `_gradients(grad, on_arrays)` holds its derivative once, for
+    both paths: on bare arrays (`vjp`, and `backward` outside grad mode) and on Tensors
+    (`backward` when create_graph records the gradient's own graph)."""
+
+    def backward(self, grad):
+        return self._gradients(grad, on_arrays=not mg.is_grad_enabled())
+
+    def vjp(self, grad):
+        return self._gradients(grad, on_arrays=True)
+
+    def _gradients(self, grad, on_arrays: bool):
+        raise NotImplementedError(f"{type(self).__name__}._gradients")
+
+
 # ---------------------------------------------------------------------------------------------
 # linear
 
-class Linear(mg.Function):
+class Linear(_FusedFunction):
     """y = x Wᵀ + b, for x (..., I), W (O, I), b (O) -> y (..., O)."""
 
     needs_output = False
@@ -34,12 +49,6 @@ class Linear(mg.Function):
             else:
                 y = y + bias                                 # mixed dtypes promote
         return y
-
-    def backward(self, grad):
-        return self._gradients(grad, on_arrays=not mg.is_grad_enabled())
-
-    def vjp(self, grad):
-        return self._gradients(grad, on_arrays=True)
 
     def _gradients(self, grad, on_arrays: bool):
         x, weight = self.inputs[:2]
@@ -96,7 +105,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 # ---------------------------------------------------------------------------------------------
 # layer_norm
 
-class LayerNorm(mg.Function):
+class LayerNorm(_FusedFunction):
     """y = γ ⊙ x̂ + β, x̂ = (x − μ) / σ, with μ and σ² = mean((x − μ)²) over the last
     `n_axes` axes and σ = √(σ² + eps).
 
@@ -127,12 +136,6 @@ class LayerNorm(mg.Function):
         if self.has_bias:
             y += affine[-1]
         return y
-
-    def backward(self, grad):
-        return self._gradients(grad, on_arrays=not mg.is_grad_enabled())
-
-    def vjp(self, grad):
-        return self._gradients(grad, on_arrays=True)
 
     def _gradients(self, grad, on_arrays: bool):
         x = self.inputs[0]
@@ -262,7 +265,7 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss.sum() if reduction == "sum" else loss.mean()
 
 
-class CrossEntropy(mg.Function):
+class CrossEntropy(_FusedFunction):
     """Softmax cross-entropy with integer targets, label smoothing and ignored targets.
 
     For each position i with logits z_i (C classes) and target t_i, log p = log_softmax(z_i):
@@ -310,11 +313,14 @@ class CrossEntropy(mg.Function):
             total_loss = total_loss / count
         return xp.asarray(total_loss, dtype=logits.dtype)
 
-    def backward(self, grad):
-        return self._gradients(grad, on_arrays=not mg.is_grad_enabled())
-
-    def vjp(self, grad):
-        return self._gradients(grad, on_arrays=True)
+    def _row_weights(self):
+        """(N, 1): the weight of position i, 0 where ignored, 1/(number kept) for "mean"."""
+        probs, _, kept, count = self.saved_tensors
+        weight = self.xp.ones((probs.shape[0], 1), dtype=probs.dtype) if kept is None else \
+            kept.astype(probs.dtype)[:, None]
+        if self.reduction == "mean":
+            weight /= count
+        return weight
 
     def _gradients(self, grad, on_arrays: bool):
         (logits,) = self.inputs
@@ -323,12 +329,6 @@ class CrossEntropy(mg.Function):
         n, classes = probs.shape
         rows = xp.arange(n)
         eps = self.smoothing
-        if not (on_arrays and kept is None and self.reduction != "none"):
-            # the weight of position i: 0 where ignored, 1/(number kept) for "mean"
-            weight = xp.ones((n, 1), dtype=probs.dtype) if kept is None else \
-                kept.astype(probs.dtype)[:, None]            # (N, 1)
-            if self.reduction == "mean":
-                weight /= count
         # ∂ℓ_i/∂z_i = p_i − q_i, q_i = (1 − ε)·onehot(t_i) + ε/C the smoothed target
         if not on_arrays:
             # recording a graph (create_graph): p must stay a function of the logits
@@ -336,7 +336,7 @@ class CrossEntropy(mg.Function):
             q[rows, safe_targets] += 1.0 - eps
             upstream = grad.reshape(-1, 1) if self.reduction == "none" else grad
             p_minus_q = mg.softmax(logits.reshape(-1, classes), axis=-1) - q
-            return (p_minus_q * (upstream * weight)).reshape(logits.shape)
+            return (p_minus_q * (upstream * self._row_weights())).reshape(logits.shape)
         # plain backward: the same formula on arrays, subtracting q in place (no dense q)
         grad = grad.data if isinstance(grad, Tensor) else grad
         if kept is None and self.reduction != "none":
@@ -345,7 +345,7 @@ class CrossEntropy(mg.Function):
             grad_z[rows, safe_targets] -= (1.0 - eps) * scale
         else:
             upstream = grad.reshape(-1, 1) if self.reduction == "none" else grad
-            scale = upstream * weight                        # (N, 1)
+            scale = upstream * self._row_weights()           # (N, 1)
             grad_z = probs * scale                           # (N, C)
             grad_z[rows, safe_targets] -= (1.0 - eps) * scale[:, 0]
         if eps:

@@ -73,8 +73,6 @@ def _normalise_index(index, x: Tensor):
         kind = type(part)
         if kind is slice or kind is int or part is None or part is Ellipsis:
             out.append(part)
-        elif isinstance(part, slice):
-            out.append(part)
         elif isinstance(part, (bool, np.bool_)):
             out.append(_index_array(np.asarray(part), x))
             is_basic = False

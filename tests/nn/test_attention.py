@@ -180,6 +180,13 @@ def test_mask_errors_are_clear(rng):
         F.scaled_dot_product_attention(q, q, q, np.ones((3, 2), dtype=bool))
     with pytest.raises(ValueError, match="scaled_dot_product_attention: q .* do not fit"):
         F.scaled_dot_product_attention(q, _f64(rng, 2, 3, 5), q)
+    out, w = F.scaled_dot_product_attention(q, q, q, dropout_p=1.0)    # every weight dropped
+    np.testing.assert_array_equal(out.numpy(), 0.0)
+    np.testing.assert_allclose(w.numpy().sum(-1), 1.0)
+    for p in (-0.1, 1.5):
+        with pytest.raises(ValueError, match=r"scaled_dot_product_attention: dropout_p must "
+                                             r"be in \[0, 1\], got"):
+            F.scaled_dot_product_attention(q, q, q, dropout_p=p)
 
 
 def test_causal_and_padding_masks():

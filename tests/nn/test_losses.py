@@ -122,6 +122,8 @@ def test_cross_entropy_bad_inputs():
         F.cross_entropy(logits, np.array([0, 3]))
     with pytest.raises(ValueError, match="cross_entropy: target -1"):
         F.cross_entropy(logits, np.array([0, -1]))
+    with pytest.raises(ValueError, match="cross_entropy: target -2"):       # int32 targets too
+        F.cross_entropy(logits, np.array([-2, 1], dtype=np.int32))
     with pytest.raises(ValueError, match="cross_entropy: targets shape \\(3,\\)"):
         F.cross_entropy(logits, np.array([0, 1, 2]))
     with pytest.raises(TypeError, match="cross_entropy: indices must be integers"):

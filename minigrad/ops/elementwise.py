@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..autograd import Function
 from ..backend import backend_of
 from ..tensor import Tensor
@@ -277,17 +279,18 @@ class Sigmoid(Function):
 
     def forward(self, x):
         xp = self.xp
-        # e = e^(−|x|) ≤ 1 never overflows; σ(x) = 1/(1 + e) for x ≥ 0 and e/(1 + e) for x < 0,
-        # so tiny outputs far in the lower tail keep their relative precision (not 1 − 1 = 0)
         if x.dtype.kind != "f":
             x = x.astype(xp.result_type(x.dtype, 1.0))     # as exp would promote it
-        e = xp.abs(x, out=xp.empty_like(x))                # an array even when x is 0-d
-        xp.negative(e, out=e)
-        xp.exp(e, out=e)                                   # e^(−|x|), in place
-        y = xp.where(x >= 0, 1, e)
+        # 1/(1 + e⁻ˣ) is exact to rounding wherever σ(x) is a normal float, tiny outputs in the
+        # lower tail included (no 1 − 1 cancellation). Only where σ(x) is subnormal (x < −88.7
+        # in float32, −709 in float64) does e⁻ˣ overflow to inf, giving σ = 0: expected, so the
+        # overflow is not warned about.
+        e = xp.negative(x, out=xp.empty_like(x))           # an array even when x is 0-d
+        with np.errstate(over="ignore"):                   # NumPy's warning state; on any array module
+            xp.exp(e, out=e)
         e += 1
-        y /= e
-        return y
+        xp.reciprocal(e, out=e)                            # all in one buffer
+        return e
 
     def backward(self, grad):
         y = self.output

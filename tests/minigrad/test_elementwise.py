@@ -4,6 +4,7 @@ differences, over shapes that broadcast both ways, size-1 dims and 0-d."""
 
 import math
 import operator
+import warnings
 
 import hypothesis.extra.numpy as hnp
 import numpy as np
@@ -218,6 +219,20 @@ def test_sigmoid_does_not_overflow(device):
                                atol=1e-300)
     y.sum().backward()
     assert np.isfinite(x.grad.numpy()).all()
+
+
+def test_sigmoid_float32_tail_is_relatively_exact_and_quiet(device):
+    """Down to the smallest normal float32 output the lower tail keeps its relative precision;
+    below it (x < −88.7) the result flushes to 0 without an overflow warning."""
+    values = np.array([-87.0, -60.0, -20.0, -3.0, 0.0, 3.0, 20.0, 60.0], dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = mg.sigmoid(mg.tensor(values, device=device)).numpy()
+        far = mg.sigmoid(mg.tensor(np.array([-89.0, -500.0], np.float32), device=device))
+    expected = 1.0 / (1.0 + np.exp(-values.astype(np.float64)))
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y, expected, rtol=3e-7)
+    assert (far.numpy() < 1.2e-38).all() and (far.numpy() >= 0).all()
 
 
 @pytest.mark.parametrize("at, expected", [("abs", 0.0), ("relu", 0.0)])

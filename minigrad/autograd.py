@@ -24,9 +24,11 @@ from .backend import _BY_ARRAY_TYPE, backend_of
 # Global state: grad mode, the name-scope stack, anomaly mode. Nothing else is global.
 
 class _State:
-    grad_enabled = True
-    scope = ""                 # dotted name of the innermost name_scope, "" at top level
-    detect_anomaly = False
+    def __init__(self):        # instance attributes: the cheapest to read on the hot paths
+        self.grad_enabled = True
+        self.scope = ""            # dotted name of the innermost name_scope, "" at top level
+        self.detect_anomaly = False
+        self.watched = False       # set once any tensor has had a hook or retain_grad()
 
 
 STATE = _State()
@@ -400,10 +402,11 @@ def _freed_error(fn) -> RuntimeError:
 def _sum_to(grad, shape, fn, create_graph):
     """Undo broadcasting: sum `grad` down to `shape`, or say which op produced a wrong shape."""
     if create_graph:
-        from .ops.shape import sum_to             # differentiable, for higher-order gradients
-        return sum_to(grad, shape, owner=type(fn).__name__)
-    from .ops.shape import sum_to_array
-    return sum_to_array(grad, shape, owner=type(fn).__name__)
+        return _sum_to_tensor(grad, shape, owner=type(fn).__name__)   # differentiable
+    return _sum_to_array(grad, shape, owner=type(fn).__name__)
+
+
+_sum_to_tensor = _sum_to_array = None     # set by ops/shape.py (the ops import this module)
 
 
 def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
@@ -433,59 +436,85 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
     done: list = []              # Functions whose saved values are freed once the walk ends
     anomaly = STATE.detect_anomaly
     fast = not (create_graph or anomaly)
+    # per-tensor hooks, retain_grad and capture are looked at only when some tensor has them
+    watched = STATE.watched or capture_ids is not None
     push, pop = heapq.heappush, heapq.heappop
+    sum_to_array = _sum_to_array
     with _GradMode(create_graph):
         while waiting:
             _, key, tensor = pop(waiting)
             g = grads.pop(key)
             fn = tensor._fn
-            if type(g) in _LAZY and not (type(g) is ProductGradient and fn is not None and
-                                         fn.takes_products and fast and not tensor._hooks and
-                                         not tensor._retains_grad and capture_ids is None):
-                g = g.dense()
-            if tensor._hooks:
-                for hook in tensor._hooks:
-                    g_tensor = g if create_graph else Tensor._from_array(g)
-                    replaced = hook(g_tensor)
-                    if replaced is not None:
-                        g = _as_grad(replaced, create_graph)
-            if capture_ids is None:
-                if fn is None:
-                    results[key] = (tensor, g)
-                    continue
-                if tensor._retains_grad:
-                    results[key] = (tensor, g)
-            else:
-                if key in capture_ids:
+            if type(g) in _LAZY and not (
+                    type(g) is ProductGradient and fn is not None and fn.takes_products and
+                    fast and not (watched and (tensor._hooks or tensor._retains_grad or
+                                               capture_ids is not None))):
+                g = g.dense()                      # passed on as factors only through .T
+            if watched:
+                if tensor._hooks:
+                    for hook in tensor._hooks:
+                        g_tensor = g if create_graph else Tensor._from_array(g)
+                        replaced = hook(g_tensor)
+                        if replaced is not None:
+                            g = _as_grad(replaced, create_graph)
+                if capture_ids is None:
+                    if fn is None or tensor._retains_grad:
+                        results[key] = (tensor, g)
+                elif key in capture_ids:
                     results[key] = (tensor, g)
                 if fn is None:
                     continue
+            elif fn is None:
+                results[key] = (tensor, g)
+                continue
             if fn._freed:
                 raise _freed_error(fn)
             done.append(fn)
-            vjp = fn.vjp if fast else None
-            if vjp is not None:
-                input_grads = vjp(g)               # the same derivative, on bare arrays
-                if type(input_grads) is not tuple or len(input_grads) != len(fn.inputs):
-                    input_grads = _checked_gradients(fn, input_grads)
+            inputs = fn.inputs
+            if fast and fn.vjp is not None:
+                input_grads = fn.vjp(g)            # the same derivative, on bare arrays
+                if type(input_grads) is not tuple:
+                    input_grads = (input_grads,) if len(inputs) == 1 else \
+                        _checked_gradients(fn, input_grads)
+                elif len(input_grads) != len(inputs):
+                    _checked_gradients(fn, input_grads)
             else:
                 input_grads = _input_gradients(fn, g, create_graph)
-            for x, gx in zip(fn.inputs, input_grads):
+            for x, gx in zip(inputs, input_grads):
                 if gx is None or not x._requires_grad:
                     continue
                 key = id(x)
                 data = x.data
-                # the common case inline: an array of the input's type, shape and dtype
-                if fast and type(gx) is type(data) and gx.shape == data.shape and \
-                        gx.dtype is data.dtype:
+                kind = type(gx)
+                # the common cases inline: an array of the input's type (summed down when
+                # broadcasting made it larger), or a gradient that is zero but at an index
+                if fast and kind is type(data):
+                    if gx.shape != data.shape:
+                        gx = sum_to_array(gx, data.shape, type(fn).__name__)
+                    if gx.dtype is not data.dtype and gx.dtype != data.dtype:
+                        gx = gx.astype(data.dtype)    # a float32 input of a float64 op
                     previous = grads.get(key)
                     if previous is None:
                         grads[key] = gx
                         x_fn = x._fn               # newest first; leaves (no Function) last
                         push(waiting, (1 if x_fn is None else -x_fn.sequence, key, x))
+                    elif key in owned:
+                        previous += gx             # a buffer of the walk's own: in place
+                    elif type(previous) is kind:
+                        grads[key] = previous + gx    # a new buffer, owned from now on
+                        owned.add(key)
+                    else:
+                        _add_gradient(fn, x, key, gx, grads, owned, create_graph, anomaly)
+                    continue
+                if fast and kind is IndexedGradient and gx.values.dtype is data.dtype:
+                    previous = grads.get(key)
+                    if previous is None:
+                        grads[key] = gx            # stays unmaterialised until needed
+                        x_fn = x._fn
+                        push(waiting, (1 if x_fn is None else -x_fn.sequence, key, x))
                         continue
                     if key in owned:
-                        previous += gx             # a buffer of the walk's own: in place
+                        gx.add_into(previous)
                         continue
                 elif key not in grads:
                     x_fn = x._fn

@@ -173,6 +173,7 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError("retain_grad: this tensor does not require grad")
         self._retains_grad = True
+        autograd.STATE.watched = True         # the graph walk now looks at each tensor
 
     def register_hook(self, hook):
         """Call `hook(grad)` when this tensor's gradient is computed; a returned Tensor replaces
@@ -181,6 +182,7 @@ class Tensor:
             raise RuntimeError("register_hook: this tensor does not require grad")
         if self._hooks is None:
             self._hooks = []
+            autograd.STATE.watched = True     # the graph walk now looks at each tensor
         self._hooks.append(hook)
         return _HookHandle(self, hook)
 

@@ -8,6 +8,7 @@ import numbers
 
 import numpy as np
 
+from .. import autograd
 from ..autograd import Function, ProductGradient
 from ..backend import backend_of, parse_device
 from ..tensor import Tensor
@@ -154,6 +155,8 @@ def sum_to_array(g, shape, owner: str = "sum_to"):
     if g.shape == shape:
         return g
     extra = g.ndim - len(shape)
+    if extra > 0 and g.shape[extra:] == shape:          # broadcast over leading axes (a bias)
+        return g.sum(axis=_LEADING_AXES[extra])
     if extra < 0 or any(s not in (1, n) for s, n in zip(shape, g.shape[extra:])):
         raise ValueError(f"{owner}: gradient of shape {tuple(g.shape)} cannot be summed to the "
                          f"input shape {tuple(shape)}")
@@ -181,6 +184,10 @@ def sum_to(x: Tensor, shape, owner: str = "sum_to") -> Tensor:
     if x.shape == shape:
         return x
     return SumTo.apply(x, shape=shape, owner=owner)
+
+
+_LEADING_AXES = [tuple(range(n)) for n in range(65)]
+autograd._sum_to_array, autograd._sum_to_tensor = sum_to_array, sum_to    # used by the walk
 
 
 class Concat(Function):

@@ -482,6 +482,28 @@ def test_retain_grad_keeps_the_gradient_of_a_non_leaf():
     assert x.grad is not None
 
 
+@pytest.mark.parametrize("watched", [False, True])
+def test_the_walk_gives_the_same_gradients_whether_or_not_any_tensor_is_watched(watched,
+                                                                               monkeypatch):
+    """The walk looks at hooks and retain_grad per tensor only once some tensor has one; both
+    ways give every leaf its gradient (x twice through a broadcast, w through slices)."""
+    monkeypatch.setattr(mg.autograd.STATE, "watched", watched)
+    x, w = leaf([0.5, -1.5, 2.0]), leaf(np.arange(6.0).reshape(2, 3) / 7)
+    y = (w[:, :2] * x[:2] + w[:, 1:] * x[1:]).tanh().sum() + (x * x).sum()
+    y.backward()
+    wn, xn = w.numpy(), x.numpy()
+    t = np.tanh(wn[:, :2] * xn[:2] + wn[:, 1:] * xn[1:])
+    d = 1 - t * t
+    grad_x = 2 * xn
+    grad_x[:2] += (d * wn[:, :2]).sum(0)
+    grad_x[1:] += (d * wn[:, 1:]).sum(0)
+    grad_w = np.zeros((2, 3))
+    grad_w[:, :2] += d * xn[:2]
+    grad_w[:, 1:] += d * xn[1:]
+    np.testing.assert_allclose(x.grad.numpy(), grad_x, rtol=1e-12)
+    np.testing.assert_allclose(w.grad.numpy(), grad_w, rtol=1e-12)
+
+
 def test_register_hook_and_retain_grad_need_requires_grad():
     c = mg.tensor([1.0])
     with pytest.raises(RuntimeError, match="register_hook"):

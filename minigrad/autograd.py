@@ -314,8 +314,12 @@ class IndexedGradient:
 
     def add_into(self, buffer) -> None:
         """buffer[index] += values (repeated advanced indices accumulate)."""
-        if self.is_basic:
-            buffer[self.index] += self.values      # a basic index names each element once
+        if self.is_basic:                         # a basic index names each element once
+            view = buffer[self.index]
+            if view.ndim:                         # a view: add into it (no copy back, as
+                view += self.values               # buffer[index] += values would make)
+            else:                                 # one element, which may come as a copy
+                buffer[self.index] += self.values
         else:
             backend_of(buffer).scatter_add(buffer, self.index, self.values)
 

@@ -60,6 +60,12 @@ class IndexAdd(Function):
 
 
 def getitem(x: Tensor, index) -> Tensor:
+    if type(index) is tuple:                  # x[:, t], x[:, a:b]: only ints and slices
+        for part in index:
+            if type(part) is not slice and type(part) is not int:
+                break
+        else:
+            return GetItem.apply(x, index=index, is_basic=True)
     index, is_basic = _normalise_index(index, x)
     return GetItem.apply(x, index=index, is_basic=is_basic)
 

@@ -80,6 +80,24 @@ def test_repeated_indices_accumulate(device):
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 3.0])
 
 
+def test_slices_elements_and_masks_of_one_tensor_add_up(device, rng):
+    """Gradients read at several indices of one tensor (overlapping slices, single elements,
+    a mask, the whole tensor) all arrive in its gradient, in any order of arrival."""
+    values = rng.standard_normal((3, 4))
+    x = leaf(values, device)
+    w = rng.standard_normal((3, 2))
+    mask = values > 0
+    y = ((x[:, 1:3] * mg.tensor(w, device=device)).sum() + x[0, 1] * 2.0 + x[2, 3] +
+         x[0, 1] + x[mg.tensor(mask, device=device)].sum() + (x * x).sum() + x[1].sum())
+    y.backward()
+    expected = 2 * values + mask
+    expected[:, 1:3] += w
+    expected[0, 1] += 3.0
+    expected[2, 3] += 1.0
+    expected[1] += 1.0
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+
+
 def test_getitem_gradient_of_the_gradient(device):
     """getitem's backward is itself differentiable. With L = Σ_k w_k x[i_k]², ∂L/∂x_j =
     2 x_j Σ_{k: i_k = j} w_k, and d/dx of Σ (∂L/∂x)² follows from that closed form."""

@@ -172,6 +172,65 @@ def test_sdpa_second_derivatives(rng, p):
     assert mg.gradcheck(grad_norm, (q, k, v))
 
 
+def _in_small_blocks(monkeypatch):
+    """Make attention take the block-by-block path at any size, with two query rows a block."""
+    import nn.attention_functional as attention
+    monkeypatch.setattr(attention, "BLOCKED_ABOVE", 0)
+    monkeypatch.setattr(attention, "BLOCK_BYTES", 2 * 6 * 8)
+
+
+@pytest.mark.parametrize("case", ["plain", "causal, a masked row", "(B, 1, Lk) mask", "dropout",
+                                  "broadcast batch axes"])
+def test_sdpa_in_blocks_of_rows_matches_numpy_and_the_composition(case, rng, monkeypatch):
+    """Large scores are made and differentiated a block of query rows at a time; forced onto
+    that path, outputs, weights and gradients still match the NumPy reference and the unfused
+    composition (masks broadcast from fewer axes, a query with no allowed key, dropout's keep
+    mask, and batch axes that broadcast, which go in one piece)."""
+    _in_small_blocks(monkeypatch)
+    k_batch = (1, 3) if case == "broadcast batch axes" else (2, 3)
+    q, k, v = _f64(rng, 2, 3, 5, 4), _f64(rng, *k_batch, 6, 4), _f64(rng, 2, 3, 6, 3)
+    mask, keep_scaled, p = None, None, 0.0
+    if case == "causal, a masked row":
+        mask = np.tril(np.ones((5, 6), bool))
+        mask[2] = False
+    elif case == "(B, 1, Lk) mask":
+        mask = np.array([[True] * 4 + [False] * 2, [True] * 6])[:, None, None, :]
+    elif case == "dropout":
+        p = 0.25
+        mg.manual_seed(5)
+        keep_scaled = (mg.rand(2, 3, 5, 6, dtype=np.float64).numpy() >= p) / (1 - p)
+    mg.manual_seed(5)
+    out, w = F.scaled_dot_product_attention(q, k, v, mask, dropout_p=p)
+    ref_out, ref_w = _composed_attention(q, k, v, mask, keep_scaled)
+    if keep_scaled is None:
+        np.testing.assert_allclose(out.numpy(), ref.attention(q.numpy(), k.numpy(), v.numpy(),
+                                                              mask)[0], atol=1e-12)
+    np.testing.assert_allclose(out.numpy(), ref_out.numpy(), atol=1e-12)
+    np.testing.assert_allclose(w.numpy(), ref_w.numpy(), atol=1e-12)
+    g = mg.tensor(rng.standard_normal(out.shape))
+    fused = mg.grad((out * g).sum(), [q, k, v])
+    composed = mg.grad((ref_out * g).sum(), [q, k, v])
+    for a, b in zip(fused, composed):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_sdpa_in_blocks_of_rows_gradcheck_and_on_a_device(rng, monkeypatch, sim_device):
+    _in_small_blocks(monkeypatch)
+    q, k, v = _f64(rng, 2, 5, 3), _f64(rng, 2, 4, 3), _f64(rng, 2, 4, 2)
+    mask = np.array([[True, True, False, True]] * 4 + [[False] * 4])
+    assert mg.gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, mask)[0],
+                        (q, k, v))
+    results = []
+    for device in ("cpu", sim_device):
+        leaves = [mg.tensor(t.numpy().astype(np.float32), device=device, requires_grad=True)
+                  for t in (q, k, v)]
+        out, w = F.scaled_dot_product_attention(*leaves, mg.tensor(mask, device=device))
+        (out * out).sum().backward()
+        results.append([out.numpy(), w.numpy()] + [t.grad.numpy() for t in leaves])
+    for host, sim in zip(*results):
+        np.testing.assert_allclose(sim, host, rtol=1e-6, atol=1e-7)
+
+
 def test_mask_errors_are_clear(rng):
     q = _f64(rng, 2, 3, 4)
     with pytest.raises(TypeError, match="scaled_dot_product_attention: mask must be bool"):

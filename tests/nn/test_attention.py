@@ -92,6 +92,17 @@ def _composed_attention(q, k, v, mask=None, keep_scaled=None):
     return mg.matmul(dropped, v), w
 
 
+def _assert_same_as_composition(fused, composed, leaves, rng):
+    """The fused attention's (out, weights) equal the composition's, and so do the gradients
+    a random ∂L/∂out sends to `leaves` through each."""
+    (out, w), (ref_out, ref_w) = fused, composed
+    np.testing.assert_allclose(out.numpy(), ref_out.numpy(), atol=1e-12)
+    np.testing.assert_allclose(w.numpy(), ref_w.numpy(), atol=1e-12)
+    g = mg.tensor(rng.standard_normal(out.shape))
+    for a, b in zip(mg.grad((out * g).sum(), leaves), mg.grad((ref_out * g).sum(), leaves)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+
+
 @pytest.mark.parametrize("masked", [False, True])
 def test_sdpa_gradients_match_the_unfused_composition(rng, masked):
     """The fused backward (δ = ∂out·out) against the composition's, with broadcast batch axes,
@@ -142,13 +153,7 @@ def test_sdpa_with_dropout_matches_the_composition_with_the_same_keep_mask(rng):
     keep = mg.rand(2, 4, 6, dtype=np.float64).numpy() >= p
     keep_scaled = keep / (1.0 - p)
     ref_out, ref_w = _composed_attention(q, k, v, mask, keep_scaled)
-    np.testing.assert_allclose(out.numpy(), ref_out.numpy(), atol=1e-12)
-    np.testing.assert_allclose(w.numpy(), ref_w.numpy(), atol=1e-12)
-    g = mg.tensor(rng.standard_normal(out.shape))
-    fused = mg.grad((out * g).sum(), [q, k, v])
-    composed = mg.grad((ref_out * g).sum(), [q, k, v])
-    for a, b in zip(fused, composed):
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+    _assert_same_as_composition((out, w), (ref_out, ref_w), (q, k, v), rng)
 
     def with_fixed_mask(q, k, v):
         mg.manual_seed(7)                                     # the same keep mask every call
@@ -205,13 +210,7 @@ def test_sdpa_in_blocks_of_rows_matches_numpy_and_the_composition(case, rng, mon
     if keep_scaled is None:
         np.testing.assert_allclose(out.numpy(), ref.attention(q.numpy(), k.numpy(), v.numpy(),
                                                               mask)[0], atol=1e-12)
-    np.testing.assert_allclose(out.numpy(), ref_out.numpy(), atol=1e-12)
-    np.testing.assert_allclose(w.numpy(), ref_w.numpy(), atol=1e-12)
-    g = mg.tensor(rng.standard_normal(out.shape))
-    fused = mg.grad((out * g).sum(), [q, k, v])
-    composed = mg.grad((ref_out * g).sum(), [q, k, v])
-    for a, b in zip(fused, composed):
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+    _assert_same_as_composition((out, w), (ref_out, ref_w), (q, k, v), rng)
 
 
 def test_sdpa_in_blocks_of_rows_gradcheck_and_on_a_device(rng, monkeypatch, sim_device):

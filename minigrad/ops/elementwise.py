@@ -281,12 +281,12 @@ class Sigmoid(Function):
         xp = self.xp
         if x.dtype.kind != "f":
             x = x.astype(xp.result_type(x.dtype, 1.0))     # as exp would promote it
-        # 1/(1 + e⁻ˣ) is exact to rounding wherever σ(x) is a normal float, tiny outputs in the
-        # lower tail included (no 1 − 1 cancellation). Only where σ(x) is subnormal (x < −88.7
-        # in float32, −709 in float64) does e⁻ˣ overflow to inf, giving σ = 0: expected, so the
-        # overflow is not warned about.
+        # 1/(1 + e⁻ˣ) is accurate to a few ulps wherever σ(x) is a normal float, tiny outputs
+        # in the lower tail included (no 1 − 1 cancellation). Only where σ(x) is subnormal
+        # (x < −88.7 in float32, −709 in float64) does e⁻ˣ overflow to inf, giving σ = 0:
+        # expected, so the overflow is not warned about.
         e = xp.negative(x, out=xp.empty_like(x))           # an array even when x is 0-d
-        with np.errstate(over="ignore"):                   # NumPy's warning state; on any array module
+        with np.errstate(over="ignore"):                   # NumPy's warning flags
             xp.exp(e, out=e)
         e += 1
         xp.reciprocal(e, out=e)                            # all in one buffer

@@ -211,7 +211,7 @@ class Function:
         try:
             if len(inputs) == 2:
                 first, second = inputs[0].data, inputs[1].data
-                arrays = (first, second)
+                arrays = None                       # forward(first, second), no unpacking
                 kind = type(first)
                 backend = _BY_ARRAY_TYPE[kind]
                 if type(second) is not kind or backend.multi_device:
@@ -233,14 +233,14 @@ class Function:
             _check_same_device(cls, inputs)
         fn.xp = xp = backend.xp
         try:
-            out = fn.forward(*arrays)
+            out = fn.forward(first, second) if arrays is None else fn.forward(*arrays)
         except (ValueError, TypeError, IndexError) as error:
             if str(error).startswith(cls.__name__):
                 raise
             shapes = ", ".join(f"{tuple(t.shape)} {t.dtype}" for t in inputs)
             raise type(error)(f"{cls.__name__}: {error} (inputs: {shapes})") from error
-        if type(out) not in _BY_ARRAY_TYPE:         # NumPy scalars from full reductions
-            out = xp.asarray(out)
+        if type(out) is not type(inputs[0].data) and type(out) not in _BY_ARRAY_TYPE:
+            out = xp.asarray(out)                   # NumPy scalars from full reductions
         result = _new_tensor(_Tensor)               # Tensor._from_array(out), inlined: hot
         result.data = out
         result._fn = None
@@ -475,8 +475,9 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                 raise _freed_error(fn)
             done.append(fn)
             inputs = fn.inputs
-            if fast and fn.vjp is not None:
-                input_grads = fn.vjp(g)            # the same derivative, on bare arrays
+            vjp = fn.vjp if fast else None
+            if vjp is not None:
+                input_grads = vjp(g)               # the same derivative, on bare arrays
                 if type(input_grads) is not tuple:
                     input_grads = (input_grads,) if len(inputs) == 1 else \
                         _checked_gradients(fn, input_grads)

@@ -132,17 +132,29 @@ BLOCKED_ABOVE = 8 * 2 ** 20
 
 
 def _row_blocks(q, k, *others):
-    """Selections (batch index, row slice) that tile the scores of q (..., Lq, D) and
-    k (..., Lk, D) into blocks of rows, or None when they are small enough to take in one
-    piece, or their batch axes or dtypes differ (broadcasting is left to NumPy)."""
-    lead, lq, lk = q.shape[:-2], q.shape[-2], k.shape[-2]
-    size = q.dtype.itemsize * lk * lq * math.prod(lead)
-    if size <= BLOCKED_ABOVE or k.shape[:-2] != lead or k.dtype != q.dtype or \
-            any(a.shape[:-2] != lead or a.dtype != q.dtype for a in others):
+    """Selections that tile the scores of q (..., Lq, D) and k (..., Lk, D) into blocks of
+    about BLOCK_BYTES: (batch index, row slice) within one large (Lq, Lk) matrix, or a run of
+    whole matrices along one batch axis when they are small. None when the scores are small
+    enough to take in one piece, or the batch axes or dtypes differ (broadcasting is then left
+    to NumPy)."""
+    lead, lq, lk, itemsize = q.shape[:-2], q.shape[-2], k.shape[-2], q.dtype.itemsize
+    if itemsize * lk * lq * math.prod(lead) <= BLOCKED_ABOVE or k.shape[:-2] != lead or \
+            k.dtype != q.dtype or any(a.shape[:-2] != lead or a.dtype != q.dtype
+                                      for a in others):
         return None
-    rows = max(1, BLOCK_BYTES // (lk * q.dtype.itemsize))
-    return [(index, (slice(start, start + rows), slice(None)))
-            for index in np.ndindex(*lead) for start in range(0, lq, rows)]
+    inner, axis = lq * lk * itemsize, len(lead)      # bytes of whole trailing batch axes
+    if inner >= BLOCK_BYTES:                          # rows of one matrix at a time
+        rows = max(1, BLOCK_BYTES // (lk * itemsize))
+        return [(index, (slice(start, start + rows),))
+                for index in np.ndindex(*lead) for start in range(0, lq, rows)]
+    while axis > 0 and inner * lead[axis - 1] <= BLOCK_BYTES:
+        axis -= 1
+        inner *= lead[axis]
+    if axis == 0:
+        return None
+    count = BLOCK_BYTES // inner                      # matrices along batch axis `axis - 1`
+    return [(index + (slice(start, start + count),), ())
+            for index in np.ndindex(*lead[:axis - 1]) for start in range(0, lead[axis - 1], count)]
 
 
 def attention_weights(q: Tensor, k: Tensor, mask=None, scale: float | None = None) -> Tensor:

@@ -177,21 +177,26 @@ def test_sdpa_second_derivatives(rng, p):
     assert mg.gradcheck(grad_norm, (q, k, v))
 
 
-def _in_small_blocks(monkeypatch):
-    """Make attention take the block-by-block path at any size, with two query rows a block."""
+def _in_small_blocks(monkeypatch, block_bytes=2 * 6 * 8):
+    """Make attention take the block-by-block path at any size: by default two query rows of
+    six float64 keys a block; larger blocks hold whole (Lq, Lk) matrices."""
     import nn.attention_functional as attention
     monkeypatch.setattr(attention, "BLOCKED_ABOVE", 0)
-    monkeypatch.setattr(attention, "BLOCK_BYTES", 2 * 6 * 8)
+    monkeypatch.setattr(attention, "BLOCK_BYTES", block_bytes)
 
 
+@pytest.mark.parametrize("block_bytes", [96, 500, 1000],
+                         ids=["rows of a matrix", "two matrices", "one batch entry"])
 @pytest.mark.parametrize("case", ["plain", "causal, a masked row", "(B, 1, Lk) mask", "dropout",
                                   "broadcast batch axes"])
-def test_sdpa_in_blocks_of_rows_matches_numpy_and_the_composition(case, rng, monkeypatch):
-    """Large scores are made and differentiated a block of query rows at a time; forced onto
-    that path, outputs, weights and gradients still match the NumPy reference and the unfused
-    composition (masks broadcast from fewer axes, a query with no allowed key, dropout's keep
-    mask, and batch axes that broadcast, which go in one piece)."""
-    _in_small_blocks(monkeypatch)
+def test_sdpa_in_blocks_of_rows_matches_numpy_and_the_composition(case, block_bytes, rng,
+                                                                  monkeypatch):
+    """Large scores are made and differentiated a block at a time (rows of one (Lq, Lk) matrix,
+    or whole matrices along a batch axis); forced onto that path, outputs, weights and
+    gradients still match the NumPy reference and the unfused composition (masks broadcast
+    from fewer axes, a query with no allowed key, dropout's keep mask, and batch axes that
+    broadcast, which go in one piece)."""
+    _in_small_blocks(monkeypatch, block_bytes)
     k_batch = (1, 3) if case == "broadcast batch axes" else (2, 3)
     q, k, v = _f64(rng, 2, 3, 5, 4), _f64(rng, *k_batch, 6, 4), _f64(rng, 2, 3, 6, 3)
     mask, keep_scaled, p = None, None, 0.0

@@ -493,37 +493,33 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                 kind = type(gx)
                 # the common cases inline: an array of the input's type (summed down when
                 # broadcasting made it larger), or a gradient that is zero but at an index
-                if fast and kind is type(data):
+                array = fast and kind is type(data)
+                indexed = False
+                if array:
                     if gx.shape != data.shape:
                         gx = sum_to_array(gx, data.shape, type(fn).__name__)
                     if gx.dtype is not data.dtype and gx.dtype != data.dtype:
                         gx = gx.astype(data.dtype)    # a float32 input of a float64 op
-                    previous = grads.get(key)
-                    if previous is None:
-                        grads[key] = gx
-                        x_fn = x._fn               # newest first; leaves (no Function) last
-                        push(waiting, (1 if x_fn is None else -x_fn.sequence, key, x))
-                    elif key in owned:
+                elif fast and kind is IndexedGradient:
+                    indexed = gx.values.dtype is data.dtype
+                previous = grads.get(key)
+                if previous is None:               # x's first gradient: x waits its turn
+                    x_fn = x._fn                   # newest first; leaves (no Function) last
+                    push(waiting, (1 if x_fn is None else -x_fn.sequence, key, x))
+                    if array or indexed:
+                        grads[key] = gx            # an index gradient stays unmaterialised
+                        continue
+                elif array:
+                    if key in owned:
                         previous += gx             # a buffer of the walk's own: in place
-                    elif type(previous) is kind:
+                        continue
+                    if type(previous) is kind:
                         grads[key] = previous + gx    # a new buffer, owned from now on
                         owned.add(key)
-                    else:
-                        _add_gradient(fn, x, key, gx, grads, owned, create_graph, anomaly)
+                        continue
+                elif indexed and key in owned:
+                    gx.add_into(previous)
                     continue
-                if fast and kind is IndexedGradient and gx.values.dtype is data.dtype:
-                    previous = grads.get(key)
-                    if previous is None:
-                        grads[key] = gx            # stays unmaterialised until needed
-                        x_fn = x._fn
-                        push(waiting, (1 if x_fn is None else -x_fn.sequence, key, x))
-                        continue
-                    if key in owned:
-                        gx.add_into(previous)
-                        continue
-                elif key not in grads:
-                    x_fn = x._fn
-                    push(waiting, (1 if x_fn is None else -x_fn.sequence, key, x))
                 _add_gradient(fn, x, key, gx, grads, owned, create_graph, anomaly)
     if not retain_graph:
         for fn in done:

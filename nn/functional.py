@@ -20,11 +20,13 @@ Tensor = mg.Tensor
 
 class _FusedFunction(mg.Function):
     """A fused primitive whose `_gradients(grad, on_arrays)` holds its derivative once, for
-    both paths: on bare arrays (`vjp`, and `backward` outside grad mode) and on Tensors
-    (`backward` when create_graph records the gradient's own graph)."""
+    both paths: on bare arrays (`vjp`, and `backward` outside grad mode; `grad` is then an
+    array) and on Tensors (`backward` when create_graph records the gradient's own graph)."""
 
     def backward(self, grad):
-        return self._gradients(grad, on_arrays=not mg.is_grad_enabled())
+        if mg.is_grad_enabled():
+            return self._gradients(grad, on_arrays=False)
+        return self._gradients(grad.data, on_arrays=True)
 
     def vjp(self, grad):
         return self._gradients(grad, on_arrays=True)
@@ -58,7 +60,6 @@ class Linear(_FusedFunction):
         # the same formulas work on Tensors and on arrays: Tensors when recording a graph
         # (create_graph), bare arrays otherwise, which skips per-operation overhead (hot path)
         if on_arrays:
-            grad = grad.data if isinstance(grad, Tensor) else grad
             x, weight = x.data, weight.data
         grad_x = grad_w = grad_b = None
         # ∂L/∂x = G W
@@ -150,7 +151,6 @@ class LayerNorm(_FusedFunction):
         else:
             # plain backward: the same formulas on bare arrays, with the saved statistics
             mu, inv_sigma = self.saved_tensors
-            grad = grad.data if isinstance(grad, Tensor) else grad
             x = x.data
             weight = weight.data if weight is not None else None
         x_hat = (x - mu) * inv_sigma
@@ -338,7 +338,6 @@ class CrossEntropy(_FusedFunction):
             p_minus_q = mg.softmax(logits.reshape(-1, classes), axis=-1) - q
             return (p_minus_q * (upstream * self._row_weights())).reshape(logits.shape)
         # plain backward: the same formula on arrays, subtracting q in place (no dense q)
-        grad = grad.data if isinstance(grad, Tensor) else grad
         if kept is None and self.reduction != "none":
             scale = grad / count if self.reduction == "mean" else grad    # one number
             grad_z = probs * scale                           # (N, C)

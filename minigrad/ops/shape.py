@@ -83,7 +83,7 @@ def transpose(x: Tensor, *axes) -> Tensor:
     if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):
         axes = tuple(axes[0])
     if not axes:
-        axes = tuple(range(x.ndim - 1, -1, -1))
+        axes = _REVERSED_AXES[x.ndim]
     if sorted(a % max(x.ndim, 1) for a in axes) != list(range(x.ndim)):
         raise ValueError(f"transpose: axes {axes} are not a permutation of the "
                          f"{x.ndim} axes of shape {tuple(x.shape)}")

@@ -171,7 +171,6 @@ class Function:
     _output_ref = None
     saved_tensors: tuple = ()
     scope = ""
-    _freed = False
     sequence = -1              # creation order, set when recorded: a node comes after its inputs
 
     # set on each subclass: does its output depend differentiably on its inputs?
@@ -181,6 +180,16 @@ class Function:
     needs_output = True
     # True in a subclass whose vjp accepts a ProductGradient (Transpose); others get arrays
     takes_products = False
+    # True in a subclass whose vjp, given ∂L/∂out in the output's shape and dtype, returns each
+    # input's gradient in that input's shape and dtype: the walk then skips summing broadcast
+    # axes away and casting (reading an array's shape and dtype costs more than the
+    # bookkeeping around it). None for an elementwise operation of two inputs, whose gradients
+    # are exact when neither input was broadcast or promoted: the walk compares the two once.
+    exact_gradients = False
+    # True in a subclass whose output is floating whenever an input requires grad (which only
+    # floating tensors can): arithmetic, not casts or indices. apply() then skips the check
+    # that keeps integer and bool results out of the graph.
+    float_output = False
 
     def forward(self, *arrays):
         raise NotImplementedError(f"{type(self).__name__}.forward")
@@ -195,6 +204,11 @@ class Function:
 
     def save_for_backward(self, *arrays) -> None:
         self.saved_tensors = arrays
+
+    @property
+    def _freed(self) -> bool:
+        """Has a backward without retain_graph released this node's saved values?"""
+        return self.saved_tensors is _RELEASED
 
     @property
     def output(self):
@@ -248,7 +262,8 @@ class Function:
         if STATE.detect_anomaly:
             fn.scope = STATE.scope
             _check_forward(fn, inputs, out)
-        if STATE.grad_enabled and cls.differentiable and out.dtype.kind in "fc":
+        if STATE.grad_enabled and cls.differentiable and (
+                cls.float_output or out.dtype.kind in "fc"):
             for t in inputs:
                 if t._requires_grad:
                     fn.inputs = inputs
@@ -261,6 +276,13 @@ class Function:
                     result._fn = fn
                     break
         return result
+
+
+class _Released(tuple):
+    """The type of `saved_tensors` once a backward has freed them: empty, and recognisable."""
+
+
+_RELEASED = _Released()
 
 
 def _check_inputs(cls, inputs):
@@ -460,7 +482,7 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                         g_tensor = g if create_graph else Tensor._from_array(g)
                         replaced = hook(g_tensor)
                         if replaced is not None:
-                            g = _as_grad(replaced, create_graph)
+                            g = _hooked_gradient(tensor, replaced, create_graph)
                 if capture_ids is None:
                     if fn is None or tensor._retains_grad:
                         results[key] = (tensor, g)
@@ -471,12 +493,16 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
             elif fn is None:
                 results[key] = (tensor, g)
                 continue
-            if fn._freed:
+            if fn.saved_tensors is _RELEASED:
                 raise _freed_error(fn)
             done.append(fn)
             inputs = fn.inputs
             vjp = fn.vjp if fast else None
             if vjp is not None:
+                exact = fn.exact_gradients
+                if exact is None:                  # two inputs alike: no broadcast, no cast
+                    a, b = inputs[0].data, inputs[1].data
+                    exact = a.shape == b.shape and a.dtype is b.dtype
                 input_grads = vjp(g)               # the same derivative, on bare arrays
                 if type(input_grads) is not tuple:
                     input_grads = (input_grads,) if len(inputs) == 1 else \
@@ -485,6 +511,7 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                     _checked_gradients(fn, input_grads)
             else:
                 input_grads = _input_gradients(fn, g, create_graph)
+                exact = False
             for x, gx in zip(inputs, input_grads):
                 if gx is None or not x._requires_grad:
                     continue
@@ -496,10 +523,11 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                 array = fast and kind is type(data)
                 indexed = False
                 if array:
-                    if gx.shape != data.shape:
-                        gx = sum_to_array(gx, data.shape, type(fn).__name__)
-                    if gx.dtype is not data.dtype and gx.dtype != data.dtype:
-                        gx = gx.astype(data.dtype)    # a float32 input of a float64 op
+                    if not exact:
+                        if gx.shape != data.shape:
+                            gx = sum_to_array(gx, data.shape, type(fn).__name__)
+                        if gx.dtype is not data.dtype and gx.dtype != data.dtype:
+                            gx = gx.astype(data.dtype)    # a float32 input of a float64 op
                 elif fast and kind is IndexedGradient:
                     indexed = gx.values.dtype is data.dtype
                 previous = grads.get(key)
@@ -523,8 +551,7 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                 _add_gradient(fn, x, key, gx, grads, owned, create_graph, anomaly)
     if not retain_graph:
         for fn in done:
-            fn.saved_tensors = ()
-            fn._freed = True
+            fn.saved_tensors = _RELEASED          # one store frees them and marks fn
     return results
 
 
@@ -639,6 +666,18 @@ def _run_backward(fn, grad):
         STATE.detect_anomaly = True
 
 
+def _hooked_gradient(tensor, replaced, create_graph):
+    """A hook's replacement gradient, checked: the tensor's shape, cast to its dtype."""
+    g = _as_grad(replaced, create_graph)
+    if tuple(g.shape) != tensor.data.shape:
+        raise RuntimeError(f"hook on a tensor of shape {tuple(tensor.data.shape)} returned a "
+                           f"gradient of shape {tuple(g.shape)}; a hook may change a gradient's "
+                           f"values, not its shape")
+    if g.dtype != tensor.data.dtype:
+        g = g.astype(tensor.data.dtype)
+    return g
+
+
 def _as_grad(g, create_graph):
     """A gradient as the walk keeps it: a Tensor when recording, else the bare array."""
     if isinstance(g, _Tensor):
@@ -675,6 +714,8 @@ def _root_grad(tensor, grad, op):
                          f"shape {tuple(tensor.shape)}")
     if grad.device != tensor.device:
         raise RuntimeError(f"{op}: gradient is on {grad.device}, output on {tensor.device}")
+    if grad.dtype != tensor.dtype:
+        grad = grad.astype(tensor.dtype)      # as the output's own gradient would be
     return grad
 
 

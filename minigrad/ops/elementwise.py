@@ -19,6 +19,8 @@ class Add(Function):
     """z = a + b"""
 
     needs_output = False
+    exact_gradients = None
+    float_output = True
 
     def forward(self, a, b):
         return a + b
@@ -41,6 +43,8 @@ class Sub(Function):
     """z = a − b"""
 
     needs_output = False
+    exact_gradients = None
+    float_output = True
 
     def forward(self, a, b):
         return a - b
@@ -63,6 +67,8 @@ class Mul(Function):
     """z = a ⊙ b"""
 
     needs_output = False
+    exact_gradients = None
+    float_output = True
 
     def forward(self, a, b):
         return a * b
@@ -86,6 +92,9 @@ def mul(a, b) -> Tensor:
 
 class Div(Function):
     """z = a / b"""
+
+    exact_gradients = None
+    float_output = True
 
     def forward(self, a, b):
         return a / b
@@ -114,6 +123,8 @@ class Neg(Function):
     """y = −x"""
 
     needs_output = False
+    exact_gradients = True
+    float_output = True
 
     def forward(self, x):
         return -x
@@ -183,6 +194,9 @@ def pow(a, b) -> Tensor:
 class Exp(Function):
     """y = eˣ"""
 
+    exact_gradients = True
+    float_output = True
+
     def forward(self, x):
         return self.xp.exp(x)
 
@@ -202,6 +216,8 @@ class Log(Function):
     """y = ln x"""
 
     needs_output = False
+    exact_gradients = True
+    float_output = True
 
     def forward(self, x):
         return self.xp.log(x)
@@ -255,6 +271,9 @@ def abs(x: Tensor) -> Tensor:
 class Tanh(Function):
     """y = tanh(x)"""
 
+    exact_gradients = True
+    float_output = True
+
     def forward(self, x):
         return self.xp.tanh(x)
 
@@ -276,6 +295,9 @@ def tanh(x: Tensor) -> Tensor:
 
 class Sigmoid(Function):
     """y = σ(x) = 1 / (1 + e⁻ˣ)"""
+
+    exact_gradients = True
+    float_output = True
 
     def forward(self, x):
         xp = self.xp
@@ -313,6 +335,8 @@ class Relu(Function):
     """y = max(x, 0); the gradient at 0 is taken as 0."""
 
     needs_output = False
+    exact_gradients = True
+    float_output = True
 
     def forward(self, x):
         return self.xp.maximum(x, 0)

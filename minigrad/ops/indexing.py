@@ -16,6 +16,7 @@ class GetItem(Function):
     """y = x[index]. The gradient scatter-adds into x, so repeated indices accumulate."""
 
     needs_output = False
+    float_output = True
 
     def __init__(self, index, is_basic: bool):
         self.index, self.is_basic = index, is_basic

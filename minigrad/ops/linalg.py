@@ -12,6 +12,7 @@ class MatMul(Function):
     """C = A @ B, over the last two axes, with batch axes broadcast."""
 
     needs_output = False
+    float_output = True
 
     def forward(self, a, b):
         return a @ b

@@ -19,6 +19,8 @@ class Reshape(Function):
     """y = x viewed with another shape (same elements, row-major order)."""
 
     needs_output = False
+    exact_gradients = True
+    float_output = True
 
     def __init__(self, shape):
         self.shape = shape
@@ -46,6 +48,8 @@ class Transpose(Function):
     """y = x with its axes permuted: y.shape[i] = x.shape[axes[i]]."""
 
     needs_output = False
+    exact_gradients = True
+    float_output = True
 
     def __init__(self, axes):
         self.axes = axes

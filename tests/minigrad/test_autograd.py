@@ -471,6 +471,30 @@ def test_hook_on_a_leaf_changes_what_is_accumulated():
     np.testing.assert_allclose(x.grad.numpy(), [30.0, 30.0])
 
 
+def test_a_hook_may_not_change_the_shape_and_its_dtype_is_cast_back():
+    x = leaf([1.0, 2.0], dtype=np.float32)
+    y = x * 3
+    y.register_hook(lambda g: g.sum())                     # a scalar for a (2,) tensor
+    with pytest.raises(RuntimeError, match=r"hook.*shape \(2,\).*shape \(\)"):
+        y.sum().backward()
+    assert x.grad is None                                  # nothing deposited
+    z = x * 3
+    z.register_hook(lambda g: g.astype(np.float64) * 2)
+    z.sum().backward()
+    assert x.grad.dtype == np.float32
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 6.0])
+
+
+def test_a_root_gradient_of_another_dtype_is_cast_to_the_output_dtype():
+    x = leaf([1.0, 2.0], dtype=np.float32)
+    y = (x * x).exp()
+    y.backward(mg.tensor(np.array([1.0, 0.5])))            # float64 seed for a float32 output
+    assert x.grad.dtype == np.float32
+    x64 = x.numpy().astype(np.float64)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x64 * np.exp(x64 * x64) * [1.0, 0.5],
+                               rtol=1e-6)
+
+
 def test_retain_grad_keeps_the_gradient_of_a_non_leaf():
     x = leaf([0.5, -0.5])
     h = mg.tanh(x)

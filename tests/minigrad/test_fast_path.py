@@ -52,3 +52,61 @@ def test_fast_path_matches_recorded_backward(name, rng):
     for g_fast, g_recorded in zip(fast, recorded):
         assert g_recorded.requires_grad          # really the recorded path
         np.testing.assert_allclose(g_fast.numpy(), g_recorded.numpy(), rtol=1e-12, atol=1e-12)
+
+
+# -- classes that promise exact gradients ------------------------------------------------------
+# The walk trusts the vjp of a class with `exact_gradients` (True: always; None: an elementwise
+# operation of two inputs, when both share one shape and dtype) to return each input's gradient
+# in that input's shape and dtype, and skips its own sum-to-shape and cast. Each such class is
+# run here where the promise is easiest to break: mixed dtypes, broadcasting, float16.
+
+EXACT_CASES = {
+    "Add": [lambda a, b: a + b, lambda a, b: b + a],
+    "Sub": [lambda a, b: a - b, lambda a, b: b - a],
+    "Mul": [lambda a, b: a * b, lambda a, b: b * a],
+    "Div": [lambda a, b: a / (b * b + 1), lambda a, b: b / (a * a + 1)],
+    "Neg": [lambda a, b: -a * b],
+    "Exp": [lambda a, b: a.exp() * b],
+    "Log": [lambda a, b: (a * a + 1).log() * b],
+    "Tanh": [lambda a, b: a.tanh() * b],
+    "Sigmoid": [lambda a, b: a.sigmoid() * b],
+    "Relu": [lambda a, b: a.relu() * b],
+    "Reshape": [lambda a, b: a.reshape(-1).reshape(a.shape) * b],
+    "Transpose": [lambda a, b: a.T.T * b],
+}
+
+PAIRS = {   # (shape, dtype) of a and of b
+    "same": [((3, 4), np.float32), ((3, 4), np.float32)],
+    "promoted": [((3, 4), np.float32), ((3, 4), np.float64)],
+    "broadcast": [((3, 1), np.float32), ((1, 4), np.float32)],
+    "both": [((3, 4), np.float16), ((4,), np.float64)],
+    "leading": [((4,), np.float32), ((2, 3, 4), np.float32)],
+}
+
+
+def _exact_classes():
+    def below(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from below(sub)
+    return {c.__name__ for c in below(mg.Function) if c.__dict__.get("exact_gradients", False)
+            is not False and c.__module__.startswith("minigrad.")}
+
+
+def test_every_class_promising_exact_gradients_is_checked():
+    assert _exact_classes() == set(EXACT_CASES)
+
+
+@pytest.mark.parametrize("pair", sorted(PAIRS))
+@pytest.mark.parametrize("name", sorted(EXACT_CASES))
+def test_exact_gradient_classes_keep_shapes_and_dtypes(name, pair, rng):
+    (shape_a, dtype_a), (shape_b, dtype_b) = PAIRS[pair]
+    for fn in EXACT_CASES[name]:
+        a = mg.tensor(rng.uniform(0.5, 1.5, shape_a).astype(dtype_a), requires_grad=True)
+        b = mg.tensor(rng.uniform(0.5, 1.5, shape_b).astype(dtype_b), requires_grad=True)
+        out = fn(a, b)
+        fast = mg.grad(out.sum(), [a, b], retain_graph=True)
+        recorded = mg.grad(out.sum(), [a, b], create_graph=True)   # checks every gradient
+        for x, g_fast, g_recorded in zip((a, b), fast, recorded):
+            assert g_fast.shape == x.shape and g_fast.dtype == x.dtype
+            np.testing.assert_array_equal(g_fast.numpy(), g_recorded.numpy())

@@ -17,6 +17,8 @@ import math
 import weakref
 from typing import Callable, Iterable
 
+import numpy as _numpy
+
 from .backend import _BY_ARRAY_TYPE, backend_of
 
 
@@ -172,6 +174,7 @@ class Function:
     saved_tensors: tuple = ()
     scope = ""
     sequence = -1              # creation order, set when recorded: a node comes after its inputs
+    xp = _numpy                # the array module of the inputs, set by apply() when not NumPy
 
     # set on each subclass: does its output depend differentiably on its inputs?
     differentiable = True
@@ -245,7 +248,9 @@ class Function:
             backend = _check_inputs(cls, inputs)
             arrays = tuple([t.data for t in inputs])
             _check_same_device(cls, inputs)
-        fn.xp = xp = backend.xp
+        xp = backend.xp
+        if xp is not _numpy:                        # NumPy is the class default: no store
+            fn.xp = xp
         try:
             out = fn.forward(first, second) if arrays is None else fn.forward(*arrays)
         except (ValueError, TypeError, IndexError) as error:
@@ -471,8 +476,9 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
             _, key, tensor = pop(waiting)
             g = grads.pop(key)
             fn = tensor._fn
-            if type(g) in _LAZY and not (
-                    type(g) is ProductGradient and fn is not None and fn.takes_products and
+            kind = type(g)                         # (`is` tests: `in` a tuple costs more)
+            if (kind is IndexedGradient or kind is ProductGradient) and not (
+                    kind is ProductGradient and fn is not None and fn.takes_products and
                     fast and not (watched and (tensor._hooks or tensor._retains_grad or
                                                capture_ids is not None))):
                 g = g.dense()                      # passed on as factors only through .T
@@ -507,8 +513,8 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                 if type(input_grads) is not tuple:
                     input_grads = (input_grads,) if len(inputs) == 1 else \
                         _checked_gradients(fn, input_grads)
-                elif len(input_grads) != len(inputs):
-                    _checked_gradients(fn, input_grads)
+                elif not exact and len(input_grads) != len(inputs):   # exact ones are tested
+                    raise _count_error(fn, input_grads)
             else:
                 input_grads = _input_gradients(fn, g, create_graph)
                 exact = False
@@ -570,10 +576,14 @@ def _checked_gradients(fn, input_grads) -> tuple:
     if type(input_grads) is not tuple:
         input_grads = (input_grads,)
     if len(input_grads) != len(fn.inputs):
-        raise RuntimeError(f"{type(fn).__name__}.backward returned {len(input_grads)} "
-                           f"gradient(s) for {len(fn.inputs)} input(s); return one per "
-                           f"input (None where an input gets none)")
+        raise _count_error(fn, input_grads)
     return input_grads
+
+
+def _count_error(fn, input_grads) -> RuntimeError:
+    return RuntimeError(f"{type(fn).__name__}.backward returned {len(input_grads)} "
+                        f"gradient(s) for {len(fn.inputs)} input(s); return one per "
+                        f"input (None where an input gets none)")
 
 
 def _add_gradient(fn, x, key, gx, grads, owned, create_graph, anomaly) -> None:

@@ -469,11 +469,18 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
     fast = not (create_graph or anomaly)
     # per-tensor hooks, retain_grad and capture are looked at only when some tensor has them
     watched = STATE.watched or capture_ids is not None
-    push, pop = heapq.heappush, heapq.heappop
+    push, pop, pushpop = heapq.heappush, heapq.heappop, heapq.heappushpop
+    # the input that last joined waits in `held`, outside the heap: in a chain it is the next
+    # tensor to come off, and heappushpop hands it straight back without a push and a pop
+    held = None
     sum_to_array = _sum_to_array
     with _GradMode(create_graph):
-        while waiting:
-            _, key, tensor = pop(waiting)
+        while held is not None or waiting:
+            if held is not None:
+                _, key, tensor = pushpop(waiting, held)
+                held = None
+            else:
+                _, key, tensor = pop(waiting)
             g = grads.pop(key)
             fn = tensor._fn
             kind = type(g)                         # (`is` tests: `in` a tuple costs more)
@@ -539,7 +546,9 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                 previous = grads.get(key)
                 if previous is None:               # x's first gradient: x waits its turn
                     x_fn = x._fn                   # newest first; leaves (no Function) last
-                    push(waiting, (1 if x_fn is None else -x_fn.sequence, key, x))
+                    if held is not None:
+                        push(waiting, held)
+                    held = (1 if x_fn is None else -x_fn.sequence, key, x)
                     if array or indexed:
                         grads[key] = gx            # an index gradient stays unmaterialised
                         continue

@@ -235,7 +235,8 @@ class Function:
                     _check_same_device(cls, inputs)
             elif len(inputs) == 1:
                 arrays = (inputs[0].data,)
-                backend = _BY_ARRAY_TYPE[type(arrays[0])]
+                kind = type(arrays[0])
+                backend = _BY_ARRAY_TYPE[kind]
             else:
                 arrays = tuple([t.data for t in inputs])
                 kind = type(arrays[0])
@@ -247,6 +248,7 @@ class Function:
         except (AttributeError, IndexError, KeyError):
             backend = _check_inputs(cls, inputs)
             arrays = tuple([t.data for t in inputs])
+            kind = type(arrays[0])
             _check_same_device(cls, inputs)
         xp = backend.xp
         if xp is not _numpy:                        # NumPy is the class default: no store
@@ -258,7 +260,7 @@ class Function:
                 raise
             shapes = ", ".join(f"{tuple(t.shape)} {t.dtype}" for t in inputs)
             raise type(error)(f"{cls.__name__}: {error} (inputs: {shapes})") from error
-        if type(out) is not type(inputs[0].data) and type(out) not in _BY_ARRAY_TYPE:
+        if type(out) is not kind and type(out) not in _BY_ARRAY_TYPE:
             out = xp.asarray(out)                   # NumPy scalars from full reductions
         result = _new_tensor(_Tensor)               # Tensor._from_array(out), inlined: hot
         result.data = out

@@ -274,7 +274,7 @@ class Function:
             for t in inputs:
                 if t._requires_grad:
                     fn.inputs = inputs
-                    fn.sequence = _next_sequence()
+                    fn.sequence = next(_sequence)
                     if cls.needs_output:
                         fn._output_ref = weakref.ref(result)
                     if STATE.scope:
@@ -303,7 +303,7 @@ def _check_inputs(cls, inputs):
     return backend_of(inputs[0].data)
 
 
-_next_sequence = itertools.count().__next__     # creation order of recorded Functions
+_sequence = itertools.count()      # creation order of recorded Functions
 _new_tensor = object.__new__
 _Tensor = None  # set by tensor.py (the engine and Tensor refer to each other)
 

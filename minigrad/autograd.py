@@ -689,6 +689,9 @@ def _run_backward(fn, grad):
 
 def _hooked_gradient(tensor, replaced, create_graph):
     """A hook's replacement gradient, checked: the tensor's shape, cast to its dtype."""
+    if not isinstance(replaced, _Tensor):
+        raise TypeError(f"hook on a tensor of shape {tuple(tensor.data.shape)} returned a "
+                        f"{type(replaced).__name__}; a hook returns a Tensor or None")
     g = _as_grad(replaced, create_graph)
     if tuple(g.shape) != tensor.data.shape:
         raise RuntimeError(f"hook on a tensor of shape {tuple(tensor.data.shape)} returned a "

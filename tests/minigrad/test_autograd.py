@@ -478,6 +478,10 @@ def test_a_hook_may_not_change_the_shape_and_its_dtype_is_cast_back():
     with pytest.raises(RuntimeError, match=r"hook.*shape \(2,\).*shape \(\)"):
         y.sum().backward()
     assert x.grad is None                                  # nothing deposited
+    w = x * 3
+    w.register_hook(lambda g: 2.0)                         # not a Tensor
+    with pytest.raises(TypeError, match="hook.*returned a float; a hook returns a Tensor"):
+        w.sum().backward()
     z = x * 3
     z.register_hook(lambda g: g.astype(np.float64) * 2)
     z.sum().backward()

@@ -44,6 +44,12 @@ class Linear(_FusedFunction):
     needs_output = False
 
     def forward(self, x, weight, bias=None):
+        if x.ndim > 2:
+            # one (N, I) @ (I, O) product over all leading positions: NumPy's matmul would
+            # otherwise run one per leading index, packing W again for each
+            leading = x.shape[:-1]
+            y = self.forward(x.reshape(-1, x.shape[-1]), weight, bias)
+            return y.reshape(leading + (y.shape[-1],))
         y = x @ weight.T                                     # (..., O)
         if bias is not None:
             if bias.dtype == y.dtype:
@@ -62,17 +68,20 @@ class Linear(_FusedFunction):
         if on_arrays:
             x, weight = x.data, weight.data
         grad_x = grad_w = grad_b = None
+        # every product on the leading positions flattened into rows: G (N, O), x (N, I)
+        g2 = grad.reshape(-1, out_features) if grad.ndim != 2 else grad
         # ∂L/∂x = G W
         if needs[0]:
-            grad_x = grad @ weight                           # (..., I)
+            grad_x = g2 @ weight                             # (N, I)
+            if grad.ndim != 2:
+                grad_x = grad_x.reshape(tuple(x.shape[:-1]) + (in_features,))
         # ∂L/∂W = Σ over all leading positions of gᵀ x
         if needs[1]:
-            g2 = grad.reshape(-1, out_features)              # (N, O)
-            x2 = x.reshape(-1, in_features)                  # (N, I)
+            x2 = x.reshape(-1, in_features) if x.ndim != 2 else x
             grad_w = g2.T @ x2                               # (O, I)
         # ∂L/∂b = Σ g over all leading positions
         if has_bias and needs[2]:
-            grad_b = grad.reshape(-1, out_features).sum(axis=0)    # (O,)
+            grad_b = g2.sum(axis=0)                          # (O,)
         return (grad_x, grad_w, grad_b) if has_bias else (grad_x, grad_w)
 
 

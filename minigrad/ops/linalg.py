@@ -15,6 +15,11 @@ class MatMul(Function):
     float_output = True
 
     def forward(self, a, b):
+        if a.ndim > 2 and b.ndim == 2:
+            # (..., K) @ (K, N) as one (rows, K) @ (K, N) product: NumPy's matmul would
+            # otherwise run one per leading index, packing B again for each
+            out = a.reshape(-1, a.shape[-1]) @ b
+            return out.reshape(a.shape[:-1] + (b.shape[1],))
         return a @ b
 
     def backward(self, grad):
@@ -37,6 +42,8 @@ class MatMul(Function):
         da, db = a.data, b.data
         if da.ndim < 2 or db.ndim < 2:                 # vectors: the general path above
             return self.backward(Tensor._from_array(grad))
+        if da.ndim > 2 and db.ndim == 2:               # a stack of rows times one matrix
+            return self._vjp_rows(grad, da, db)
         grad_a = grad @ db.swapaxes(-1, -2) if a._requires_grad else None
         grad_b = None
         if b._requires_grad:
@@ -45,6 +52,23 @@ class MatMul(Function):
                 grad_b = ProductGradient([da], [grad], False, self.xp)
             else:
                 grad_b = da.swapaxes(-1, -2) @ grad
+        return grad_a, grad_b
+
+    def _vjp_rows(self, grad, da, db):
+        """A (..., K) @ B (K, N) with the leading axes of A flattened into rows: ∂A = G Bᵀ
+        row by row, and ∂B = Σ over rows of aᵀ g, one product (or factors, as above) instead
+        of one per leading index summed afterwards."""
+        a, b = self.inputs
+        g2 = grad.reshape(-1, grad.shape[-1])          # (rows, N)
+        grad_a = grad_b = None
+        if a._requires_grad:
+            grad_a = (g2 @ db.T).reshape(da.shape)
+        if b._requires_grad:
+            a2 = da.reshape(-1, da.shape[-1])          # (rows, K)
+            if da.dtype == grad.dtype:
+                grad_b = ProductGradient([a2], [g2], False, self.xp)
+            else:
+                grad_b = a2.T @ g2
         return grad_a, grad_b
 
 

@@ -31,6 +31,8 @@ SHAPES = [((3,), (3,)),                 # inner product, a 0-d result
           ((2, 3), (3, 4)),
           ((1, 3), (3, 1)),
           ((4, 2, 3), (3, 2)),          # a batch times one matrix
+          ((2, 3, 2, 3), (3, 4)),       # rows under two leading axes times one matrix
+          ((2, 0, 3), (3, 2)),          # no rows at all
           ((2, 3), (4, 3, 2)),          # one matrix times a batch
           ((2, 1, 2, 3), (3, 3, 2)),    # batch dims broadcast both ways: (2, 1) with (3,)
           ((2, 2, 3), (3,)),            # batched matrix times a vector
@@ -73,3 +75,18 @@ def test_matmul_shape_errors_name_both_shapes(shape_a, shape_b, reason, device):
         a @ b
     with pytest.raises(ValueError, match=re.escape(f"{tuple(shape_a)} and {tuple(shape_b)}")):
         mg.matmul(a, b)
+
+
+def test_batch_times_matrix_of_another_dtype(rng):
+    """(..., K) @ (K, N) where the operands' dtypes differ: each gradient comes back in its
+    operand's dtype, equal to the float64 reference Σ over all leading positions."""
+    a = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    b = rng.standard_normal((5, 2))
+    g = rng.standard_normal((3, 4, 2))
+    ta, tb = mg.tensor(a, requires_grad=True), mg.tensor(b, requires_grad=True)
+    out = ta @ tb
+    assert out.dtype == np.float64
+    out.backward(mg.tensor(g))
+    assert ta.grad.dtype == np.float32 and tb.grad.dtype == np.float64
+    np.testing.assert_allclose(ta.grad.numpy(), g @ b.T, rtol=1e-6)
+    np.testing.assert_allclose(tb.grad.numpy(), np.einsum("tik,tin->kn", a, g), rtol=1e-6)

@@ -53,16 +53,33 @@ def test_linear_forward_matches_numpy(shape, rng):
                                rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 2, 3), (2, 1, 2, 3)])
 @pytest.mark.parametrize("bias", [True, False])
-def test_linear_gradcheck(bias, rng):
+def test_linear_gradcheck(bias, shape, rng):
     layer = nn.Linear(3, 2, bias=bias).double()
-    x = f64(rng.standard_normal((2, 2, 3)))
+    x = f64(rng.standard_normal(shape))
     params = [layer.weight] + ([layer.bias] if bias else [])
     assert mg.gradcheck(lambda x, w, *b: F.linear(x, w, *b), [x] + params)
 
 
-def test_linear_second_order_matches_unfused(rng):
-    x = f64(rng.standard_normal((2, 3)))
+def test_linear_of_a_strided_view_matches_numpy(rng):
+    """Leading positions that are not contiguous (a sequence read time-major)."""
+    x = rng.standard_normal((4, 3, 5))
+    w, b = rng.standard_normal((2, 5)), rng.standard_normal(2)
+    g = rng.standard_normal((3, 4, 2))
+    xt, wt, bt = (mg.tensor(a, requires_grad=True) for a in (x, w, b))
+    out = F.linear(xt.transpose(1, 0, 2), wt, bt)                      # (3, 4, 2)
+    out.backward(mg.tensor(g))
+    xs = x.transpose(1, 0, 2)
+    np.testing.assert_allclose(out.numpy(), xs @ w.T + b, rtol=1e-12)
+    np.testing.assert_allclose(xt.grad.numpy(), (g @ w).transpose(1, 0, 2), rtol=1e-12)
+    np.testing.assert_allclose(wt.grad.numpy(), np.einsum("tbo,tbi->oi", g, xs), rtol=1e-12)
+    np.testing.assert_allclose(bt.grad.numpy(), g.sum(axis=(0, 1)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 2, 3)])
+def test_linear_second_order_matches_unfused(shape, rng):
+    x = f64(rng.standard_normal(shape))
     w = f64(rng.standard_normal((4, 3)))
     b = f64(rng.standard_normal(4))
 

@@ -93,7 +93,7 @@ class Mode:
 
 
 QUICK = Mode(samples=3, min_time=0.04, warmup=1)
-FULL = Mode(samples=7, min_time=0.25, warmup=2)
+FULL = Mode(samples=11, min_time=0.25, warmup=2)
 
 
 @dataclass

@@ -8,6 +8,7 @@ the whole vocabulary.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -48,7 +49,7 @@ class Linear(_FusedFunction):
             # one (N, I) @ (I, O) product over all leading positions: NumPy's matmul would
             # otherwise run one per leading index, packing W again for each
             leading = x.shape[:-1]
-            y = self.forward(x.reshape(-1, x.shape[-1]), weight, bias)
+            y = self.forward(x.reshape(math.prod(leading), x.shape[-1]), weight, bias)
             return y.reshape(leading + (y.shape[-1],))
         y = x @ weight.T                                     # (..., O)
         if bias is not None:
@@ -69,15 +70,17 @@ class Linear(_FusedFunction):
             x, weight = x.data, weight.data
         grad_x = grad_w = grad_b = None
         # every product on the leading positions flattened into rows: G (N, O), x (N, I)
-        g2 = grad.reshape(-1, out_features) if grad.ndim != 2 else grad
+        leading = tuple(x.shape[:-1])
+        rows = math.prod(leading)             # spelled out: reshape(-1, 0) is ambiguous
+        g2 = grad.reshape(rows, out_features) if grad.ndim != 2 else grad
         # ∂L/∂x = G W
         if needs[0]:
             grad_x = g2 @ weight                             # (N, I)
             if grad.ndim != 2:
-                grad_x = grad_x.reshape(tuple(x.shape[:-1]) + (in_features,))
+                grad_x = grad_x.reshape(leading + (in_features,))
         # ∂L/∂W = Σ over all leading positions of gᵀ x
         if needs[1]:
-            x2 = x.reshape(-1, in_features) if x.ndim != 2 else x
+            x2 = x.reshape(rows, in_features) if x.ndim != 2 else x
             grad_w = g2.T @ x2                               # (O, I)
         # ∂L/∂b = Σ g over all leading positions
         if has_bias and needs[2]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ..autograd import Function, ProductGradient
 from ..tensor import Tensor
 from .common import pair
@@ -18,7 +20,7 @@ class MatMul(Function):
         if a.ndim > 2 and b.ndim == 2:
             # (..., K) @ (K, N) as one (rows, K) @ (K, N) product: NumPy's matmul would
             # otherwise run one per leading index, packing B again for each
-            out = a.reshape(-1, a.shape[-1]) @ b
+            out = a.reshape(_rows(a.shape), a.shape[-1]) @ b
             return out.reshape(a.shape[:-1] + (b.shape[1],))
         return a @ b
 
@@ -59,17 +61,24 @@ class MatMul(Function):
         row by row, and ∂B = Σ over rows of aᵀ g, one product (or factors, as above) instead
         of one per leading index summed afterwards."""
         a, b = self.inputs
-        g2 = grad.reshape(-1, grad.shape[-1])          # (rows, N)
+        rows = _rows(da.shape)
+        g2 = grad.reshape(rows, grad.shape[-1])        # (rows, N)
         grad_a = grad_b = None
         if a._requires_grad:
             grad_a = (g2 @ db.T).reshape(da.shape)
         if b._requires_grad:
-            a2 = da.reshape(-1, da.shape[-1])          # (rows, K)
+            a2 = da.reshape(rows, da.shape[-1])        # (rows, K)
             if da.dtype == grad.dtype:
                 grad_b = ProductGradient([a2], [g2], False, self.xp)
             else:
                 grad_b = a2.T @ g2
         return grad_a, grad_b
+
+
+def _rows(shape) -> int:
+    """The number of rows (..., K) holds: spelled out, since reshape(-1, K) is ambiguous when
+    K = 0."""
+    return math.prod(shape[:-1])
 
 
 def _batch_shape(shape_a, shape_b):

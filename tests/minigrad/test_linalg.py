@@ -33,6 +33,8 @@ SHAPES = [((3,), (3,)),                 # inner product, a 0-d result
           ((4, 2, 3), (3, 2)),          # a batch times one matrix
           ((2, 3, 2, 3), (3, 4)),       # rows under two leading axes times one matrix
           ((2, 0, 3), (3, 2)),          # no rows at all
+          ((2, 3, 0), (0, 4)),          # an empty inner dimension: a product of zeros
+          ((2, 3, 4), (4, 0)),          # no columns
           ((2, 3), (4, 3, 2)),          # one matrix times a batch
           ((2, 1, 2, 3), (3, 3, 2)),    # batch dims broadcast both ways: (2, 1) with (3,)
           ((2, 2, 3), (3,)),            # batched matrix times a vector

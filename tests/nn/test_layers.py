@@ -62,6 +62,21 @@ def test_linear_gradcheck(bias, shape, rng):
     assert mg.gradcheck(lambda x, w, *b: F.linear(x, w, *b), [x] + params)
 
 
+@pytest.mark.parametrize("in_features, out_features", [(0, 3), (3, 0)])
+def test_linear_with_an_empty_feature_axis(in_features, out_features, rng):
+    """No input features: the output is the bias; no output features: an empty output. The
+    gradients keep their shapes either way."""
+    x = mg.tensor(rng.standard_normal((2, 4, in_features)), requires_grad=True)
+    w = mg.tensor(rng.standard_normal((out_features, in_features)), requires_grad=True)
+    b = mg.tensor(rng.standard_normal(out_features), requires_grad=True)
+    out = F.linear(x, w, b)
+    np.testing.assert_allclose(out.numpy(), np.broadcast_to(b.numpy(), (2, 4, out_features))
+                               if in_features == 0 else np.zeros((2, 4, 0)))
+    out.sum().backward()
+    assert x.grad.shape == x.shape and w.grad.shape == w.shape
+    np.testing.assert_allclose(b.grad.numpy(), np.full(out_features, 8.0))
+
+
 def test_linear_of_a_strided_view_matches_numpy(rng):
     """Leading positions that are not contiguous (a sequence read time-major)."""
     x = rng.standard_normal((4, 3, 5))

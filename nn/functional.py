@@ -51,7 +51,7 @@ class Linear(_FusedFunction):
             leading = x.shape[:-1]
             y = self.forward(x.reshape(math.prod(leading), x.shape[-1]), weight, bias)
             return y.reshape(leading + (y.shape[-1],))
-        y = x @ weight.T                                     # (..., O)
+        y = x @ weight.T                                     # (N, O), or (O,) for one row
         if bias is not None:
             if bias.dtype == y.dtype:
                 y += bias                                    # in place: no second buffer
@@ -70,17 +70,18 @@ class Linear(_FusedFunction):
             x, weight = x.data, weight.data
         grad_x = grad_w = grad_b = None
         # every product on the leading positions flattened into rows: G (N, O), x (N, I)
-        leading = tuple(x.shape[:-1])
-        rows = math.prod(leading)             # spelled out: reshape(-1, 0) is ambiguous
-        g2 = grad.reshape(rows, out_features) if grad.ndim != 2 else grad
+        g2, x2 = grad, x
+        if x.ndim != 2:
+            leading = tuple(x.shape[:-1])
+            rows = math.prod(leading)         # spelled out: reshape(-1, 0) is ambiguous
+            g2, x2 = grad.reshape(rows, out_features), x.reshape(rows, in_features)
         # ∂L/∂x = G W
         if needs[0]:
             grad_x = g2 @ weight                             # (N, I)
-            if grad.ndim != 2:
+            if x.ndim != 2:
                 grad_x = grad_x.reshape(leading + (in_features,))
         # ∂L/∂W = Σ over all leading positions of gᵀ x
         if needs[1]:
-            x2 = x.reshape(rows, in_features) if x.ndim != 2 else x
             grad_w = g2.T @ x2                               # (O, I)
         # ∂L/∂b = Σ g over all leading positions
         if has_bias and needs[2]:

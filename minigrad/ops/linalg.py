@@ -44,9 +44,16 @@ class MatMul(Function):
         da, db = a.data, b.data
         if da.ndim < 2 or db.ndim < 2:                 # vectors: the general path above
             return self.backward(Tensor._from_array(grad))
-        if da.ndim > 2 and db.ndim == 2:               # a stack of rows times one matrix
-            return self._vjp_rows(grad, da, db)
+        a_shape = None
+        if da.ndim > 2 and db.ndim == 2:
+            # a stack of rows times one matrix: flattened into (rows, K) @ (K, N), so that ∂B
+            # is one product (or factors) instead of one per leading index summed afterwards
+            rows = _rows(da.shape)
+            a_shape, da, grad = da.shape, da.reshape(rows, da.shape[-1]), \
+                grad.reshape(rows, grad.shape[-1])
         grad_a = grad @ db.swapaxes(-1, -2) if a._requires_grad else None
+        if grad_a is not None and a_shape is not None:
+            grad_a = grad_a.reshape(a_shape)
         grad_b = None
         if b._requires_grad:
             if da.ndim == 2 and db.ndim == 2 and da.dtype == grad.dtype:
@@ -54,24 +61,6 @@ class MatMul(Function):
                 grad_b = ProductGradient([da], [grad], False, self.xp)
             else:
                 grad_b = da.swapaxes(-1, -2) @ grad
-        return grad_a, grad_b
-
-    def _vjp_rows(self, grad, da, db):
-        """A (..., K) @ B (K, N) with the leading axes of A flattened into rows: ∂A = G Bᵀ
-        row by row, and ∂B = Σ over rows of aᵀ g, one product (or factors, as above) instead
-        of one per leading index summed afterwards."""
-        a, b = self.inputs
-        rows = _rows(da.shape)
-        g2 = grad.reshape(rows, grad.shape[-1])        # (rows, N)
-        grad_a = grad_b = None
-        if a._requires_grad:
-            grad_a = (g2 @ db.T).reshape(da.shape)
-        if b._requires_grad:
-            a2 = da.reshape(rows, da.shape[-1])        # (rows, K)
-            if da.dtype == grad.dtype:
-                grad_b = ProductGradient([a2], [g2], False, self.xp)
-            else:
-                grad_b = a2.T @ g2
         return grad_a, grad_b
 
 

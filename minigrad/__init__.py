@@ -7,7 +7,7 @@
     x.grad          # tensor([2., 4., 6.])
 """
 
-from . import viz
+from . import _malloc, viz
 from .autograd import (Function, detect_anomaly, enable_grad, grad, is_grad_enabled,
                        name_scope, no_grad)
 from .backend import Backend, cuda_available, manual_seed, register_backend, unregister_backend
@@ -19,6 +19,8 @@ from .ops import (abs, all, any, argmax, argmin, broadcast_to, clip, concat, dro
                   mean, min, minimum, one_hot, relu, reshape, sigmoid, softmax, split, sqrt,
                   squeeze, stack, sum, sum_to, swapaxes, tanh, transpose, unsqueeze, var, where)
 from .tensor import Tensor
+
+_malloc.tune()          # keep freed array memory for reuse (glibc; see _malloc.py)
 
 float32 = "float32"
 float64 = "float64"

@@ -77,21 +77,25 @@ class name_scope:
 
     Scopes nest: an inner scope "ffn" inside "encoder" tags operations "encoder.ffn". Graph
     pictures (`minigrad.viz.draw`) group or collapse operations by their scope. (A small class
-    rather than a generator-based context manager: every module call enters one.)
+    rather than a generator-based context manager: every module call enters one. One object
+    may be entered again while it is active, as a module calling itself does: each entry's
+    outer scope is kept on its own stack.)
     """
 
-    __slots__ = ("name", "_outer")
+    __slots__ = ("name", "_outers")
 
     def __init__(self, name: str):
         self.name = name
+        self._outers: list[str] = []
 
     def __enter__(self):
-        outer = self._outer = STATE.scope
+        outer = STATE.scope
+        self._outers.append(outer)
         name = self.name
         STATE.scope = f"{outer}.{name}" if outer and name else (name or outer)
 
     def __exit__(self, *exc):
-        STATE.scope = self._outer
+        STATE.scope = self._outers.pop()
 
 
 @contextlib.contextmanager
@@ -476,7 +480,9 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
     # tensor to come off, and heappushpop hands it straight back without a push and a pop
     held = None
     sum_to_array = _sum_to_array
-    with _GradMode(create_graph):
+    grad_mode = STATE.grad_enabled            # as `with _GradMode(create_graph)`, spelled out
+    STATE.grad_enabled = create_graph
+    try:
         while held is not None or waiting:
             if held is not None:
                 _, key, tensor = pushpop(waiting, held)
@@ -566,6 +572,8 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                     gx.add_into(previous)
                     continue
                 _add_gradient(fn, x, key, gx, grads, owned, create_graph, anomaly)
+    finally:
+        STATE.grad_enabled = grad_mode
     if not retain_graph:
         for fn in done:
             fn.saved_tensors = _RELEASED          # one store frees them and marks fn
@@ -716,10 +724,14 @@ def backward(tensor, grad=None, retain_graph=False, create_graph=False) -> None:
                            f"require grad (no input of its graph has requires_grad=True, it was "
                            f"computed under no_grad, or it is an integer or bool tensor, which "
                            f"never carries a gradient)")
-    root_grad = _root_grad(tensor, grad, "backward")
+    data = tensor.data
+    if grad is None and not create_graph and data.size == 1:
+        root_grad = backend_of(data).xp.ones(data.shape, dtype=data.dtype)  # d loss/d loss
+    else:
+        root_grad = _root_grad(tensor, grad, "backward")
+        if not create_graph:
+            root_grad = root_grad.data
     retain_graph = retain_graph or create_graph
-    if not create_graph:
-        root_grad = root_grad.data
     results = compute_gradients([tensor], [root_grad], retain_graph, create_graph)
     _deposit(results, create_graph)
 

@@ -68,9 +68,18 @@ class Module:
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_scope_name", None)
+        object.__setattr__(self, "_scope", mg.name_scope(type(self).__name__))   # for calls
         object.__setattr__(self, "training", True)
 
     # -- registration ---------------------------------------------------------------------
+    # Parameters, buffers and children live in their registries (the source of truth, in
+    # order) and, for fast reads in forward, also in the instance dict under the same name:
+    # `self.weight` is then a plain attribute read, not a __getattr__ call. Every change below
+    # goes through `_register` or `_forget`, which keep the two in step.
+    def _register(self, registry: dict, name: str, value) -> None:
+        registry[name] = value
+        self.__dict__[name] = value
+
     def __setattr__(self, name: str, value: Any) -> None:
         if "_parameters" not in self.__dict__:
             raise RuntimeError(f"{type(self).__name__}: call super().__init__() before "
@@ -78,31 +87,32 @@ class Module:
         params, buffers, modules = self._parameters, self._buffers, self._modules
         if isinstance(value, Parameter):
             self._forget(name)
-            params[name] = value
+            self._register(params, name, value)
         elif isinstance(value, Module):
             self._forget(name)
-            modules[name] = value
+            self._register(modules, name, value)
             value._set_scope_name(name)
         elif name in params:
             if value is not None:
                 raise TypeError(f"{type(self).__name__}.{name} is a Parameter; assign an "
                                 f"nn.Parameter (or None), got {type(value).__name__}")
-            params[name] = None
+            self._register(params, name, None)
         elif name in buffers:
             if value is not None and not isinstance(value, mg.Tensor):
                 raise TypeError(f"{type(self).__name__}.{name} is a buffer; assign a Tensor "
                                 f"(or None), got {type(value).__name__}")
-            buffers[name] = value
+            self._register(buffers, name, value)
         elif name in modules:
             if value is not None:
                 raise TypeError(f"{type(self).__name__}.{name} is a submodule; assign a Module "
                                 f"(or None), got {type(value).__name__}")
-            modules[name] = None
+            self._register(modules, name, None)
         else:
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
-        # called only when normal lookup fails: parameters, buffers and children live in dicts
+        # called only when normal lookup fails (a module whose instance dict lacks the copy,
+        # e.g. one made before __init__ finished): read the registries
         d = self.__dict__
         params = d.get("_parameters")
         if params is not None:                               # else: before __init__ ran
@@ -119,6 +129,7 @@ class Module:
             if name in registry:
                 del registry[name]
                 self._non_persistent.discard(name)
+                self.__dict__.pop(name, None)
                 return
         object.__delattr__(self, name)
 
@@ -134,7 +145,7 @@ class Module:
             raise TypeError(f"register_parameter: {name!r} must be an nn.Parameter or None, "
                             f"got {type(param).__name__}")
         self._forget(name)
-        self._parameters[name] = param
+        self._register(self._parameters, name, param)
 
     def register_buffer(self, name: str, tensor: mg.Tensor | None,
                         persistent: bool = True) -> None:
@@ -144,7 +155,7 @@ class Module:
             raise TypeError(f"register_buffer: {name!r} must be a Tensor or None, got "
                             f"{type(tensor).__name__}")
         self._forget(name)
-        self._buffers[name] = tensor
+        self._register(self._buffers, name, tensor)
         if not persistent:
             self._non_persistent.add(name)
 
@@ -154,12 +165,13 @@ class Module:
                             f"{type(module).__name__}")
         if module is None:
             self._forget(name)
-            self._modules[name] = None
+            self._register(self._modules, name, None)
         else:
             setattr(self, name, module)
 
     def _set_scope_name(self, name: str) -> None:
         object.__setattr__(self, "_scope_name", name)
+        object.__setattr__(self, "_scope", mg.name_scope(self.scope_name))
 
     @property
     def scope_name(self) -> str:
@@ -171,7 +183,7 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} does not implement forward()")
 
     def __call__(self, *args, **kwargs):
-        with mg.name_scope(self.scope_name):
+        with self._scope:                    # mg.name_scope(self.scope_name), made once
             return self.forward(*args, **kwargs)
 
     # -- traversal ------------------------------------------------------------------------

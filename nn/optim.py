@@ -62,26 +62,38 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of every parameter (to None, or to zeros)."""
-        for _, p, _ in self._indexed_params():
-            if set_to_none or p.grad is None:
-                p.grad = None
-            else:
-                p.grad = mg.zeros_like(p)
+        for group in self.param_groups:
+            for p in group["params"]:
+                if set_to_none or p.grad is None:
+                    p.grad = None
+                else:
+                    p.grad = mg.zeros_like(p)
 
     @mg.no_grad()
     def step(self) -> None:
         """One update of every parameter that has a gradient."""
-        for index, p, group in self._indexed_params():
-            if p.grad is None:
-                continue
-            grad = p.grad.data
-            if grad.shape != p.data.shape:
-                raise RuntimeError(f"{type(self).__name__}: parameter {index} has shape "
-                                   f"{tuple(p.shape)} but its grad has {tuple(grad.shape)}")
-            state = self.state.setdefault(index, {})
-            if grad.dtype != p.data.dtype:
-                grad = grad.astype(p.data.dtype)
-            p.data = self._update(p.data, grad, state, group, p.xp)
+        states = self.state
+        modules = {}                       # array type -> array module, looked up once a step
+        index = -1
+        for group in self.param_groups:
+            for p in group["params"]:
+                index += 1
+                if p.grad is None:
+                    continue
+                grad, data = p.grad.data, p.data
+                if grad.shape != data.shape:
+                    raise RuntimeError(f"{type(self).__name__}: parameter {index} has shape "
+                                       f"{tuple(data.shape)} but its grad has "
+                                       f"{tuple(grad.shape)}")
+                state = states.get(index)
+                if state is None:
+                    state = states[index] = {}
+                if grad.dtype != data.dtype:
+                    grad = grad.astype(data.dtype)
+                xp = modules.get(type(data))
+                if xp is None:
+                    xp = modules[type(data)] = p.xp
+                p.data = self._update(data, grad, state, group, xp)
 
     def _update(self, w, g, state: dict, group: dict, xp):
         """The new value of one parameter array `w` given its gradient `g`."""

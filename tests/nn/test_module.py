@@ -109,6 +109,64 @@ def test_reassigning_an_attribute_replaces_the_registration():
     assert "head" not in dict(net.named_children())
 
 
+def _attributes_match_registries(module):
+    """Every registered name reads back, as an attribute, the registry's object."""
+    for registry in (module._parameters, module._buffers, module._modules):
+        for name, value in registry.items():
+            assert getattr(module, name) is value, name
+
+
+def test_attribute_reads_follow_every_kind_of_registration_change():
+    net = Net()
+    for module in net.modules():
+        _attributes_match_registries(module)
+    lin = net.layers[0].lin
+    old_weight = lin.weight
+    lin.weight = nn.Parameter(mg.zeros(3, 3))                 # replaced
+    assert lin.weight is not old_weight and lin.weight is lin._parameters["weight"]
+    lin.bias = None                                           # emptied, still registered
+    assert lin.bias is None and "bias" in lin._parameters
+    lin.register_parameter("extra", nn.Parameter(mg.ones(2)))
+    assert lin.extra is lin._parameters["extra"]
+    del lin.extra                                             # deleted: gone as an attribute
+    assert not hasattr(lin, "extra") and "extra" not in lin._parameters
+    net.register_buffer("running", mg.ones(2))                # a buffer replaced
+    assert net.running is net._buffers["running"]
+    net.head = nn.Linear(3, 5)                                # a child replaced
+    net.add_module("emb", None)                               # a child emptied
+    assert net.emb is None and net.head.out_features == 5
+    net.layers = nn.Parameter(mg.zeros(1))                    # a child becomes a parameter
+    assert "layers" not in net._modules and net.layers is net._parameters["layers"]
+    net.head = None
+    assert net.head is None
+    for module in (net, lin):
+        _attributes_match_registries(module)
+    with pytest.raises(TypeError, match="Parameter"):
+        lin.weight = mg.zeros(3, 3)                           # refused: nothing changes
+    assert lin.weight is lin._parameters["weight"]
+
+
+def test_a_module_that_calls_itself_nests_its_scope_and_restores_it():
+    class Repeat(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(2, 2)
+
+        def forward(self, x, times):
+            return self.lin(x) if times == 0 else self(self.lin(x), times - 1)
+
+    model = Repeat()
+    y = model(mg.randn(1, 2, requires_grad=True), 2)
+    scopes = []
+    t = y
+    while t._fn is not None:
+        scopes.append(t._fn.scope)
+        t = t._fn.inputs[0]
+    assert scopes == ["Repeat.Repeat.Repeat.lin", "Repeat.Repeat.lin", "Repeat.lin"]
+    z = y * 2
+    assert z._fn.scope == ""                                  # every scope was left again
+
+
 def test_forgetting_super_init_is_a_clear_error():
     class Broken(nn.Module):
         def __init__(self):

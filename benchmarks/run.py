@@ -54,7 +54,9 @@ def _fix_malloc_thresholds() -> bool:
     of a few MB comes from the heap or from fresh, page-faulting mmap pages depends on what ran
     before: in a process that runs three implementations in turn, on the others. Fixed
     thresholds (blocks up to 32 MiB from the heap, which is not trimmed back) make the cost of
-    an allocation a property of the code being timed. Not done for the memory runs."""
+    an allocation a property of the code being timed. Not done for the memory runs, which
+    measure each process as its users run it (minigrad sets thresholds of its own on import,
+    see minigrad/_malloc.py; the timed process asks it not to, keeping these)."""
     import ctypes
     try:
         libc = ctypes.CDLL("libc.so.6")
@@ -214,6 +216,7 @@ def memory_child(framework: str) -> None:
 # Linux carries a process's peak RSS across exec into ru_maxrss of the program it starts, so a
 # child started from this (large) process would report at least this process's peak. A small
 # launcher in between starts the measured process with a clean slate.
+_OWN_MALLOC_TUNING = os.environ.get("MINIGRAD_MALLOC_TUNING")
 _LAUNCHER = "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)"
 
 
@@ -222,7 +225,13 @@ def measure_memory(frameworks: list[str]) -> dict[str, dict]:
     for framework in frameworks:
         command = [sys.executable, "-c", _LAUNCHER, sys.executable,
                    str(Path(__file__).resolve()), "--memory-child", framework]
-        completed = subprocess.run(command, capture_output=True, text=True, cwd=str(ROOT))
+        env = dict(os.environ)
+        if _OWN_MALLOC_TUNING is None:            # the setting this process started with
+            env.pop("MINIGRAD_MALLOC_TUNING", None)
+        else:
+            env["MINIGRAD_MALLOC_TUNING"] = _OWN_MALLOC_TUNING
+        completed = subprocess.run(command, capture_output=True, text=True, cwd=str(ROOT),
+                                   env=env)
         if completed.returncode != 0:
             results[framework] = {"error": completed.stderr.strip().splitlines()[-1:]}
             print(f"memory {framework}: failed\n{completed.stderr}", file=sys.stderr)
@@ -477,6 +486,8 @@ def main() -> int:
         return 0
 
     malloc_fixed = _fix_malloc_thresholds()
+    if malloc_fixed:                # minigrad's import would lower the trim threshold again
+        os.environ["MINIGRAD_MALLOC_TUNING"] = "0"
     mode_name, mode = ("quick", QUICK) if args.quick else ("full", FULL)
     selected = [w.strip().upper() for w in args.only.split(",") if w.strip()] or list(WORKLOADS)
     unknown = [w for w in selected if w not in WORKLOADS]

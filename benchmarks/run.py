@@ -216,8 +216,12 @@ def memory_child(framework: str) -> None:
 # Linux carries a process's peak RSS across exec into ru_maxrss of the program it starts, so a
 # child started from this (large) process would report at least this process's peak. A small
 # launcher in between starts the measured process with a clean slate.
-_OWN_MALLOC_TUNING = os.environ.get("MINIGRAD_MALLOC_TUNING")
 _LAUNCHER = "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)"
+
+
+# MINIGRAD_MALLOC_TUNING as this process found it: the timed runs set it to keep their own
+# malloc thresholds, the memory children get it back and run minigrad as its users do
+_OWN_MALLOC_TUNING = os.environ.get("MINIGRAD_MALLOC_TUNING")
 
 
 def measure_memory(frameworks: list[str]) -> dict[str, dict]:
@@ -226,7 +230,7 @@ def measure_memory(frameworks: list[str]) -> dict[str, dict]:
         command = [sys.executable, "-c", _LAUNCHER, sys.executable,
                    str(Path(__file__).resolve()), "--memory-child", framework]
         env = dict(os.environ)
-        if _OWN_MALLOC_TUNING is None:            # the setting this process started with
+        if _OWN_MALLOC_TUNING is None:
             env.pop("MINIGRAD_MALLOC_TUNING", None)
         else:
             env["MINIGRAD_MALLOC_TUNING"] = _OWN_MALLOC_TUNING

@@ -724,25 +724,23 @@ def backward(tensor, grad=None, retain_graph=False, create_graph=False) -> None:
                            f"require grad (no input of its graph has requires_grad=True, it was "
                            f"computed under no_grad, or it is an integer or bool tensor, which "
                            f"never carries a gradient)")
-    data = tensor.data
-    if grad is None and not create_graph and data.size == 1:
-        root_grad = backend_of(data).xp.ones(data.shape, dtype=data.dtype)  # d loss/d loss
-    else:
-        root_grad = _root_grad(tensor, grad, "backward")
-        if not create_graph:
-            root_grad = root_grad.data
+    root_grad = _root_grad(tensor, grad, "backward", create_graph)
     retain_graph = retain_graph or create_graph
     results = compute_gradients([tensor], [root_grad], retain_graph, create_graph)
     _deposit(results, create_graph)
 
 
-def _root_grad(tensor, grad, op):
+def _root_grad(tensor, grad, op, create_graph):
+    """The gradient the walk starts from at `tensor`, checked, in the walk's form: a Tensor
+    when `create_graph`, else the bare array."""
     Tensor = _Tensor
     if grad is None:
-        if tensor.data.size != 1:
+        data = tensor.data
+        if data.size != 1:
             raise RuntimeError(f"{op}: grad can be implicit only for a single-element output, "
                                f"got shape {tuple(tensor.shape)}; pass a gradient of that shape")
-        return Tensor._from_array(tensor.xp.ones_like(tensor.data))
+        ones = backend_of(data).xp.ones(data.shape, dtype=data.dtype)      # d out / d out
+        return Tensor._from_array(ones) if create_graph else ones
     if not isinstance(grad, Tensor):
         grad = Tensor._from_array(backend_of(tensor.data).asarray(grad, dtype=tensor.dtype))
     if grad.shape != tensor.shape:
@@ -752,7 +750,7 @@ def _root_grad(tensor, grad, op):
         raise RuntimeError(f"{op}: gradient is on {grad.device}, output on {tensor.device}")
     if grad.dtype != tensor.dtype:
         grad = grad.astype(tensor.dtype)      # as the output's own gradient would be
-    return grad
+    return grad if create_graph else grad.data
 
 
 def _deposit(results, create_graph):
@@ -797,8 +795,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     root_grads = []
     for out, g in zip(outputs, grad_outputs):
-        g = _root_grad(out, g, "grad")
-        root_grads.append(g if create_graph else g.data)
+        root_grads.append(_root_grad(out, g, "grad", create_graph))
     results = compute_gradients(outputs, root_grads, retain_graph, create_graph, capture=inputs)
     answer = []
     for i, t in enumerate(inputs):

@@ -424,11 +424,6 @@ _LAZY = (IndexedGradient, ProductGradient)
 # ---------------------------------------------------------------------------------------------
 # The graph walk.
 
-def _order_key(tensor) -> int:
-    """Creation order of the tensor's Function; leaves (no Function) come after everything."""
-    return tensor._fn.sequence if tensor._fn is not None else -1
-
-
 def _freed_error(fn) -> RuntimeError:
     return RuntimeError(
         f"backward through the graph a second time: {type(fn).__name__} has already freed its "
@@ -454,20 +449,29 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
     called `retain_grad()`, and for every tensor in `capture`. Gradients are Tensors when
     `create_graph` (recorded, so they can be differentiated again) and arrays otherwise.
     """
-    Tensor = _Tensor
     capture_ids = {id(t) for t in capture} if capture is not None else None
-    # Tensors wait in a heap keyed by creation order, newest first. An operation's output is
-    # made after its inputs, so when a tensor comes off the heap every tensor that reads it has
-    # already sent its gradient back: the gradient is complete.
+    # A tensor made by an operation is keyed by ~(its Function's creation number), a negative
+    # int, and its key waits in a min-heap: the newest comes off first. An operation's output
+    # is made after its inputs, so when a key comes off, every tensor that reads the tensor has
+    # already sent its gradient back: the gradient is complete. Leaves, keyed by id() (never
+    # negative), need no order: they are handed over once the heap is empty. (Plain ints in
+    # the heap: tuples would be compared item by item at every step of a push or a pop.)
     grads: dict[int, object] = {}
-    waiting: list = []
+    tensors: dict[int, object] = {}    # key -> the tensor made by an operation, while it waits
+    leaves: dict[int, object] = {}     # key -> the leaf
+    waiting: list[int] = []
     for root, g in zip(roots, root_grads):
-        key = id(root)
+        root_fn = root._fn
+        key = id(root) if root_fn is None else ~root_fn.sequence
         if key in grads:
             grads[key] = grads[key] + g
+            continue
+        grads[key] = g
+        if root_fn is None:
+            leaves[key] = root
         else:
-            grads[key] = g
-            heapq.heappush(waiting, (-_order_key(root), key, root))
+            tensors[key] = root
+            heapq.heappush(waiting, key)
     results: dict[int, object] = {}
     owned: set[int] = set()      # keys whose gradient buffer the walk allocated: add in place
     done: list = []              # Functions whose saved values are freed once the walk ends
@@ -485,35 +489,27 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
     try:
         while held is not None or waiting:
             if held is not None:
-                _, key, tensor = pushpop(waiting, held)
+                key = pushpop(waiting, held)
                 held = None
             else:
-                _, key, tensor = pop(waiting)
+                key = pop(waiting)
+            tensor = tensors.pop(key)
             g = grads.pop(key)
             fn = tensor._fn
             kind = type(g)                         # (`is` tests: `in` a tuple costs more)
             if (kind is IndexedGradient or kind is ProductGradient) and not (
-                    kind is ProductGradient and fn is not None and fn.takes_products and
-                    fast and not (watched and (tensor._hooks or tensor._retains_grad or
-                                               capture_ids is not None))):
+                    kind is ProductGradient and fn.takes_products and fast and not (
+                        watched and (tensor._hooks or tensor._retains_grad or
+                                     capture_ids is not None))):
                 g = g.dense()                      # passed on as factors only through .T
             if watched:
                 if tensor._hooks:
-                    for hook in tensor._hooks:
-                        g_tensor = g if create_graph else Tensor._from_array(g)
-                        replaced = hook(g_tensor)
-                        if replaced is not None:
-                            g = _hooked_gradient(tensor, replaced, create_graph)
+                    g = _run_hooks(tensor, g, create_graph)
                 if capture_ids is None:
-                    if fn is None or tensor._retains_grad:
-                        results[key] = (tensor, g)
-                elif key in capture_ids:
-                    results[key] = (tensor, g)
-                if fn is None:
-                    continue
-            elif fn is None:
-                results[key] = (tensor, g)
-                continue
+                    if tensor._retains_grad:
+                        results[id(tensor)] = (tensor, g)
+                elif id(tensor) in capture_ids:
+                    results[id(tensor)] = (tensor, g)
             if fn.saved_tensors is _RELEASED:
                 raise _freed_error(fn)
             done.append(fn)
@@ -536,7 +532,6 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
             for x, gx in zip(inputs, input_grads):
                 if gx is None or not x._requires_grad:
                     continue
-                key = id(x)
                 data = x.data
                 kind = type(gx)
                 # the common cases inline: an array of the input's type (summed down when
@@ -551,12 +546,17 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                             gx = gx.astype(data.dtype)    # a float32 input of a float64 op
                 elif fast and kind is IndexedGradient:
                     indexed = gx.values.dtype is data.dtype
+                x_fn = x._fn
+                key = id(x) if x_fn is None else ~x_fn.sequence
                 previous = grads.get(key)
                 if previous is None:               # x's first gradient: x waits its turn
-                    x_fn = x._fn                   # newest first; leaves (no Function) last
-                    if held is not None:
-                        push(waiting, held)
-                    held = (1 if x_fn is None else -x_fn.sequence, key, x)
+                    if x_fn is None:
+                        leaves[key] = x
+                    else:
+                        tensors[key] = x
+                        if held is not None:
+                            push(waiting, held)
+                        held = key
                     if array or indexed:
                         grads[key] = gx            # an index gradient stays unmaterialised
                         continue
@@ -572,12 +572,33 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                     gx.add_into(previous)
                     continue
                 _add_gradient(fn, x, key, gx, grads, owned, create_graph, anomaly)
+        for key, tensor in leaves.items():         # every gradient is complete now
+            g = grads[key]
+            kind = type(g)
+            if kind is IndexedGradient or kind is ProductGradient:
+                g = g.dense()
+            if watched:
+                if tensor._hooks:
+                    g = _run_hooks(tensor, g, create_graph)
+                if capture_ids is not None and key not in capture_ids:
+                    continue
+            results[key] = (tensor, g)
     finally:
         STATE.grad_enabled = grad_mode
     if not retain_graph:
         for fn in done:
             fn.saved_tensors = _RELEASED          # one store frees them and marks fn
     return results
+
+
+def _run_hooks(tensor, g, create_graph):
+    """The tensor's hooks called in turn on its complete gradient; a Tensor one returns
+    replaces the gradient for the hooks after it and for the rest of the walk."""
+    for hook in tensor._hooks:
+        replaced = hook(g if create_graph else _Tensor._from_array(g))
+        if replaced is not None:
+            g = _hooked_gradient(tensor, replaced, create_graph)
+    return g
 
 
 def _input_gradients(fn, g, create_graph) -> tuple:

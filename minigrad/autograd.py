@@ -20,6 +20,7 @@ from typing import Callable, Iterable
 import numpy as _numpy
 
 from .backend import _BY_ARRAY_TYPE, backend_of
+from .backend import CPU as _CPU
 
 
 # ---------------------------------------------------------------------------------------------
@@ -254,9 +255,8 @@ class Function:
             arrays = tuple([t.data for t in inputs])
             kind = type(arrays[0])
             _check_same_device(cls, inputs)
-        xp = backend.xp
-        if xp is not _numpy:                        # NumPy is the class default: no store
-            fn.xp = xp
+        if backend is not _CPU:                     # NumPy is the class default: no store
+            fn.xp = backend.xp
         try:
             out = fn.forward(first, second) if arrays is None else fn.forward(*arrays)
         except (ValueError, TypeError, IndexError) as error:
@@ -265,11 +265,9 @@ class Function:
             shapes = ", ".join(f"{tuple(t.shape)} {t.dtype}" for t in inputs)
             raise type(error)(f"{cls.__name__}: {error} (inputs: {shapes})") from error
         if type(out) is not kind and type(out) not in _BY_ARRAY_TYPE:
-            out = xp.asarray(out)                   # NumPy scalars from full reductions
+            out = backend.xp.asarray(out)           # NumPy scalars from full reductions
         result = _new_tensor(_Tensor)               # Tensor._from_array(out), inlined: hot
         result.data = out
-        result._fn = None
-        result._requires_grad = False
         if STATE.detect_anomaly:
             fn.scope = STATE.scope
             _check_forward(fn, inputs, out)
@@ -285,7 +283,9 @@ class Function:
                         fn.scope = STATE.scope
                     result._requires_grad = True
                     result._fn = fn
-                    break
+                    return result
+        result._requires_grad = False
+        result._fn = None
         return result
 
 

@@ -532,20 +532,6 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
             for x, gx in zip(inputs, input_grads):
                 if gx is None or not x._requires_grad:
                     continue
-                data = x.data
-                kind = type(gx)
-                # the common cases inline: an array of the input's type (summed down when
-                # broadcasting made it larger), or a gradient that is zero but at an index
-                array = fast and kind is type(data)
-                indexed = False
-                if array:
-                    if not exact:
-                        if gx.shape != data.shape:
-                            gx = sum_to_array(gx, data.shape, type(fn).__name__)
-                        if gx.dtype is not data.dtype and gx.dtype != data.dtype:
-                            gx = gx.astype(data.dtype)    # a float32 input of a float64 op
-                elif fast and kind is IndexedGradient:
-                    indexed = gx.values.dtype is data.dtype
                 x_fn = x._fn
                 key = id(x) if x_fn is None else ~x_fn.sequence
                 previous = grads.get(key)
@@ -557,10 +543,19 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                         if held is not None:
                             push(waiting, held)
                         held = key
-                    if array or indexed:
-                        grads[key] = gx            # an index gradient stays unmaterialised
+                # the common cases inline: an array of the input's type (summed down when
+                # broadcasting made it larger), or a gradient that is zero but at an index
+                data = x.data
+                kind = type(gx)
+                if kind is type(data) and fast:
+                    if not exact:
+                        if gx.shape != data.shape:
+                            gx = sum_to_array(gx, data.shape, type(fn).__name__)
+                        if gx.dtype is not data.dtype and gx.dtype != data.dtype:
+                            gx = gx.astype(data.dtype)    # a float32 input of a float64 op
+                    if previous is None:
+                        grads[key] = gx
                         continue
-                elif array:
                     if key in owned:
                         previous += gx             # a buffer of the walk's own: in place
                         continue
@@ -568,9 +563,13 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                         grads[key] = previous + gx    # a new buffer, owned from now on
                         owned.add(key)
                         continue
-                elif indexed and key in owned:
-                    gx.add_into(previous)
-                    continue
+                elif kind is IndexedGradient and fast and gx.values.dtype is data.dtype:
+                    if previous is None:
+                        grads[key] = gx            # stays unmaterialised until needed
+                        continue
+                    if key in owned:
+                        gx.add_into(previous)
+                        continue
                 _add_gradient(fn, x, key, gx, grads, owned, create_graph, anomaly)
         for key, tensor in leaves.items():         # every gradient is complete now
             g = grads[key]

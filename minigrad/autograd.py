@@ -289,6 +289,42 @@ class Function:
         return result
 
 
+def _apply_operator(cls, a, b):
+    """`cls.apply(a, b)` for Add, Sub, Mul and Div, whose forward is an `operator` builtin, on
+    two tensors: the same node, for half of apply's work when both hold NumPy arrays (no
+    backend lookup, no Function made unless the result is recorded). Other arrays, anomaly
+    mode and errors go through apply itself, which also words the error."""
+    da = a.data
+    db = b.data
+    if type(da) is not _ndarray or type(db) is not _ndarray or STATE.detect_anomaly:
+        return cls.apply(a, b)
+    try:
+        out = cls.forward(da, db)              # the builtin itself: a class attribute, unbound
+    except (ValueError, TypeError, IndexError):
+        return cls.apply(a, b)                 # fails again, and says which op and shapes
+    if type(out) is not _ndarray:
+        out = _numpy.asarray(out)             # a NumPy scalar from two 0-d arrays
+    result = _new_tensor(_Tensor)
+    result.data = out
+    if STATE.grad_enabled and (a._requires_grad or b._requires_grad):
+        fn = cls()
+        fn.inputs = (a, b)
+        fn.sequence = next(_sequence)
+        if cls.needs_output:
+            fn._output_ref = weakref.ref(result)
+        if STATE.scope:
+            fn.scope = STATE.scope
+        result._requires_grad = True
+        result._fn = fn
+        return result
+    result._requires_grad = False
+    result._fn = None
+    return result
+
+
+_ndarray = _numpy.ndarray
+
+
 class _Released(tuple):
     """The type of `saved_tensors` once a backward has freed them: empty, and recognisable."""
 

@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd import Function, _apply_operator
 from ..backend import backend_of
 from ..tensor import Tensor
 from .common import constant, pair
@@ -36,7 +36,7 @@ class Add(Function):
 def add(a, b) -> Tensor:
     if type(a) is not Tensor or type(b) is not Tensor:    # numbers, arrays, subclasses
         a, b = pair(a, b)
-    return Add.apply(a, b)
+    return _apply_operator(Add, a, b)
 
 
 class Sub(Function):
@@ -59,7 +59,7 @@ class Sub(Function):
 def sub(a, b) -> Tensor:
     if type(a) is not Tensor or type(b) is not Tensor:    # numbers, arrays, subclasses
         a, b = pair(a, b)
-    return Sub.apply(a, b)
+    return _apply_operator(Sub, a, b)
 
 
 class Mul(Function):
@@ -85,7 +85,7 @@ class Mul(Function):
 def mul(a, b) -> Tensor:
     if type(a) is not Tensor or type(b) is not Tensor:    # numbers, arrays, subclasses
         a, b = pair(a, b)
-    return Mul.apply(a, b)
+    return _apply_operator(Mul, a, b)
 
 
 class Div(Function):
@@ -113,7 +113,7 @@ class Div(Function):
 def div(a, b) -> Tensor:
     if type(a) is not Tensor or type(b) is not Tensor:    # numbers, arrays, subclasses
         a, b = pair(a, b)
-    return Div.apply(a, b)
+    return _apply_operator(Div, a, b)
 
 
 class Neg(Function):

@@ -110,3 +110,63 @@ def test_exact_gradient_classes_keep_shapes_and_dtypes(name, pair, rng):
         for x, g_fast, g_recorded in zip((a, b), fast, recorded):
             assert g_fast.shape == x.shape and g_fast.dtype == x.dtype
             np.testing.assert_array_equal(g_fast.numpy(), g_recorded.numpy())
+
+
+# -- the arithmetic operators' dispatch (Add, Sub, Mul, Div on NumPy arrays) -------------------
+
+ARITHMETIC = {"+": (lambda a, b: a + b, np.add, "Add"),
+              "-": (lambda a, b: a - b, np.subtract, "Sub"),
+              "*": (lambda a, b: a * b, np.multiply, "Mul"),
+              "/": (lambda a, b: a / b, np.divide, "Div")}
+
+
+@pytest.mark.parametrize("op", sorted(ARITHMETIC))
+def test_arithmetic_records_the_same_node_as_apply(op, rng):
+    f, reference, name = ARITHMETIC[op]
+    a = mg.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    b = mg.tensor(rng.uniform(1, 2, (3,)))
+    with mg.name_scope("block"):
+        y = f(a, b)
+    np.testing.assert_array_equal(y.numpy(), reference(a.numpy(), b.numpy()))
+    assert type(y.grad_fn).__name__ == name and y.requires_grad and not y.is_leaf
+    assert y.grad_fn.inputs == (a, b) and y.grad_fn.scope == "block"
+    later = f(y, b)
+    assert later.grad_fn.sequence > y.grad_fn.sequence       # creation order kept
+    with mg.no_grad():
+        z = f(a, b)
+    assert z.is_leaf and not z.requires_grad and z.grad_fn is None
+    constant = f(mg.tensor(a.numpy()), b)                      # no input requires grad
+    assert constant.grad_fn is None and not constant.requires_grad
+
+
+@pytest.mark.parametrize("op", sorted(ARITHMETIC))
+def test_arithmetic_of_zero_dimensional_tensors_holds_an_array(op):
+    f, reference, _ = ARITHMETIC[op]
+    y = f(mg.tensor(np.float32(3.0), requires_grad=True), mg.tensor(np.float32(2.0)))
+    assert type(y.data) is np.ndarray and y.data.shape == () and y.dtype == np.float32
+    assert float(y.numpy()) == reference(np.float32(3.0), np.float32(2.0))
+    y.backward()
+
+
+def test_arithmetic_errors_name_the_operation_and_shapes():
+    a = mg.tensor(np.ones((2, 3)), requires_grad=True)
+    with pytest.raises(ValueError, match=r"Mul: .*\(2, 3\) float64, \(4,\) float64"):
+        a * mg.tensor(np.ones(4))
+
+
+def test_arithmetic_in_anomaly_mode_is_still_checked():
+    a = mg.tensor(np.array([0.0, 1.0]), requires_grad=True)
+    with mg.detect_anomaly(), pytest.raises(FloatingPointError, match="Div"):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a / mg.tensor(np.array([0.0, 1.0]))
+
+
+def test_arithmetic_on_an_ndarray_subclass_goes_through_apply():
+    class Marked(np.ndarray):
+        pass
+    data = np.ones((2, 2)).view(Marked)
+    a = mg.Tensor._from_array(data)
+    a.requires_grad = True
+    y = a * 2.0
+    y.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.full((2, 2), 2.0))

@@ -302,6 +302,20 @@ def _apply_operator(cls, a, b):
         out = cls.forward(da, db)              # the builtin itself: a class attribute, unbound
     except (ValueError, TypeError, IndexError):
         return cls.apply(a, b)                 # fails again, and says which op and shapes
+    return _binary_result(cls, a, b, out)
+
+
+_ndarray = _numpy.ndarray
+
+
+# The two functions below make the Tensor that `cls.apply(...)` returns, recorded as apply
+# records it, when the caller has already run cls's forward on NumPy arrays itself: for the
+# hottest operations (arithmetic, slicing, .T, 2-D matmul), whose forward is one NumPy call,
+# apply's general dispatch costs more than the call. Callers send other arrays, anomaly mode
+# and errors to apply.
+
+def _binary_result(cls, a, b, out):
+    """The result of cls() on tensors a and b, whose forward gave `out`."""
     if type(out) is not _ndarray:
         out = _numpy.asarray(out)             # a NumPy scalar from two 0-d arrays
     result = _new_tensor(_Tensor)
@@ -322,7 +336,26 @@ def _apply_operator(cls, a, b):
     return result
 
 
-_ndarray = _numpy.ndarray
+def _unary_result(cls, args: tuple, x, out):
+    """The result of cls(*args) on tensor x, whose forward gave `out`."""
+    if type(out) is not _ndarray:
+        out = _numpy.asarray(out)             # a NumPy scalar from a full index
+    result = _new_tensor(_Tensor)
+    result.data = out
+    if x._requires_grad and STATE.grad_enabled:
+        fn = cls(*args)
+        fn.inputs = (x,)
+        fn.sequence = next(_sequence)
+        if cls.needs_output:
+            fn._output_ref = weakref.ref(result)
+        if STATE.scope:
+            fn.scope = STATE.scope
+        result._requires_grad = True
+        result._fn = fn
+        return result
+    result._requires_grad = False
+    result._fn = None
+    return result
 
 
 class _Released(tuple):

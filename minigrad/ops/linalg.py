@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 
-from ..autograd import Function, ProductGradient
+import numpy as np
+
+from ..autograd import STATE, Function, ProductGradient, _binary_result
 from ..tensor import Tensor
 from .common import pair
 from .shape import reshape, sum_to, swapaxes
@@ -88,6 +90,8 @@ def matmul(a, b) -> Tensor:
     if type(a) is Tensor and type(b) is Tensor:
         da, db = a.data, b.data
         if da.ndim == 2 and db.ndim == 2 and da.shape[1] == db.shape[0]:   # the common case
+            if type(da) is np.ndarray and type(db) is np.ndarray and not STATE.detect_anomaly:
+                return _binary_result(MatMul, a, b, da @ db)     # MatMul.forward, inlined
             return MatMul.apply(a, b)
     a, b = pair(a, b)
     if a.ndim == 0 or b.ndim == 0:

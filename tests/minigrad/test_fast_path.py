@@ -112,31 +112,57 @@ def test_exact_gradient_classes_keep_shapes_and_dtypes(name, pair, rng):
             np.testing.assert_array_equal(g_fast.numpy(), g_recorded.numpy())
 
 
-# -- the arithmetic operators' dispatch (Add, Sub, Mul, Div on NumPy arrays) -------------------
+# -- the hottest operations' own dispatch (arithmetic, slices, .T, 2-D matmul on NumPy) -------
 
 ARITHMETIC = {"+": (lambda a, b: a + b, np.add, "Add"),
               "-": (lambda a, b: a - b, np.subtract, "Sub"),
               "*": (lambda a, b: a * b, np.multiply, "Mul"),
               "/": (lambda a, b: a / b, np.divide, "Div")}
 
+DISPATCHED = dict(ARITHMETIC, **{
+    "slice": (lambda a, b: a[:, 1:], lambda a, b: a[:, 1:], "GetItem"),
+    "column": (lambda a, b: a[:, 2], lambda a, b: a[:, 2], "GetItem"),
+    ".T": (lambda a, b: a.T, lambda a, b: a.T, "Transpose"),
+    "@": (lambda a, b: a @ b.T, lambda a, b: a @ b.T, "MatMul"),
+})
 
-@pytest.mark.parametrize("op", sorted(ARITHMETIC))
-def test_arithmetic_records_the_same_node_as_apply(op, rng):
-    f, reference, name = ARITHMETIC[op]
+
+@pytest.mark.parametrize("op", sorted(DISPATCHED))
+def test_dispatched_operations_record_the_same_node_as_apply(op, rng):
+    f, reference, name = DISPATCHED[op]
     a = mg.tensor(rng.standard_normal((2, 3)), requires_grad=True)
-    b = mg.tensor(rng.uniform(1, 2, (3,)))
+    b = mg.tensor(rng.uniform(1, 2, (2, 3)))
     with mg.name_scope("block"):
         y = f(a, b)
     np.testing.assert_array_equal(y.numpy(), reference(a.numpy(), b.numpy()))
+    assert type(y.data) is np.ndarray
     assert type(y.grad_fn).__name__ == name and y.requires_grad and not y.is_leaf
-    assert y.grad_fn.inputs == (a, b) and y.grad_fn.scope == "block"
-    later = f(y, b)
+    assert y.grad_fn.inputs[0] is a and y.grad_fn.scope == "block"
+    later = f(a, b)
     assert later.grad_fn.sequence > y.grad_fn.sequence       # creation order kept
     with mg.no_grad():
         z = f(a, b)
     assert z.is_leaf and not z.requires_grad and z.grad_fn is None
     constant = f(mg.tensor(a.numpy()), b)                      # no input requires grad
     assert constant.grad_fn is None and not constant.requires_grad
+    (grad,) = mg.grad(y, a, grad_outputs=mg.ones_like(y), create_graph=True)
+    (again,) = mg.grad(f(a, b), a, grad_outputs=mg.ones_like(y))
+    np.testing.assert_array_equal(grad.numpy(), again.numpy())
+
+
+def test_dispatched_slices_and_transposes_of_a_non_numpy_array_go_through_apply():
+    class Marked(np.ndarray):
+        pass
+    a = mg.Tensor._from_array(np.arange(6.0).reshape(2, 3).view(Marked))
+    a.requires_grad = True
+    y = (a[:, 1:].T * 2.0).sum()
+    y.backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [[0, 2, 2], [0, 2, 2]])
+
+
+def test_dispatched_slice_errors_name_the_operation():
+    with pytest.raises(IndexError, match="GetItem"):
+        mg.tensor(np.ones((2, 3)))[:, 5]
 
 
 @pytest.mark.parametrize("op", sorted(ARITHMETIC))

@@ -275,18 +275,24 @@ class Function:
                 cls.float_output or out.dtype.kind in "fc"):
             for t in inputs:
                 if t._requires_grad:
-                    fn.inputs = inputs
-                    fn.sequence = next(_sequence)
-                    if cls.needs_output:
-                        fn._output_ref = weakref.ref(result)
-                    if STATE.scope:
-                        fn.scope = STATE.scope
-                    result._requires_grad = True
-                    result._fn = fn
-                    return result
+                    return _link(fn, inputs, result)
         result._requires_grad = False
         result._fn = None
         return result
+
+
+def _link(fn, inputs: tuple, result):
+    """Record `fn` as the operation that made `result` from `inputs`, one of which requires grad:
+    the one place where a node joins the graph."""
+    fn.inputs = inputs
+    fn.sequence = next(_sequence)
+    if fn.needs_output:
+        fn._output_ref = weakref.ref(result)
+    if STATE.scope:
+        fn.scope = STATE.scope
+    result._requires_grad = True
+    result._fn = fn
+    return result
 
 
 def _apply_operator(cls, a, b):
@@ -302,57 +308,26 @@ def _apply_operator(cls, a, b):
         out = cls.forward(da, db)              # the builtin itself: a class attribute, unbound
     except (ValueError, TypeError, IndexError):
         return cls.apply(a, b)                 # fails again, and says which op and shapes
-    return _binary_result(cls, a, b, out)
+    return _result(cls, (), (a, b), out)
 
 
 _ndarray = _numpy.ndarray
 
 
-# The two functions below make the Tensor that `cls.apply(...)` returns, recorded as apply
-# records it, when the caller has already run cls's forward on NumPy arrays itself: for the
-# hottest operations (arithmetic, slicing, .T, 2-D matmul), whose forward is one NumPy call,
-# apply's general dispatch costs more than the call. Callers send other arrays, anomaly mode
-# and errors to apply.
-
-def _binary_result(cls, a, b, out):
-    """The result of cls() on tensors a and b, whose forward gave `out`."""
+def _result(cls, args: tuple, inputs: tuple, out):
+    """The Tensor that `cls.apply(*inputs, ...)` returns, when the caller has already run
+    cls(*args).forward on the inputs' NumPy arrays and got `out`; the node is recorded as apply
+    records it. For the hottest operations (arithmetic, slicing, .T, 2-D matmul), whose forward
+    is one NumPy call, apply's general dispatch costs more than the call; no Function is made
+    unless the result is recorded. Callers send other arrays, anomaly mode and errors to apply."""
     if type(out) is not _ndarray:
-        out = _numpy.asarray(out)             # a NumPy scalar from two 0-d arrays
+        out = _numpy.asarray(out)             # a NumPy scalar from 0-d operands or a full index
     result = _new_tensor(_Tensor)
     result.data = out
-    if STATE.grad_enabled and (a._requires_grad or b._requires_grad):
-        fn = cls()
-        fn.inputs = (a, b)
-        fn.sequence = next(_sequence)
-        if cls.needs_output:
-            fn._output_ref = weakref.ref(result)
-        if STATE.scope:
-            fn.scope = STATE.scope
-        result._requires_grad = True
-        result._fn = fn
-        return result
-    result._requires_grad = False
-    result._fn = None
-    return result
-
-
-def _unary_result(cls, args: tuple, x, out):
-    """The result of cls(*args) on tensor x, whose forward gave `out`."""
-    if type(out) is not _ndarray:
-        out = _numpy.asarray(out)             # a NumPy scalar from a full index
-    result = _new_tensor(_Tensor)
-    result.data = out
-    if x._requires_grad and STATE.grad_enabled:
-        fn = cls(*args)
-        fn.inputs = (x,)
-        fn.sequence = next(_sequence)
-        if cls.needs_output:
-            fn._output_ref = weakref.ref(result)
-        if STATE.scope:
-            fn.scope = STATE.scope
-        result._requires_grad = True
-        result._fn = fn
-        return result
+    if STATE.grad_enabled:
+        for t in inputs:
+            if t._requires_grad:
+                return _link(cls(*args), inputs, result)
     result._requires_grad = False
     result._fn = None
     return result

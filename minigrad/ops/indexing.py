@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from ..autograd import STATE, Function, IndexedGradient, _unary_result
+from ..autograd import STATE, Function, IndexedGradient, _result
 from ..backend import backend_of
 from ..tensor import Tensor
 from .common import constant
@@ -73,7 +73,7 @@ def getitem(x: Tensor, index) -> Tensor:
                 except IndexError:
                     pass                      # apply words the error
                 else:
-                    return _unary_result(GetItem, (index, True), x, out)
+                    return _result(GetItem, (index, True), (x,), out)
             return GetItem.apply(x, index=index, is_basic=True)
     index, is_basic = _normalise_index(index, x)
     return GetItem.apply(x, index=index, is_basic=is_basic)

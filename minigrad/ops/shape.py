@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 
 from .. import autograd
-from ..autograd import STATE, Function, ProductGradient, _unary_result
+from ..autograd import STATE, Function, ProductGradient, _result
 from ..backend import backend_of, parse_device
 from ..tensor import Tensor
 from .common import normalize_axis
@@ -87,7 +87,7 @@ def transpose(x: Tensor, *axes) -> Tensor:
         axes = _REVERSED_AXES[data.ndim]
         if type(data) is np.ndarray and not STATE.detect_anomaly:
             # Transpose.forward, without apply's dispatch: x.T is read at every step of a loop
-            return _unary_result(Transpose, (axes,), x, data.transpose(axes))
+            return _result(Transpose, (axes,), (x,), data.transpose(axes))
         return Transpose.apply(x, axes=axes)
     if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):
         axes = tuple(axes[0])

@@ -311,9 +311,6 @@ def _apply_operator(cls, a, b):
     return _result(cls, (), (a, b), out)
 
 
-_ndarray = _numpy.ndarray
-
-
 def _result(cls, args: tuple, inputs: tuple, out):
     """The Tensor that `cls.apply(*inputs, ...)` returns, when the caller has already run
     cls(*args).forward on the inputs' NumPy arrays and got `out`; the node is recorded as apply
@@ -353,6 +350,7 @@ def _check_inputs(cls, inputs):
 
 _sequence = itertools.count()      # creation order of recorded Functions
 _new_tensor = object.__new__
+_ndarray = _numpy.ndarray          # the CPU's array type, tested by the hot operations
 _Tensor = None  # set by tensor.py (the engine and Tensor refer to each other)
 
 

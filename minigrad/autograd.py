@@ -314,9 +314,9 @@ def _apply_operator(cls, a, b):
 def _result(cls, args: tuple, inputs: tuple, out):
     """The Tensor that `cls.apply(*inputs, ...)` returns, when the caller has already run
     cls(*args).forward on the inputs' NumPy arrays and got `out`; the node is recorded as apply
-    records it. For the hottest operations (arithmetic, slicing, .T, 2-D matmul), whose forward
-    is one NumPy call, apply's general dispatch costs more than the call; no Function is made
-    unless the result is recorded. Callers send other arrays, anomaly mode and errors to apply."""
+    records it. For the hottest operations (arithmetic, slicing, .T, 2-D matmul, exp, tanh,
+    sigmoid, relu), whose forward is one NumPy call or a few, apply's general dispatch costs
+    more than the calls; no Function is made unless the result is recorded. Callers send other arrays, anomaly mode and errors to apply."""
     if type(out) is not _ndarray:
         out = _numpy.asarray(out)             # a NumPy scalar from 0-d operands or a full index
     result = _new_tensor(_Tensor)
@@ -526,6 +526,8 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
     # tensor to come off, and heappushpop hands it straight back without a push and a pop
     held = None
     sum_to_array = _sum_to_array
+    finished = done.append
+    ndarray = _ndarray
     grad_mode = STATE.grad_enabled            # as `with _GradMode(create_graph)`, spelled out
     STATE.grad_enabled = create_graph
     try:
@@ -539,8 +541,8 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
             g = grads.pop(key)
             fn = tensor._fn
             kind = type(g)                         # (`is` tests: `in` a tuple costs more)
-            if (kind is IndexedGradient or kind is ProductGradient) and not (
-                    kind is ProductGradient and fn.takes_products and fast and not (
+            if kind is not ndarray and (kind is IndexedGradient or kind is ProductGradient) \
+                    and not (kind is ProductGradient and fn.takes_products and fast and not (
                         watched and (tensor._hooks or tensor._retains_grad or
                                      capture_ids is not None))):
                 g = g.dense()                      # passed on as factors only through .T
@@ -554,7 +556,7 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                     results[id(tensor)] = (tensor, g)
             if fn.saved_tensors is _RELEASED:
                 raise _freed_error(fn)
-            done.append(fn)
+            finished(fn)
             inputs = fn.inputs
             vjp = fn.vjp if fast else None
             if vjp is not None:

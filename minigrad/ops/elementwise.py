@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from ..autograd import Function, _apply_operator
+from ..autograd import STATE, Function, _apply_operator, _result
 from ..backend import backend_of
 from ..tensor import Tensor
 from .common import constant, pair
@@ -205,6 +205,8 @@ class Exp(Function):
 
 
 def exp(x: Tensor) -> Tensor:
+    if type(x) is Tensor and type(x.data) is np.ndarray and not STATE.detect_anomaly:
+        return _result(Exp, (), (x,), np.exp(x.data))       # Exp.forward, without apply
     return Exp.apply(x)
 
 
@@ -286,6 +288,8 @@ class Tanh(Function):
 
 
 def tanh(x: Tensor) -> Tensor:
+    if type(x) is Tensor and type(x.data) is np.ndarray and not STATE.detect_anomaly:
+        return _result(Tanh, (), (x,), np.tanh(x.data))     # Tanh.forward, without apply
     return Tanh.apply(x)
 
 
@@ -296,19 +300,7 @@ class Sigmoid(Function):
     float_output = True
 
     def forward(self, x):
-        xp = self.xp
-        if x.dtype.kind != "f":
-            x = x.astype(xp.result_type(x.dtype, 1.0))     # as exp would promote it
-        # 1/(1 + e⁻ˣ) is accurate to a few ulps wherever σ(x) is a normal float, tiny outputs
-        # in the lower tail included (no 1 − 1 cancellation). Only where σ(x) is subnormal
-        # (x < −88.7 in float32, −709 in float64) does e⁻ˣ overflow to inf, giving σ = 0:
-        # expected, so the overflow is not warned about.
-        e = xp.negative(x, out=xp.empty_like(x))           # an array even when x is 0-d
-        with np.errstate(over="ignore"):                   # NumPy's warning flags
-            xp.exp(e, out=e)
-        e += 1
-        xp.reciprocal(e, out=e)                            # all in one buffer
-        return e
+        return _sigmoid(self.xp, x)
 
     def backward(self, grad):
         y = self.output
@@ -323,7 +315,25 @@ class Sigmoid(Function):
         return d
 
 
+def _sigmoid(xp, x):
+    """σ(x) on an array of the array module xp."""
+    if x.dtype.kind != "f":
+        x = x.astype(xp.result_type(x.dtype, 1.0))         # as exp would promote it
+    # 1/(1 + e⁻ˣ) is accurate to a few ulps wherever σ(x) is a normal float, tiny outputs in
+    # the lower tail included (no 1 − 1 cancellation). Only where σ(x) is subnormal (x < −88.7
+    # in float32, −709 in float64) does e⁻ˣ overflow to inf, giving σ = 0: expected, so the
+    # overflow is not warned about.
+    e = xp.negative(x, out=xp.empty_like(x))               # an array even when x is 0-d
+    with np.errstate(over="ignore"):                       # NumPy's warning flags
+        xp.exp(e, out=e)
+    e += 1
+    xp.reciprocal(e, out=e)                                # all in one buffer
+    return e
+
+
 def sigmoid(x: Tensor) -> Tensor:
+    if type(x) is Tensor and type(x.data) is np.ndarray and not STATE.detect_anomaly:
+        return _result(Sigmoid, (), (x,), _sigmoid(np, x.data))   # without apply
     return Sigmoid.apply(x)
 
 
@@ -347,6 +357,8 @@ class Relu(Function):
 
 
 def relu(x: Tensor) -> Tensor:
+    if type(x) is Tensor and type(x.data) is np.ndarray and not STATE.detect_anomaly:
+        return _result(Relu, (), (x,), np.maximum(x.data, 0))  # Relu.forward, without apply
     return Relu.apply(x)
 
 

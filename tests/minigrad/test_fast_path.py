@@ -124,6 +124,10 @@ DISPATCHED = dict(ARITHMETIC, **{
     "column": (lambda a, b: a[:, 2], lambda a, b: a[:, 2], "GetItem"),
     ".T": (lambda a, b: a.T, lambda a, b: a.T, "Transpose"),
     "@": (lambda a, b: a @ b.T, lambda a, b: a @ b.T, "MatMul"),
+    "exp": (lambda a, b: a.exp(), lambda a, b: np.exp(a), "Exp"),
+    "tanh": (lambda a, b: a.tanh(), lambda a, b: np.tanh(a), "Tanh"),
+    "sigmoid": (lambda a, b: a.sigmoid(), lambda a, b: 1 / (1 + np.exp(-a)), "Sigmoid"),
+    "relu": (lambda a, b: a.relu(), lambda a, b: np.maximum(a, 0), "Relu"),
 })
 
 
@@ -158,11 +162,33 @@ def test_dispatched_slices_and_transposes_of_a_non_numpy_array_go_through_apply(
     y = (a[:, 1:].T * 2.0).sum()
     y.backward()
     np.testing.assert_array_equal(a.grad.numpy(), [[0, 2, 2], [0, 2, 2]])
+    plain = mg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    for f in (mg.exp, mg.tanh, mg.sigmoid, mg.relu):
+        a.grad = plain.grad = None
+        f(a).sum().backward()
+        f(plain).sum().backward()
+        np.testing.assert_array_equal(a.grad.numpy(), plain.grad.numpy())
 
 
 def test_dispatched_slice_errors_name_the_operation():
     with pytest.raises(IndexError, match="GetItem"):
         mg.tensor(np.ones((2, 3)))[:, 5]
+
+
+@pytest.mark.parametrize("op", ["exp", "tanh", "sigmoid", "relu"])
+def test_dispatched_unary_functions_of_zero_dimensional_tensors_hold_an_array(op):
+    f, reference, _ = DISPATCHED[op]
+    y = f(mg.tensor(np.float32(-0.5), requires_grad=True), None)
+    assert type(y.data) is np.ndarray and y.data.shape == () and y.dtype == np.float32
+    np.testing.assert_allclose(float(y.numpy()), reference(np.float32(-0.5), None), rtol=1e-6)
+    y.backward()
+
+
+def test_dispatched_unary_functions_in_anomaly_mode_are_still_checked():
+    a = mg.tensor(np.array([0.0, 800.0]), requires_grad=True)
+    with mg.detect_anomaly(), pytest.raises(FloatingPointError, match="Exp"):
+        with np.errstate(over="ignore"):
+            a.exp()
 
 
 @pytest.mark.parametrize("op", sorted(ARITHMETIC))

@@ -125,9 +125,7 @@ class Tensor:
         """The Function that made this tensor, or None for a leaf."""
         return self._fn
 
-    @property
-    def T(self) -> "Tensor":
-        return ops.transpose(self)
+    # T, the property, is bound at the end of this module straight to ops.transpose
 
     def __len__(self) -> int:
         if self.data.ndim == 0:
@@ -275,13 +273,10 @@ class Tensor:
     def squeeze(self, axis=None): return ops.squeeze(self, axis)
     def unsqueeze(self, axis): return ops.unsqueeze(self, axis)
     def broadcast_to(self, shape): return ops.broadcast_to(self, shape)
-    def exp(self): return ops.exp(self)
+    # exp, tanh, sigmoid and relu are bound at the end of this module straight to their ops
     def log(self): return ops.log(self)
     def sqrt(self): return ops.sqrt(self)
     def abs(self): return ops.abs(self)
-    def tanh(self): return ops.tanh(self)
-    def sigmoid(self): return ops.sigmoid(self)
-    def relu(self): return ops.relu(self)
     def gelu(self, approximate="none"): return ops.gelu(self, approximate)
     def softmax(self, axis=-1): return ops.softmax(self, axis)
     def log_softmax(self, axis=-1): return ops.log_softmax(self, axis)
@@ -357,6 +352,9 @@ def is_scalar(x) -> bool:
 autograd._Tensor = Tensor
 from . import ops  # noqa: E402  (ops import Tensor from this module)
 
-# self + other is ops.add(self, other), and so on: the hottest operators skip a wrapper.
+# self + other is ops.add(self, other), and so on: the hottest operators and methods skip a
+# wrapper (x.T is ops.transpose(x), x.tanh() is ops.tanh(x)).
 Tensor.__add__, Tensor.__sub__, Tensor.__mul__ = ops.add, ops.sub, ops.mul
 Tensor.__truediv__, Tensor.__matmul__, Tensor.__getitem__ = ops.div, ops.matmul, ops.getitem
+Tensor.T = property(ops.transpose, doc="The transpose: all axes reversed.")
+Tensor.exp, Tensor.tanh, Tensor.sigmoid, Tensor.relu = ops.exp, ops.tanh, ops.sigmoid, ops.relu

@@ -316,7 +316,8 @@ def _result(cls, args: tuple, inputs: tuple, out):
     cls(*args).forward on the inputs' NumPy arrays and got `out`; the node is recorded as apply
     records it. For the hottest operations (arithmetic, slicing, .T, 2-D matmul, exp, tanh,
     sigmoid, relu), whose forward is one NumPy call or a few, apply's general dispatch costs
-    more than the calls; no Function is made unless the result is recorded. Callers send other arrays, anomaly mode and errors to apply."""
+    more than the calls; no Function is made unless the result is recorded. Callers send other
+    arrays, anomaly mode and errors to apply."""
     if type(out) is not _ndarray:
         out = _numpy.asarray(out)             # a NumPy scalar from 0-d operands or a full index
     result = _new_tensor(_Tensor)

@@ -184,6 +184,17 @@ def test_dispatched_unary_functions_of_zero_dimensional_tensors_hold_an_array(op
     y.backward()
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.int64,
+                                   np.bool_])
+def test_dispatched_unary_functions_give_apply_s_dtype_and_values(dtype):
+    from minigrad.ops.elementwise import Exp, Relu, Sigmoid, Tanh
+    x = mg.tensor(np.array([[-1, 0], [2, 3]]).astype(dtype))
+    for f, cls in [(mg.exp, Exp), (mg.tanh, Tanh), (mg.sigmoid, Sigmoid), (mg.relu, Relu)]:
+        got, expected = f(x), cls.apply(x)
+        assert got.dtype == expected.dtype, cls.__name__
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
 def test_dispatched_unary_functions_in_anomaly_mode_are_still_checked():
     a = mg.tensor(np.array([0.0, 800.0]), requires_grad=True)
     with mg.detect_anomaly(), pytest.raises(FloatingPointError, match="Exp"):

@@ -351,6 +351,20 @@ def spread_rows(measured: dict, n_ops: int) -> list[str]:
     return lines
 
 
+def source_revision() -> str:
+    """The git commit of the code being measured, marked when the checkout has uncommitted
+    changes; "unknown" outside a git checkout."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                                capture_output=True, text=True, check=True).stdout.strip()
+        changes = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                                 cwd=ROOT, capture_output=True, text=True,
+                                 check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return f"{commit} with uncommitted changes" if changes else commit
+
+
 def machine_line(mode_name: str, load_before, load_after, malloc_fixed: bool) -> str:
     cpu = platform.processor() or platform.machine()
     try:
@@ -364,7 +378,8 @@ def machine_line(mode_name: str, load_before, load_after, malloc_fixed: bool) ->
         import torch
         torch_version = torch.__version__
     return (f"Measured {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')} ({mode_name} "
-            f"mode) on {cpu}, {os.cpu_count()} vCPUs; Python {platform.python_version()}, "
+            f"mode), code at {source_revision()}, on {cpu}, {os.cpu_count()} vCPUs; "
+            f"Python {platform.python_version()}, "
             f"NumPy {np.__version__}, PyTorch {torch_version}; one BLAS thread; float32; "
             f"malloc thresholds {'fixed' if malloc_fixed else 'left adaptive'}. "
             f"Load average (1 min) before / after: {load_before:.2f} / {load_after:.2f}.")

@@ -297,6 +297,23 @@ def table_rows(rows: list[Row], measured: dict, n_ops: int) -> tuple[list[str], 
     return lines, all_pass
 
 
+FLOOR = "tape floor, primitives"        # W2's implementation in tape_floor.py
+
+
+def floor_line(measured: dict) -> list[str]:
+    """W2 from primitives on the minimal tape engine, next to minigrad: what an engine that
+    runs Python per operation, and does nothing else, takes on this machine in this run."""
+    m = measured.get(("W2", ()))
+    base, floor, ours = (None,) * 3 if m is None else \
+        (_median(m, n) for n in ("numpy", FLOOR, "minigrad primitives"))
+    if not (base and floor):
+        return []
+    against = f"; minigrad takes {ours / floor:.2f}× its time" if ours else ""
+    return ["", f"W2 from primitives on a minimal tape engine (`tape_floor.py`: a closure "
+                f"per operation, none of a framework's checks or features): "
+                f"{_fmt_time(floor, 'ms')}, {floor / base:.2f}× NumPy{against}."]
+
+
 def memory_rows(memory: dict) -> tuple[list[str], bool]:
     if not memory:
         return [], True
@@ -401,7 +418,7 @@ def render(mode_name: str, mode: Mode, clock_name: str, rows: list[Row], measure
              f"(each ≥ {mode.min_time:g} s of steps, after {mode.warmup} warm-up steps); "
              f"ratios are to hand-written NumPy, smaller is better. W0 is per op, the rest "
              f"per step. Verdict: {verdict}.", ""]
-    lines += main + mem
+    lines += main + floor_line(measured) + mem
     if failures:
         lines += ["", "Not timed: " + "; ".join(failures)]
     lines += ["", "![W4 time against L](w4_attention.png)", "",

@@ -7,6 +7,10 @@ over the same initial weights:
     minigrad_workloads.py  minigrad and nn, as a user would write it
     torch_workloads.py     PyTorch on the CPU, only when `torch` is installed
 
+and W2 from primitives a fourth way, as a measuring stick: `tape_floor.py`, a minimal tape
+autodiff with none of a framework's features (the floor for an engine that runs Python per
+operation).
+
 An implementation is named here by its module and class and imported only when asked for, so a
 process that measures NumPy's memory never imports minigrad or torch.
 """
@@ -20,12 +24,12 @@ from typing import Callable
 from .problems import W4_LENGTHS, w0_problem, w1_problem, w2_problem, w3_problem, w4_problem
 
 _MODULES = {"numpy": "numpy_reference", "minigrad": "minigrad_workloads",
-            "torch": "torch_workloads"}
+            "torch": "torch_workloads", "tape": "tape_floor"}
 
 
 @dataclass(frozen=True)
 class Implementation:
-    framework: str          # "numpy", "minigrad" or "torch"
+    framework: str          # "numpy", "minigrad", "torch" or "tape"
     class_name: str
 
     def load(self) -> type:
@@ -61,6 +65,7 @@ WORKLOADS: dict[str, Workload] = {
         "minigrad primitives": Implementation("minigrad", "W2MinigradPrimitives"),
         "torch nn.GRU": Implementation("torch", "W2TorchGRU"),
         "torch primitives": Implementation("torch", "W2TorchPrimitives"),
+        "tape floor, primitives": Implementation("tape", "W2TapeFloor"),
     }),
     "W3": _three("W3", "pre-LN encoder layer B16 T64 E128, 4 heads, causal, FFN 512, fwd+bwd",
                  w3_problem),

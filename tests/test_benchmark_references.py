@@ -62,6 +62,15 @@ def test_numpy_reference_matches_torch(case, rng):
                   _one_step(getattr(tw, torch_name), problem))
 
 
+def test_tape_floor_matches_the_w2_reference(rng):
+    """The minimal tape engine run.py times as a measuring stick computes W2 from primitives."""
+    from benchmarks.tape_floor import W2TapeFloor
+    problem = w2_problem(rng, batch=3, steps=4, inputs=5, hidden=6)
+    got = _one_step(W2TapeFloor, problem)
+    _assert_agree(got, _one_step(ref.W2NumPy, problem))
+    assert all(v.dtype == np.float32 for v in got.values())
+
+
 def test_w1_reference_takes_an_sgd_step(rng):
     """After one step every parameter moved by exactly −lr × its gradient."""
     problem = w1_problem(rng, batch=4, inputs=3, hidden=5, classes=3)

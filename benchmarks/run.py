@@ -304,8 +304,9 @@ def floor_line(measured: dict) -> list[str]:
     """W2 from primitives on the minimal tape engine, next to minigrad: what an engine that
     runs Python per operation, and does nothing else, takes on this machine in this run."""
     m = measured.get(("W2", ()))
-    base, floor, ours = (None,) * 3 if m is None else \
-        (_median(m, n) for n in ("numpy", FLOOR, "minigrad primitives"))
+    if m is None:
+        return []
+    base, floor, ours = (_median(m, n) for n in ("numpy", FLOOR, "minigrad primitives"))
     if not (base and floor):
         return []
     against = f"; minigrad takes {ours / floor:.2f}× its time" if ours else ""

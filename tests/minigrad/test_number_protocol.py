@@ -122,3 +122,11 @@ def test_asarray_without_grad_shares_and_copies_stay_writable():
         copy[0] = 9.0
     np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])
 
+
+
+def test_device_tensors_give_numbers_explicitly_but_no_implicit_arrays(sim_device):
+    t = mg.tensor(np.float64(2.5), device=sim_device)
+    assert float(t) == 2.5 and f"{t:.1f}" == "2.5" and int(t) == 2
+    assert operator.index(mg.tensor(np.int64(4), device=sim_device)) == 4
+    with pytest.raises(TypeError, match="sim"):
+        np.array([t, t])                                     # no silent device → host copy

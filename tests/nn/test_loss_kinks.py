@@ -182,6 +182,29 @@ def test_bce_create_graph_gradients_of_target_weight_and_pos_weight(rng):
         create_graph=True)[0], [z, y, w, p])
 
 
+def test_bce_create_graph_with_operands_computed_from_one_another(rng):
+    """Target, weight and pos_weight computed from the logits: the recorded backward must
+    follow each path once, as the plain one does; its own derivative is checked too."""
+    z = f64(rng.standard_normal(3))
+    z_values = z.numpy()
+
+    def loss(z):
+        return F.binary_cross_entropy_with_logits(z, mg.sigmoid(z * 0.5), weight=z * z,
+                                                  pos_weight=z * z + 1, reduction="sum")
+
+    def loss_numpy(v):
+        return bce_numpy(v, 1 / (1 + np.exp(-v * 0.5)), v * v, v * v + 1).sum()
+
+    eps = 1e-6
+    numeric = np.array([(loss_numpy(z_values + eps * e) - loss_numpy(z_values - eps * e))
+                        / (2 * eps) for e in np.eye(3)])
+    (plain,) = mg.grad(loss(z), z)
+    (recorded,) = mg.grad(loss(z), z, create_graph=True)
+    np.testing.assert_allclose(plain.numpy(), numeric, rtol=1e-7)
+    np.testing.assert_allclose(recorded.numpy(), numeric, rtol=1e-7)
+    assert mg.gradcheck(lambda z: mg.grad(loss(z), z, create_graph=True)[0], [z])
+
+
 def test_bce_bad_inputs():
     z = f64(np.zeros((2, 3)))
     with pytest.raises(ValueError, match=r"binary_cross_entropy_with_logits: logits shape "

@@ -10,8 +10,9 @@
 from . import viz
 from ._malloc import tune_malloc
 from .anomaly import detect_anomaly
-from .autograd import (Function, enable_grad, grad, inference_mode, is_grad_enabled, name_scope,
-                       no_grad, set_grad_enabled)
+from .autograd import Function, grad
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, name_scope, no_grad,
+                        set_grad_enabled)
 from .backend import Backend, cuda_available, manual_seed, register_backend, unregister_backend
 from .creation import (arange, empty, eye, full, ones, ones_like, rand, randn, tensor, zeros,
                        zeros_like)

@@ -6,7 +6,9 @@ import numbers
 
 import numpy as np
 
-from ..autograd import Function, IndexedGradient, is_grad_enabled
+from ..autograd import Function
+from ..gradients import IndexedGradient
+from ..grad_mode import is_grad_enabled
 from ..backend import backend_of
 from ..tensor import Tensor
 from .common import constant

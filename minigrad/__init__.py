@@ -7,6 +7,8 @@
     x.grad          # tensor([2., 4., 6.])
 """
 
+__version__ = "0.1.0"   # the one place the version is written; pyproject.toml reads it here
+
 from . import _malloc, viz
 from .autograd import (Function, detect_anomaly, enable_grad, grad, is_grad_enabled,
                        name_scope, no_grad)
@@ -14,10 +16,11 @@ from .backend import Backend, cuda_available, manual_seed, register_backend, unr
 from .creation import (arange, empty, eye, full, ones, ones_like, rand, randn, tensor, zeros,
                        zeros_like)
 from .gradcheck import GradcheckError, gradcheck
-from .ops import (abs, all, any, argmax, argmin, broadcast_to, clip, concat, dropout, exp, gelu,
-                  isfinite, isnan, log, log_softmax, logsumexp, masked_fill, matmul, max, maximum,
-                  mean, min, minimum, one_hot, relu, reshape, sigmoid, softmax, split, sqrt,
-                  squeeze, stack, sum, sum_to, swapaxes, tanh, transpose, unsqueeze, var, where)
+from .ops import (abs, all, any, argmax, argmin, broadcast_to, cat, clip, concat, dropout, exp,
+                  gelu, isfinite, isnan, log, log_softmax, logsumexp, masked_fill, matmul, max,
+                  maximum, mean, min, minimum, one_hot, relu, reshape, sigmoid, softmax, split,
+                  sqrt, squeeze, stack, std, sum, sum_to, swapaxes, tanh, transpose, unsqueeze,
+                  var, where)
 from .tensor import Tensor
 
 _malloc.tune()          # keep freed array memory for reuse (glibc; see _malloc.py)
@@ -31,9 +34,9 @@ __all__ = [
     "no_grad", "enable_grad", "is_grad_enabled", "grad", "name_scope", "detect_anomaly",
     "gradcheck", "GradcheckError", "cuda_available", "Backend", "register_backend",
     "unregister_backend", "viz",
-    "abs", "all", "any", "argmax", "argmin", "broadcast_to", "clip", "concat", "dropout", "exp",
-    "gelu", "isfinite", "isnan", "log", "log_softmax", "logsumexp", "masked_fill", "matmul",
+    "abs", "all", "any", "argmax", "argmin", "broadcast_to", "cat", "clip", "concat", "dropout",
+    "exp", "gelu", "isfinite", "isnan", "log", "log_softmax", "logsumexp", "masked_fill", "matmul",
     "max", "maximum", "mean", "min", "minimum", "one_hot", "relu", "reshape", "sigmoid",
-    "softmax", "split", "sqrt", "squeeze", "stack", "sum", "sum_to", "swapaxes", "tanh",
+    "softmax", "split", "sqrt", "squeeze", "stack", "std", "sum", "sum_to", "swapaxes", "tanh",
     "transpose", "unsqueeze", "var", "where", "float32", "float64",
 ]

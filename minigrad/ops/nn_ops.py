@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..autograd import Function
 from ..backend import backend_of
 from ..tensor import Tensor
-from .common import constant, normalize_axis
+from .common import LAST_AXIS, axis_or_dim, constant, normalize_axis
 from .elementwise import masked_fill
 
 
@@ -42,9 +42,11 @@ class Softmax(Function):
         return y * (grad - (grad * y).sum(axis=self.axis, keepdims=True))
 
 
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """y = eˣ / Σ_axis eˣ along `axis`, shifted by the maximum so large logits do not overflow;
-    an all −inf slice (every key masked out) gives zeros and zero gradient, never NaN."""
+def softmax(x: Tensor, axis: int = LAST_AXIS, *, dim: int | None = None) -> Tensor:
+    """y = eˣ / Σ_axis eˣ along `axis` (or `dim`), shifted by the maximum so large logits do not
+    overflow; an all −inf slice (every key masked out) gives zeros and zero gradient, never NaN.
+    Shape: that of x."""
+    axis = axis_or_dim(axis, dim, "softmax")
     return Softmax.apply(x, axis=normalize_axis(axis, x.ndim, "softmax")[0])
 
 
@@ -79,9 +81,10 @@ class LogSoftmax(Function):
         return xp.where(dead, 0, grad_x)
 
 
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """log(softmax(x)) along `axis`, computed stably in one step; an all −inf slice gives all
-    −inf and zero gradient (see LogSoftmax), never NaN."""
+def log_softmax(x: Tensor, axis: int = LAST_AXIS, *, dim: int | None = None) -> Tensor:
+    """log(softmax(x)) along `axis` (or `dim`), computed stably in one step; an all −inf slice
+    gives all −inf and zero gradient (see LogSoftmax), never NaN. Shape: that of x."""
+    axis = axis_or_dim(axis, dim, "log_softmax")
     return LogSoftmax.apply(x, axis=normalize_axis(axis, x.ndim, "log_softmax")[0])
 
 

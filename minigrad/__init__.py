@@ -15,7 +15,7 @@ from .autograd import (Function, detect_anomaly, enable_grad, grad, is_grad_enab
 from .backend import Backend, cuda_available, manual_seed, register_backend, unregister_backend
 from .creation import (arange, empty, eye, full, ones, ones_like, rand, randn, tensor, zeros,
                        zeros_like)
-from .gradcheck import GradcheckError, gradcheck
+from .gradcheck import GradcheckError, check_backward, gradcheck
 from .ops import (abs, all, any, argmax, argmin, broadcast_to, cat, clip, concat, dropout, exp,
                   gelu, isfinite, isnan, log, log_softmax, logsumexp, masked_fill, matmul, max,
                   maximum, mean, min, minimum, one_hot, relu, reshape, sigmoid, softmax, split,
@@ -32,7 +32,7 @@ __all__ = [
     "Tensor", "Function", "tensor", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
     "arange", "eye", "randn", "rand", "manual_seed",
     "no_grad", "enable_grad", "is_grad_enabled", "grad", "name_scope", "detect_anomaly",
-    "gradcheck", "GradcheckError", "cuda_available", "Backend", "register_backend",
+    "gradcheck", "check_backward", "GradcheckError", "cuda_available", "Backend", "register_backend",
     "unregister_backend", "viz",
     "abs", "all", "any", "argmax", "argmin", "broadcast_to", "cat", "clip", "concat", "dropout",
     "exp", "gelu", "isfinite", "isnan", "log", "log_softmax", "logsumexp", "masked_fill", "matmul",

@@ -83,7 +83,7 @@ class CupyBackend(Backend):
             except ImportError as error:
                 raise RuntimeError(
                     "device 'cuda' needs CuPy, which is not installed: "
-                    "pip install 'minigrad[cuda]' (cupy-cuda12x)") from error
+                    "pip install cupy-cuda12x (the [cuda] extra of this project)") from error
             self._cupy = cupy
             self.xp = cupy
             self.array_types = (cupy.ndarray,)

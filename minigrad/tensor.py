@@ -234,6 +234,18 @@ class Tensor:
         self._hooks.append(hook)
         return _HookHandle(self, hook)
 
+    def zero_(self):
+        """Not supported: tensors are immutable, so nothing is zeroed in place.
+
+        A graph may still hold this tensor (or share its array) and read it in a later
+        backward, which an in-place write would silently corrupt. To reset a gradient, drop
+        it: `t.grad = None` (the next backward starts from zero), or `module.zero_grad()` /
+        `optimizer.zero_grad()` for all parameters; `minigrad.zeros_like(t)` makes zeros.
+        """
+        raise TypeError("zero_: minigrad tensors are immutable; to reset a gradient set "
+                        "`t.grad = None` (or call module.zero_grad() / optimizer.zero_grad()), "
+                        "and make zeros with minigrad.zeros_like(t)")
+
     # -- transfers and conversions --------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """A host NumPy copy of this tensor's values (writing to it leaves the tensor alone)."""
@@ -311,18 +323,6 @@ class Tensor:
     def __invert__(self): return ops.logical_not(self)
     def __and__(self, other): return ops.logical_and(self, other)
     def __or__(self, other): return ops.logical_or(self, other)
-
-    def zero_(self):
-        """Not supported: tensors are immutable, so nothing is zeroed in place.
-
-        A graph may still hold this tensor (or share its array) and read it in a later
-        backward, which an in-place write would silently corrupt. To reset a gradient, drop
-        it: `t.grad = None` (the next backward starts from zero), or `module.zero_grad()` /
-        `optimizer.zero_grad()` for all parameters; `minigrad.zeros_like(t)` makes zeros.
-        """
-        raise TypeError("zero_: minigrad tensors are immutable; to reset a gradient set "
-                        "`t.grad = None` (or call module.zero_grad() / optimizer.zero_grad()), "
-                        "and make zeros with minigrad.zeros_like(t)")
 
     # -- methods: each calls the function of the same name in minigrad, which documents it ---
     def sum(self, axis=None, keepdims=False, *, dim=None):

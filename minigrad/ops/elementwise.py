@@ -205,6 +205,7 @@ class Exp(Function):
 
 
 def exp(x: Tensor) -> Tensor:
+    """eˣ, elementwise."""
     if type(x) is Tensor and type(x.data) is np.ndarray and not STATE.detect_anomaly:
         return _result(Exp, (), (x,), np.exp(x.data))       # Exp.forward, without apply
     return Exp.apply(x)
@@ -230,6 +231,7 @@ class Log(Function):
 
 
 def log(x: Tensor) -> Tensor:
+    """The natural logarithm ln x, elementwise (−inf at 0, NaN below, as NumPy)."""
     return Log.apply(x)
 
 
@@ -245,6 +247,7 @@ class Sqrt(Function):
 
 
 def sqrt(x: Tensor) -> Tensor:
+    """√x, elementwise; the gradient 1/(2√x) is infinite at 0."""
     return Sqrt.apply(x)
 
 
@@ -263,6 +266,7 @@ class Abs(Function):
 
 
 def abs(x: Tensor) -> Tensor:
+    """|x|, elementwise; the gradient at 0 is 0."""
     return Abs.apply(x)
 
 
@@ -288,6 +292,7 @@ class Tanh(Function):
 
 
 def tanh(x: Tensor) -> Tensor:
+    """tanh(x), elementwise; ∂y/∂x = 1 − y²."""
     if type(x) is Tensor and type(x.data) is np.ndarray and not STATE.detect_anomaly:
         return _result(Tanh, (), (x,), np.tanh(x.data))     # Tanh.forward, without apply
     return Tanh.apply(x)
@@ -332,6 +337,7 @@ def _sigmoid(xp, x):
 
 
 def sigmoid(x: Tensor) -> Tensor:
+    """σ(x) = 1 / (1 + e⁻ˣ), elementwise, computed without overflow for large |x|."""
     if type(x) is Tensor and type(x.data) is np.ndarray and not STATE.detect_anomaly:
         return _result(Sigmoid, (), (x,), _sigmoid(np, x.data))   # without apply
     return Sigmoid.apply(x)
@@ -357,6 +363,7 @@ class Relu(Function):
 
 
 def relu(x: Tensor) -> Tensor:
+    """max(x, 0), elementwise; the gradient at 0 is 0."""
     if type(x) is Tensor and type(x.data) is np.ndarray and not STATE.detect_anomaly:
         return _result(Relu, (), (x,), np.maximum(x.data, 0))  # Relu.forward, without apply
     return Relu.apply(x)
@@ -433,6 +440,7 @@ class Maximum(Function):
 
 
 def maximum(a, b) -> Tensor:
+    """max(a, b) elementwise, broadcasting a and b; at ties each gets half the gradient."""
     return Maximum.apply(*pair(a, b))
 
 
@@ -451,6 +459,7 @@ class Minimum(Function):
 
 
 def minimum(a, b) -> Tensor:
+    """min(a, b) elementwise, broadcasting a and b; at ties each gets half the gradient."""
     return Minimum.apply(*pair(a, b))
 
 
@@ -575,8 +584,10 @@ def logical_not(x: Tensor) -> Tensor:
 
 
 def isfinite(x: Tensor) -> Tensor:
+    """True where x is neither inf nor NaN: a bool tensor of x's shape, no gradient."""
     return constant(x.xp.isfinite(x.data))
 
 
 def isnan(x: Tensor) -> Tensor:
+    """True where x is NaN: a bool tensor of x's shape, no gradient."""
     return constant(x.xp.isnan(x.data))

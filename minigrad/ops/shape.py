@@ -37,6 +37,8 @@ class Reshape(Function):
 
 
 def reshape(x: Tensor, *shape) -> Tensor:
+    """The same elements in another shape, row-major: `reshape(x, 2, 6)` or
+    `reshape(x, (2, 6))`; one entry may be -1 (inferred). x itself when the shape is unchanged."""
     if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
         shape = tuple(shape[0])
     if shape == x.shape:
@@ -100,6 +102,7 @@ def transpose(x: Tensor, *axes) -> Tensor:
 
 
 def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
+    """x with two axes exchanged: (A, B, C) with axes 0 and 2 gives (C, B, A)."""
     axes = list(range(x.ndim))
     axis1, axis2 = normalize_axis((axis1, axis2), x.ndim, "swapaxes")
     axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
@@ -154,6 +157,8 @@ class BroadcastTo(Function):
 
 
 def broadcast_to(x: Tensor, shape) -> Tensor:
+    """x repeated to `shape` by NumPy's broadcasting rules: (3, 1) to (2, 3, 4). The gradient
+    sums the copies back (see `sum_to`)."""
     shape = tuple(shape)
     if shape == x.shape:
         return x
@@ -197,6 +202,8 @@ class SumTo(Function):
 
 
 def sum_to(x: Tensor, shape, owner: str = "sum_to") -> Tensor:
+    """x summed down to `shape`, the adjoint of broadcasting: (2, 3, 4) to (3, 1) sums axis 0
+    and axis 2. `owner` names the operation in the error when the shapes do not fit."""
     shape = tuple(shape)
     if x.shape == shape:
         return x

@@ -9,9 +9,11 @@
 
 __version__ = "0.1.0"   # the one place the version is written; pyproject.toml reads it here
 
-from . import _malloc, viz
-from .autograd import (Function, detect_anomaly, enable_grad, grad, is_grad_enabled,
-                       name_scope, no_grad)
+from . import viz
+from ._malloc import tune_malloc
+from .anomaly import detect_anomaly
+from .autograd import (Function, enable_grad, grad, inference_mode, is_grad_enabled, name_scope,
+                       no_grad, set_grad_enabled)
 from .backend import Backend, cuda_available, manual_seed, register_backend, unregister_backend
 from .creation import (arange, empty, eye, full, ones, ones_like, rand, randn, tensor, zeros,
                        zeros_like)
@@ -23,16 +25,16 @@ from .ops import (abs, all, any, argmax, argmin, broadcast_to, cat, clip, concat
                   var, where)
 from .tensor import Tensor
 
-_malloc.tune()          # keep freed array memory for reuse (glibc; see _malloc.py)
-
 float32 = "float32"
 float64 = "float64"
 
 __all__ = [
     "Tensor", "Function", "tensor", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
     "arange", "eye", "randn", "rand", "manual_seed",
-    "no_grad", "enable_grad", "is_grad_enabled", "grad", "name_scope", "detect_anomaly",
-    "gradcheck", "check_backward", "GradcheckError", "cuda_available", "Backend", "register_backend",
+    "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "grad",
+    "name_scope", "detect_anomaly", "tune_malloc",
+    "gradcheck", "check_backward", "GradcheckError", "cuda_available", "Backend",
+    "register_backend",
     "unregister_backend", "viz",
     "abs", "all", "any", "argmax", "argmin", "broadcast_to", "cat", "clip", "concat", "dropout",
     "exp", "gelu", "isfinite", "isnan", "log", "log_softmax", "logsumexp", "masked_fill", "matmul",

@@ -8,7 +8,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from . import ops
+from . import inplace, ops
 from .autograd import Function, enable_grad
 from .autograd import grad as autograd_grad
 from .tensor import Tensor
@@ -162,12 +162,17 @@ def _trace_forward(function, inputs, options) -> Tensor:
     fn = function(**options) if options else function()
     fn.xp = AutodiffNamespace(inputs[0].device)
     name = function.__name__
+    stamp = inplace.STATE.last
     try:
         out = fn.forward(*inputs)
-    except (TypeError, AttributeError, ValueError, IndexError, NotImplementedError) as error:
+    except (TypeError, AttributeError, ValueError, IndexError, RuntimeError,
+            NotImplementedError) as error:
         raise TypeError(f"check_backward: {name}.forward could not run on Tensors ({error}); "
                         f"it may use the self.xp functions, operators and methods listed in "
                         f"check_backward's docstring") from error
+    if inplace.STATE.last != stamp:          # a write into a constant: the trace lost it
+        raise TypeError(f"check_backward: {name}.forward writes into an array in place, which "
+                        f"a trace of minigrad operations cannot follow")
     if not isinstance(out, Tensor):
         raise TypeError(f"check_backward: {name}.forward returned a {type(out).__name__} on "
                         f"Tensors; it must compute its result from its inputs with self.xp "

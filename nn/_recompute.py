@@ -1,4 +1,4 @@
-"""The recorded backward of a fused primitive, shared by the fused nn Functions."""
+"""Fused primitives: a derivative written once on arrays, and a recorded one for create_graph."""
 
 from __future__ import annotations
 
@@ -17,3 +17,22 @@ def recorded_gradients(fn: mg.Function, output: mg.Tensor, grad: mg.Tensor,
     for i, g in zip(wanted, found):
         grads[i] = g
     return tuple(grads)
+
+
+class FusedFunction(mg.Function):
+    """A primitive whose derivative is written by hand on arrays, in `array_backward(grad)`
+    (grad: ∂L/∂output as an array; returns one array or None per input). When a backward with
+    create_graph=True records the gradient itself, `recorded_backward(grad)` instead rebuilds
+    the output from the inputs with differentiable minigrad operations (see
+    `recorded_gradients`), so higher derivatives are exact too."""
+
+    def backward(self, grad):
+        if mg.is_grad_enabled():                 # create_graph: the backward is recorded
+            return self.recorded_backward(grad)
+        return self.array_backward(grad.data)
+
+    def array_backward(self, grad):
+        raise NotImplementedError(f"{type(self).__name__}.array_backward")
+
+    def recorded_backward(self, grad):
+        raise NotImplementedError(f"{type(self).__name__}.recorded_backward")

@@ -20,9 +20,9 @@ Tensor = mg.Tensor
 
 
 class _FusedFunction(mg.Function):
-    """A fused primitive whose `_gradients(grad, on_arrays)` holds its derivative once, for
-    both paths: on bare arrays (`vjp`, and `backward` outside grad mode; `grad` is then an
-    array) and on Tensors (`backward` when create_graph records the gradient's own graph)."""
+    """A fused primitive whose `_gradients(grad, on_arrays)` holds its derivative once, written
+    with operations that arrays and Tensors share: on bare arrays when no graph is recorded
+    (the hot path), on Tensors when create_graph records the gradient's own graph."""
 
     def backward(self, grad):
         """The inputs' gradients from `_gradients`: on Tensors when create_graph records
@@ -30,10 +30,6 @@ class _FusedFunction(mg.Function):
         if mg.is_grad_enabled():
             return self._gradients(grad, on_arrays=False)
         return self._gradients(grad.data, on_arrays=True)
-
-    def vjp(self, grad):
-        """The inputs' gradients from `_gradients`, on bare arrays."""
-        return self._gradients(grad, on_arrays=True)
 
     def _gradients(self, grad, on_arrays: bool):
         raise NotImplementedError(f"{type(self).__name__}._gradients")

@@ -22,9 +22,9 @@ import nn.serialization
 # names whose value is data (a dtype name), which has no docstring of its own
 DATA_NAMES = {"float32", "float64"}
 
-# defined in minigrad/autograd.py and still without docstrings of their own (Function's class
-# docstring describes its methods); checked apart, by a test that fails once they have them
-ENGINE_PENDING = {"is_grad_enabled", "Function.apply", "Function.forward", "Function.backward",
+# Function's methods, defined in minigrad/autograd.py, still have no docstrings of their own
+# (Function's class docstring describes them); checked apart, by a test that fails once they do
+ENGINE_PENDING = {"Function.apply", "Function.forward", "Function.backward",
                   "Function.save_for_backward", "Function.output"}
 
 
@@ -95,12 +95,11 @@ def test_every_public_name_of_nn_has_a_docstring():
     assert not missing, "no docstring: " + ", ".join(sorted(set(missing)))
 
 
-@pytest.mark.xfail(strict=True, reason="minigrad/autograd.py: Function's methods and "
-                                       "is_grad_enabled have no docstrings of their own yet")
+@pytest.mark.xfail(strict=True, reason="minigrad/autograd.py: Function's methods have no "
+                                       "docstrings of their own yet")
 def test_the_engine_names_have_docstrings():
-    values = {"is_grad_enabled": mg.is_grad_enabled}
-    values.update({f"Function.{n}": vars(mg.Function)[n] for n in
-                   ("apply", "forward", "backward", "save_for_backward", "output")})
+    values = {f"Function.{n}": vars(mg.Function)[n] for n in
+              ("apply", "forward", "backward", "save_for_backward", "output")}
     missing = [name for name, value in values.items() if not _own_doc(value)]
     assert set(values) == ENGINE_PENDING
     assert not missing, "no docstring: " + ", ".join(missing)
@@ -121,9 +120,8 @@ def test_tensor_data_attributes_are_named_in_its_docstring():
     assert not missing, "not named in Tensor's docstring: " + ", ".join(missing)
 
 
-@pytest.mark.xfail(strict=True, reason="the reflected operators (__radd__, ...) have no "
-                                       "docstrings, so help() shows the comment above them")
 def test_help_on_tensor_shows_no_source_comments():
+    """pydoc shows the comment lines right above a function that has no docstring."""
     text = pydoc.render_doc(mg.Tensor, renderer=pydoc.plaintext)
     lines = [line.lstrip(" |") for line in text.splitlines()]    # pydoc indents with " |"
     leaked = [line for line in lines if line.startswith("#")]

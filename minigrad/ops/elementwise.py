@@ -4,11 +4,10 @@ back to its input's shape, so their backward states only the textbook rule."""
 from __future__ import annotations
 
 import math
-import operator
 
 import numpy as np
 
-from ..autograd import STATE, Function, _apply_operator, _result
+from ..autograd import Function
 from ..backend import backend_of
 from ..tensor import Tensor
 from .common import constant, pair
@@ -20,81 +19,59 @@ class Add(Function):
     """z = a + b"""
 
     needs_output = False
-    exact_gradients = None
-    float_output = True
 
-    forward = operator.add              # a + b: a builtin, no Python frame
+    def forward(self, a, b):
+        return a + b
 
     def backward(self, grad):
         # ∂z/∂a = ∂z/∂b = 1
         return grad, grad
 
-    def vjp(self, grad):
-        return grad, grad
-
 
 def add(a, b) -> Tensor:
-    if type(a) is not Tensor or type(b) is not Tensor:    # numbers, arrays, subclasses
-        a, b = pair(a, b)
-    return _apply_operator(Add, a, b)
+    return Add.apply(*pair(a, b))
 
 
 class Sub(Function):
     """z = a − b"""
 
     needs_output = False
-    exact_gradients = None
-    float_output = True
 
-    forward = operator.sub              # a - b: a builtin, no Python frame
+    def forward(self, a, b):
+        return a - b
 
     def backward(self, grad):
         # ∂z/∂a = 1, ∂z/∂b = −1
         return grad, (-grad if self.inputs[1]._requires_grad else None)
 
-    def vjp(self, grad):
-        return grad, (-grad if self.inputs[1]._requires_grad else None)
-
 
 def sub(a, b) -> Tensor:
-    if type(a) is not Tensor or type(b) is not Tensor:    # numbers, arrays, subclasses
-        a, b = pair(a, b)
-    return _apply_operator(Sub, a, b)
+    return Sub.apply(*pair(a, b))
 
 
 class Mul(Function):
     """z = a ⊙ b"""
 
     needs_output = False
-    exact_gradients = None
-    float_output = True
 
-    forward = operator.mul              # a * b: a builtin, no Python frame
+    def forward(self, a, b):
+        return a * b
 
     def backward(self, grad):
         a, b = self.inputs
         # ∂z/∂a = b, ∂z/∂b = a
         return (grad * b if a._requires_grad else None), (grad * a if b._requires_grad else None)
 
-    def vjp(self, grad):
-        a, b = self.inputs
-        return (grad * b.data if a._requires_grad else None), \
-            (grad * a.data if b._requires_grad else None)
-
 
 def mul(a, b) -> Tensor:
-    if type(a) is not Tensor or type(b) is not Tensor:    # numbers, arrays, subclasses
-        a, b = pair(a, b)
-    return _apply_operator(Mul, a, b)
+    return Mul.apply(*pair(a, b))
 
 
 class Div(Function):
     """z = a / b"""
 
-    exact_gradients = None
-    float_output = True
-
-    forward = operator.truediv          # a / b: a builtin, no Python frame
+    def forward(self, a, b):
+        return a / b
 
     def backward(self, grad):
         a, b = self.inputs
@@ -103,33 +80,21 @@ class Div(Function):
         grad_b = -grad * self.output / b if b._requires_grad else None
         return grad_a, grad_b
 
-    def vjp(self, grad):
-        a, b = self.inputs
-        grad_a = grad / b.data if a._requires_grad else None
-        grad_b = -grad * self._output_ref().data / b.data if b._requires_grad else None
-        return grad_a, grad_b
-
 
 def div(a, b) -> Tensor:
-    if type(a) is not Tensor or type(b) is not Tensor:    # numbers, arrays, subclasses
-        a, b = pair(a, b)
-    return _apply_operator(Div, a, b)
+    return Div.apply(*pair(a, b))
 
 
 class Neg(Function):
     """y = −x"""
 
     needs_output = False
-    exact_gradients = True
-    float_output = True
 
-    forward = operator.neg              # −x: a builtin, no Python frame
+    def forward(self, x):
+        return -x
 
     def backward(self, grad):
         # ∂y/∂x = −1
-        return -grad
-
-    def vjp(self, grad):
         return -grad
 
 
@@ -151,14 +116,13 @@ class PowScalar(Function):
     def backward(self, grad):
         (x,) = self.inputs
         p = self.exponent
-        # ∂y/∂x = p·x^(p−1)
+        # ∂y/∂x = p·x^(p−1); for p = 0, y = 1 is constant: 0 everywhere, x = 0 included (not
+        # 0·0⁻¹ = NaN), as in PyTorch
+        if p == 0:
+            return grad * 0.0
         if p == 2:
             return grad * (2 * x)
         return grad * (p * x ** (p - 1))
-
-    def vjp(self, grad):
-        x, p = self.inputs[0].data, self.exponent
-        return grad * (2 * x) if p == 2 else grad * (p * x ** (p - 1))
 
 
 class Pow(Function):
@@ -169,8 +133,11 @@ class Pow(Function):
 
     def backward(self, grad):
         a, b = self.inputs
-        # ∂z/∂a = b·a^(b−1); ∂z/∂b = a^b·ln a (taken as 0 where a ≤ 0, where ln a is undefined)
-        grad_a = grad * b * a ** (b - 1) if a._requires_grad else None
+        # ∂z/∂a = b·a^(b−1), taken as 0 where b = 0 (z = 1 there, even at a = 0: not
+        # 0·0⁻¹ = NaN); ∂z/∂b = a^b·ln a (taken as 0 where a ≤ 0, where ln a is undefined)
+        grad_a = None
+        if a._requires_grad:
+            grad_a = where(constant(b.data == 0), 0.0, grad * b * a ** (b - 1))
         grad_b = None
         if b._requires_grad:
             positive = constant(a.data > 0)
@@ -190,9 +157,6 @@ def pow(a, b) -> Tensor:
 class Exp(Function):
     """y = eˣ"""
 
-    exact_gradients = True
-    float_output = True
-
     def forward(self, x):
         return self.xp.exp(x)
 
@@ -200,14 +164,9 @@ class Exp(Function):
         # ∂y/∂x = eˣ = y
         return grad * self.output
 
-    def vjp(self, grad):
-        return grad * self._output_ref().data
-
 
 def exp(x: Tensor) -> Tensor:
     """eˣ, elementwise."""
-    if type(x) is Tensor and type(x.data) is np.ndarray and not STATE.detect_anomaly:
-        return _result(Exp, (), (x,), np.exp(x.data))       # Exp.forward, without apply
     return Exp.apply(x)
 
 
@@ -215,8 +174,6 @@ class Log(Function):
     """y = ln x"""
 
     needs_output = False
-    exact_gradients = True
-    float_output = True
 
     def forward(self, x):
         return self.xp.log(x)
@@ -225,9 +182,6 @@ class Log(Function):
         (x,) = self.inputs
         # ∂y/∂x = 1/x
         return grad / x
-
-    def vjp(self, grad):
-        return grad / self.inputs[0].data
 
 
 def log(x: Tensor) -> Tensor:
@@ -273,9 +227,6 @@ def abs(x: Tensor) -> Tensor:
 class Tanh(Function):
     """y = tanh(x)"""
 
-    exact_gradients = True
-    float_output = True
-
     def forward(self, x):
         return self.xp.tanh(x)
 
@@ -284,25 +235,14 @@ class Tanh(Function):
         # ∂y/∂x = 1 − tanh²(x) = 1 − y²
         return grad * (1 - y * y)
 
-    def vjp(self, grad):
-        y = self._output_ref().data
-        d = 1 - y * y
-        d *= grad                                          # in place: one buffer fewer
-        return d
-
 
 def tanh(x: Tensor) -> Tensor:
     """tanh(x), elementwise; ∂y/∂x = 1 − y²."""
-    if type(x) is Tensor and type(x.data) is np.ndarray and not STATE.detect_anomaly:
-        return _result(Tanh, (), (x,), np.tanh(x.data))     # Tanh.forward, without apply
     return Tanh.apply(x)
 
 
 class Sigmoid(Function):
     """y = σ(x) = 1 / (1 + e⁻ˣ)"""
-
-    exact_gradients = True
-    float_output = True
 
     def forward(self, x):
         return _sigmoid(self.xp, x)
@@ -311,13 +251,6 @@ class Sigmoid(Function):
         y = self.output
         # ∂y/∂x = σ(x)(1 − σ(x)) = y(1 − y)
         return grad * (y * (1 - y))
-
-    def vjp(self, grad):
-        y = self._output_ref().data
-        d = 1 - y
-        d *= y                                             # y(1 − y), in place
-        d *= grad
-        return d
 
 
 def _sigmoid(xp, x):
@@ -338,8 +271,6 @@ def _sigmoid(xp, x):
 
 def sigmoid(x: Tensor) -> Tensor:
     """σ(x) = 1 / (1 + e⁻ˣ), elementwise, computed without overflow for large |x|."""
-    if type(x) is Tensor and type(x.data) is np.ndarray and not STATE.detect_anomaly:
-        return _result(Sigmoid, (), (x,), _sigmoid(np, x.data))   # without apply
     return Sigmoid.apply(x)
 
 
@@ -347,8 +278,6 @@ class Relu(Function):
     """y = max(x, 0); the gradient at 0 is taken as 0."""
 
     needs_output = False
-    exact_gradients = True
-    float_output = True
 
     def forward(self, x):
         return self.xp.maximum(x, 0)
@@ -358,14 +287,9 @@ class Relu(Function):
         (x,) = self.inputs
         return grad * constant((x.data > 0).astype(x.data.dtype))
 
-    def vjp(self, grad):
-        return grad * (self.inputs[0].data > 0)
-
 
 def relu(x: Tensor) -> Tensor:
     """max(x, 0), elementwise; the gradient at 0 is 0."""
-    if type(x) is Tensor and type(x.data) is np.ndarray and not STATE.detect_anomaly:
-        return _result(Relu, (), (x,), np.maximum(x.data, 0))  # Relu.forward, without apply
     return Relu.apply(x)
 
 
@@ -505,10 +429,6 @@ class MaskedFill(Function):
         _, mask = self.inputs
         # ∂y/∂x = 0 where mask, 1 elsewhere
         return masked_fill(grad, mask, 0), None
-
-    def vjp(self, grad):
-        mask = self.inputs[1].data
-        return self.xp.where(mask, 0, grad), None
 
 
 def masked_fill(x: Tensor, mask, value) -> Tensor:

@@ -37,10 +37,6 @@ class Softmax(Function):
         # softmax: ∂L/∂x = y ⊙ (g − Σ_j g_j y_j)
         return y * (grad - (grad * y).sum(axis=self.axis, keepdims=True))
 
-    def vjp(self, grad):
-        y = self._output_ref().data
-        return y * (grad - (grad * y).sum(axis=self.axis, keepdims=True))
-
 
 def softmax(x: Tensor, axis: int = LAST_AXIS, *, dim: int | None = None) -> Tensor:
     """y = eˣ / Σ_axis eˣ along `axis` (or `dim`), shifted by the maximum so large logits do not
@@ -74,12 +70,6 @@ class LogSoftmax(Function):
         dead = (y.data == -self.xp.inf).all(axis=self.axis, keepdims=True)
         return masked_fill(grad_x, constant(dead), 0)
 
-    def vjp(self, grad):
-        xp, y = self.xp, self._output_ref().data
-        grad_x = grad - xp.exp(y) * grad.sum(axis=self.axis, keepdims=True)
-        dead = (y == -xp.inf).all(axis=self.axis, keepdims=True)
-        return xp.where(dead, 0, grad_x)
-
 
 def log_softmax(x: Tensor, axis: int = LAST_AXIS, *, dim: int | None = None) -> Tensor:
     """log(softmax(x)) along `axis` (or `dim`), computed stably in one step; an all −inf slice
@@ -105,9 +95,6 @@ class Dropout(Function):
         (scaled_mask,) = self.saved_tensors
         # ∂y/∂x = m / (1 − p)
         return grad * constant(scaled_mask)
-
-    def vjp(self, grad):
-        return grad * self.saved_tensors[0]
 
 
 def _device_index(backend, x):

@@ -46,12 +46,6 @@ class Sum(_Reduction):
         # ∂y/∂x = 1 for every summed element: spread grad back over the summed axes
         return broadcast_to(self._grad_kept(grad), self.inputs[0].shape)
 
-    def vjp(self, grad):
-        shape = self.inputs[0].shape
-        if not self.keepdims:
-            grad = grad.reshape(_kept_shape(shape, self.axes))
-        return self.xp.broadcast_to(grad, shape)
-
 
 def sum(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
     """y = Σ_axis x over `axis` (or `dim`): an int, a tuple of ints, or None for all axes.
@@ -75,13 +69,6 @@ class Mean(_Reduction):
         n = math.prod(shape[a] for a in self.axes)
         # ∂y/∂x = 1/n
         return broadcast_to(self._grad_kept(grad) / n, shape)
-
-    def vjp(self, grad):
-        shape = self.inputs[0].shape
-        n = math.prod(shape[a] for a in self.axes)
-        if not self.keepdims:
-            grad = grad.reshape(_kept_shape(shape, self.axes))
-        return self.xp.broadcast_to(grad / n, shape)
 
 
 def mean(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:

@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 
 from .. import autograd
-from ..autograd import STATE, Function, ProductGradient, _result
+from ..autograd import Function
 from ..backend import backend_of, parse_device
 from ..tensor import Tensor
 from .common import FIRST_AXIS, axis_or_dim, normalize_axis
@@ -19,8 +19,6 @@ class Reshape(Function):
     """y = x viewed with another shape (same elements, row-major order)."""
 
     needs_output = False
-    exact_gradients = True
-    float_output = True
 
     def __init__(self, shape):
         self.shape = shape
@@ -31,9 +29,6 @@ class Reshape(Function):
     def backward(self, grad):
         # ∂y/∂x is the identity on elements: reshape the gradient back
         return reshape(grad, self.inputs[0].shape)
-
-    def vjp(self, grad):
-        return grad.reshape(self.inputs[0].shape)
 
 
 def reshape(x: Tensor, *shape) -> Tensor:
@@ -50,8 +45,6 @@ class Transpose(Function):
     """y = x with its axes permuted: y.shape[i] = x.shape[axes[i]]."""
 
     needs_output = False
-    exact_gradients = True
-    float_output = True
 
     def __init__(self, axes):
         self.axes = axes
@@ -62,13 +55,6 @@ class Transpose(Function):
     def backward(self, grad):
         # a permutation's adjoint is its inverse: ∂L/∂x = transpose(∂L/∂y, axes⁻¹)
         return transpose(grad, *_inverse_permutation(self.axes))
-
-    takes_products = True
-
-    def vjp(self, grad):
-        if type(grad) is ProductGradient:          # from a 2-D matmul: stays unmultiplied
-            return grad.transpose() if self.axes == (1, 0) else grad
-        return grad.transpose(_inverse_permutation(self.axes))
 
 
 @functools.lru_cache(maxsize=256)
@@ -85,12 +71,7 @@ _REVERSED_AXES = [tuple(range(n - 1, -1, -1)) for n in range(65)]   # x.T for ea
 def transpose(x: Tensor, *axes) -> Tensor:
     """Permute axes; with no axes, reverse them (x.T)."""
     if not axes:
-        data = x.data
-        axes = _REVERSED_AXES[data.ndim]
-        if type(data) is np.ndarray and not STATE.detect_anomaly:
-            # Transpose.forward, without apply's dispatch: x.T is read at every step of a loop
-            return _result(Transpose, (axes,), (x,), data.transpose(axes))
-        return Transpose.apply(x, axes=axes)
+        return Transpose.apply(x, axes=_REVERSED_AXES[x.ndim])
     if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):
         axes = tuple(axes[0])
     if not axes:
@@ -151,9 +132,6 @@ class BroadcastTo(Function):
         # ∂L/∂x_i = Σ_{j copied from i} ∂L/∂y_j: each element of x was copied to several
         # places, so add their gradients
         return sum_to(grad, self.inputs[0].shape)
-
-    def vjp(self, grad):
-        return sum_to_array(grad, self.inputs[0].shape, "broadcast_to")
 
 
 def broadcast_to(x: Tensor, shape) -> Tensor:
@@ -231,16 +209,6 @@ class Concat(Function):
         bounds = np.cumsum(sizes)[:-1].tolist()
         return tuple(split(grad, bounds, axis=self.axis))
 
-    def vjp(self, grad):
-        index = [slice(None)] * grad.ndim
-        parts, start = [], 0
-        for x in self.inputs:
-            stop = start + x.data.shape[self.axis]
-            index[self.axis] = slice(start, stop)
-            parts.append(grad[tuple(index)])             # views of grad, no copies
-            start = stop
-        return tuple(parts)
-
 
 def concat(tensors, axis: int = FIRST_AXIS, *, dim: int | None = None) -> Tensor:
     """Join tensors along an existing axis `axis` (or `dim`): shapes must agree elsewhere.
@@ -272,14 +240,6 @@ class Stack(Function):
         # ∂y[k]/∂x_k = identity: input k receives the k-th slice along the new axis
         parts = split(grad, len(self.inputs), axis=self.axis)
         return tuple(squeeze(p, self.axis) for p in parts)
-
-    def vjp(self, grad):
-        index = [slice(None)] * grad.ndim
-        parts = []
-        for k in range(len(self.inputs)):
-            index[self.axis] = k                         # input k: the k-th slice, as a view
-            parts.append(grad[tuple(index)])
-        return tuple(parts)
 
 
 def stack(tensors, axis: int = FIRST_AXIS, *, dim: int | None = None) -> Tensor:

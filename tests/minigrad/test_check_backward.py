@@ -214,11 +214,22 @@ def test_forwards_it_cannot_trace_raise_a_clear_error(rng):
         def backward(self, grad):
             return grad * 2
 
+    class FillsAConstant(mg.Function):
+        def forward(self, x):
+            y = self.xp.zeros_like(x)
+            y[...] = x                     # on Tensors, x's values without their graph
+            return y
+
+        def backward(self, grad):
+            return grad
+
     x = mg.tensor(rng.standard_normal(3), requires_grad=True)
     with pytest.raises(TypeError, match=r"UsesSine.forward could not run on Tensors.*xp\.sin"):
         mg.check_backward(UsesSine, [x])
     with pytest.raises(TypeError, match="WritesInPlace.forward could not run on Tensors"):
         mg.check_backward(WritesInPlace, [x])
+    with pytest.raises(TypeError, match="FillsAConstant.forward writes into an array in place"):
+        mg.check_backward(FillsAConstant, [x])
 
 
 def test_bad_arguments_are_refused(rng):

@@ -94,9 +94,10 @@ def check_backward(function: type, inputs: Sequence[Tensor], *, atol: float = 1e
     power, negative, reciprocal, add, subtract, multiply, divide, maximum, minimum, clip, where,
     sum, mean, max, min, var, std, matmul, concatenate, stack, reshape, transpose, swapaxes,
     expand_dims, squeeze, broadcast_to, zeros_like, ones_like, zeros, ones, sign, isfinite,
-    isnan (without `out=`); the constants and dtypes (inf, pi, float64, ...); and the operators and methods Tensors share with arrays (`+ - * / ** @`,
-    comparisons, indexing, `.sum()`, `.max()`, `.reshape()`, `.T`, `.shape`). Anything else
-    (another NumPy function, writing into an array) raises TypeError saying what it met.
+    isnan (without `out=`); the constants and dtypes (inf, pi, float64, ...); and the operators
+    and methods Tensors share with arrays (`+ - * / ** @`, comparisons, indexing, `.sum()`,
+    `.max()`, `.reshape()`, `.T`, `.shape`). Anything else (another NumPy function, writing
+    into an array) raises TypeError saying what it met.
 
     Returns True, or raises GradcheckError naming the first (input, element) whose gradients
     differ, with both values.

@@ -3,6 +3,7 @@
 at once is an error), `cat`, how a gradient is reset, and the single-sourced version."""
 
 import copy
+import importlib.metadata
 import json
 import math
 import pickle
@@ -224,3 +225,8 @@ def test_version_is_written_once_and_read_by_the_build():
     assert project["project"]["name"] not in {"minigrad", "minigrad-framework", "minigrad-python"}
     assert re.search(r'^__version__ = "\d+\.\d+\.\d+"', (ROOT / "minigrad" / "__init__.py")
                      .read_text(), re.MULTILINE)   # a literal: setuptools reads it unimported
+    try:                                                # where it is installed, the build
+        installed = importlib.metadata.version(project["project"]["name"])   # read the same
+    except importlib.metadata.PackageNotFoundError:
+        return
+    assert installed == mg.__version__

@@ -9,7 +9,7 @@ import numpy as np
 from ..backend import _BY_ARRAY_TYPE, backend_of, is_array
 
 _PLAIN_NUMBERS = (float, int)
-from ..tensor import DEFAULT_FLOAT, FIRST_AXIS, LAST_AXIS, DefaultAxis, Tensor  # noqa: F401
+from ..tensor import DEFAULT_FLOAT, DefaultAxis, Tensor
 
 
 def lift(x, like: Tensor) -> Tensor:

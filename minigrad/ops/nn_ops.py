@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ..autograd import Function
 from ..backend import backend_of
-from ..tensor import Tensor
-from .common import LAST_AXIS, axis_or_dim, constant, normalize_axis
+from ..tensor import LAST_AXIS, Tensor
+from .common import axis_or_dim, constant, normalize_axis
 from .elementwise import masked_fill
 
 

@@ -10,8 +10,8 @@ import math
 import numbers
 
 from ..autograd import Function
-from ..tensor import Tensor
-from .common import LAST_AXIS, axis_or_dim, constant, normalize_axis
+from ..tensor import LAST_AXIS, Tensor
+from .common import axis_or_dim, constant, normalize_axis
 from .elementwise import exp, masked_fill
 from .shape import broadcast_to, reshape
 

@@ -11,8 +11,8 @@ import numpy as np
 from .. import autograd
 from ..autograd import Function
 from ..backend import backend_of, parse_device
-from ..tensor import Tensor
-from .common import FIRST_AXIS, axis_or_dim, normalize_axis
+from ..tensor import FIRST_AXIS, Tensor
+from .common import axis_or_dim, normalize_axis
 
 
 class Reshape(Function):

@@ -194,6 +194,22 @@ class Function:
     def save_for_backward(self, *arrays) -> None:
         self.saved_tensors = arrays
 
+    def values(self, *tensors) -> tuple:
+        """The tensors as `backward` computes with them: their arrays when no graph of the
+        backward is recorded (create_graph=False, the common case: no Tensor is made per
+        operation), the Tensors themselves when it is (create_graph=True). One formula then
+        serves both, e.g. `g, a, b = self.values(grad, *self.inputs); return g * b, g * a`.
+        Functions such as exp come from `self.ops`; None stays None."""
+        if STATE.grad_enabled:                   # the walk records exactly under create_graph
+            return tensors
+        return tuple(None if t is None else t.data for t in tensors)
+
+    @property
+    def ops(self):
+        """The module of functions for `backward` to match `values`: minigrad's operations
+        when the backward is recorded, else the array module (`self.xp`)."""
+        return _OPS if STATE.grad_enabled else self.xp
+
     @property
     def _freed(self) -> bool:
         """Has a backward without retain_graph released this node's saved values?"""
@@ -525,6 +541,7 @@ def _freed_error(fn) -> RuntimeError:
 
 
 _sum_to_tensor = _sum_to_array = None     # set by ops/shape.py (the ops import this module)
+_OPS = None                               # minigrad.ops, set by ops/__init__.py
 
 
 # ---------------------------------------------------------------------------------------------

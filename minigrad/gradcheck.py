@@ -88,7 +88,8 @@ def check_backward(function: type, inputs: Sequence[Tensor], *, atol: float = 1e
     with `self.xp` replaced by a namespace of minigrad operations under NumPy's names, so the
     engine records it and differentiates it exactly, without finite differences. Both
     gradients are taken for one random upstream gradient ∂L/∂y of y's shape and must agree to
-    `atol + rtol·|autodiff|` in every element.
+    `atol + rtol·|autodiff|` in every element, for `backward` run plainly and run recorded
+    (create_graph=True), the two ways the engine runs it.
 
     The forward may use these functions of `self.xp`: exp, log, sqrt, tanh, abs, square,
     power, negative, reciprocal, add, subtract, multiply, divide, maximum, minimum, clip, where,
@@ -132,17 +133,21 @@ def check_backward(function: type, inputs: Sequence[Tensor], *, atol: float = 1e
     upstream = Tensor(np.random.default_rng(0).standard_normal(out.shape), dtype=out.dtype,
                       device=out.device)
     wrt = [inputs[i] for i in checked]
-    # create_graph: the engine calls `backward` itself (on Tensors), the method under test
-    written = autograd_grad(out, wrt, grad_outputs=upstream, create_graph=True,
-                            allow_unused=True)
     reference = (autograd_grad(traced, wrt, grad_outputs=upstream, allow_unused=True)
                  if traced.requires_grad else [None] * len(wrt))
-    for i, g_written, g_reference in zip(checked, written, reference):
-        _compare_gradients(name, i, inputs[i], g_written, g_reference, atol, rtol)
+    # backward runs twice, as the engine runs it: plainly, and recorded for create_graph
+    # (a primitive may compute on arrays in the first case and on Tensors in the second)
+    for create_graph in (False, True):
+        written = autograd_grad(out, wrt, grad_outputs=upstream, retain_graph=True,
+                                create_graph=create_graph, allow_unused=True)
+        for i, g_written, g_reference in zip(checked, written, reference):
+            _compare_gradients(name, i, inputs[i], g_written, g_reference, atol, rtol,
+                               " (in the backward recorded with create_graph=True)"
+                               if create_graph else "")
     return True
 
 
-def _compare_gradients(name, i, x, g_written, g_reference, atol, rtol) -> None:
+def _compare_gradients(name, i, x, g_written, g_reference, atol, rtol, where: str) -> None:
     """Raise GradcheckError at the first element where the two gradients of input i differ."""
     zeros = np.zeros(x.shape)
     written = zeros if g_written is None else g_written.numpy()
@@ -155,7 +160,8 @@ def _compare_gradients(name, i, x, g_written, g_reference, atol, rtol) -> None:
     raise GradcheckError(
         f"check_backward: {name}.backward, {label} (shape {tuple(x.shape)}), index {index}: "
         f"backward gives {written[index]:.10g}, autodiff of forward gives "
-        f"{reference[index]:.10g} (difference {abs(written[index] - reference[index]):.3g})")
+        f"{reference[index]:.10g} (difference {abs(written[index] - reference[index]):.3g})"
+        f"{where}")
 
 
 def _trace_forward(function, inputs, options) -> Tensor:

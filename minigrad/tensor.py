@@ -249,11 +249,21 @@ class Tensor:
         return host
 
     def __array__(self, dtype=None, copy=None):
+        """`np.asarray(t)`: the tensor's own array when no copy is asked for, read-only when
+        the tensor requires grad (the graph may have saved it for backward, and writing
+        through it would silently corrupt gradients); `np.array(t)` copies."""
         if backend_of(self.data) is not CPU:
             raise TypeError(f"cannot convert a tensor on {self.device} to NumPy implicitly; "
                             f"call .numpy() or .cpu()")
         array = self.data if dtype is None else self.data.astype(dtype)
-        return array.copy() if copy and array is self.data else array   # np.array copies
+        if array is not self.data:
+            return array                                     # astype made a copy already
+        if copy:
+            return array.copy()
+        if self._requires_grad:
+            array = array.view()
+            array.flags.writeable = False
+        return array
 
     def item(self):
         """The value of a single-element tensor as a Python number."""
@@ -265,6 +275,41 @@ class Tensor:
     def tolist(self):
         """The values as nested Python lists (a number for a 0-d tensor)."""
         return self.numpy().tolist()
+
+    # -- the Python number protocol: a single-element tensor stands for its number --------
+    def _number(self, op: str):
+        if self.data.size != 1:
+            raise ValueError(f"{op}: only single-element tensors convert to a Python number, "
+                             f"got shape {tuple(self.shape)}")
+        return self.item()
+
+    def __float__(self) -> float:
+        """float(t), and through it math.exp(t) and friends."""
+        return float(self._number("float()"))
+
+    def __int__(self) -> int:
+        """int(t), truncating toward zero as int(2.7) does."""
+        return int(self._number("int()"))
+
+    def __index__(self) -> int:
+        """operator.index(t) for integer (and bool) tensors, so range(t) and lst[t] work;
+        floating tensors are refused, as PyTorch does."""
+        if self.data.dtype.kind not in "biu":
+            raise TypeError(f"only integer tensors of a single element can be used as an "
+                            f"index, got dtype {self.dtype} and shape {tuple(self.shape)}")
+        return int(self._number("index"))
+
+    def __format__(self, spec: str) -> str:
+        """f"{loss:.3f}": a single-element tensor formats as its number; a larger tensor
+        formats each element with `spec` inside tensor([...]); an empty spec gives str(t)
+        (a 0-d tensor: its number, as PyTorch prints it)."""
+        if not spec:
+            return format(self.item()) if self.data.ndim == 0 else str(self)
+        if self.data.size == 1:
+            return format(self.item(), spec)
+        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(",
+                               formatter={"all": lambda v: format(v.item(), spec)})
+        return f"tensor({body})"
 
     def to(self, device) -> "Tensor":
         """This tensor on `device` ("cpu", "cuda", "cuda:1"); differentiable."""

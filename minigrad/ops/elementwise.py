@@ -41,8 +41,9 @@ class Sub(Function):
         return a - b
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # ∂z/∂a = 1, ∂z/∂b = −1
-        return grad, (-grad if self.inputs[1]._requires_grad else None)
+        return g, (-g if self.inputs[1]._requires_grad else None)
 
 
 def sub(a, b) -> Tensor:
@@ -58,9 +59,10 @@ class Mul(Function):
         return a * b
 
     def backward(self, grad):
-        a, b = self.inputs
+        g, a, b = self.values(grad, *self.inputs)
+        needs_a, needs_b = (t._requires_grad for t in self.inputs)
         # ∂z/∂a = b, ∂z/∂b = a
-        return (grad * b if a._requires_grad else None), (grad * a if b._requires_grad else None)
+        return (g * b if needs_a else None), (g * a if needs_b else None)
 
 
 def mul(a, b) -> Tensor:
@@ -74,11 +76,10 @@ class Div(Function):
         return a / b
 
     def backward(self, grad):
-        a, b = self.inputs
+        g, a, b, z = self.values(grad, *self.inputs, self.output)
+        needs_a, needs_b = (t._requires_grad for t in self.inputs)
         # ∂z/∂a = 1/b, ∂z/∂b = −a/b² = −z/b
-        grad_a = grad / b if a._requires_grad else None
-        grad_b = -grad * self.output / b if b._requires_grad else None
-        return grad_a, grad_b
+        return (g / b if needs_a else None), (-g * z / b if needs_b else None)
 
 
 def div(a, b) -> Tensor:
@@ -94,8 +95,9 @@ class Neg(Function):
         return -x
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # ∂y/∂x = −1
-        return -grad
+        return -g
 
 
 def neg(x: Tensor) -> Tensor:
@@ -114,15 +116,15 @@ class PowScalar(Function):
         return x ** self.exponent
 
     def backward(self, grad):
-        (x,) = self.inputs
+        g, x = self.values(grad, *self.inputs)
         p = self.exponent
         # ∂y/∂x = p·x^(p−1); for p = 0, y = 1 is constant: 0 everywhere, x = 0 included (not
         # 0·0⁻¹ = NaN), as in PyTorch
         if p == 0:
-            return grad * 0.0
+            return g * 0.0
         if p == 2:
-            return grad * (2 * x)
-        return grad * (p * x ** (p - 1))
+            return g * (2 * x)
+        return g * (p * x ** (p - 1))
 
 
 class Pow(Function):
@@ -132,17 +134,13 @@ class Pow(Function):
         return a ** b
 
     def backward(self, grad):
-        a, b = self.inputs
+        g, a, b, z = self.values(grad, *self.inputs, self.output)
+        xp = self.ops
+        needs_a, needs_b = (t._requires_grad for t in self.inputs)
         # ∂z/∂a = b·a^(b−1), taken as 0 where b = 0 (z = 1 there, even at a = 0: not
         # 0·0⁻¹ = NaN); ∂z/∂b = a^b·ln a (taken as 0 where a ≤ 0, where ln a is undefined)
-        grad_a = None
-        if a._requires_grad:
-            grad_a = where(constant(b.data == 0), 0.0, grad * b * a ** (b - 1))
-        grad_b = None
-        if b._requires_grad:
-            positive = constant(a.data > 0)
-            safe_a = where(positive, a, 1.0)
-            grad_b = grad * self.output * log(safe_a)
+        grad_a = xp.where(b == 0, 0.0, g * b * a ** (b - 1)) if needs_a else None
+        grad_b = g * z * xp.log(xp.where(a > 0, a, 1.0)) if needs_b else None
         return grad_a, grad_b
 
 
@@ -161,8 +159,9 @@ class Exp(Function):
         return self.xp.exp(x)
 
     def backward(self, grad):
+        g, y = self.values(grad, self.output)
         # ∂y/∂x = eˣ = y
-        return grad * self.output
+        return g * y
 
 
 def exp(x: Tensor) -> Tensor:
@@ -179,9 +178,9 @@ class Log(Function):
         return self.xp.log(x)
 
     def backward(self, grad):
-        (x,) = self.inputs
+        g, x = self.values(grad, *self.inputs)
         # ∂y/∂x = 1/x
-        return grad / x
+        return g / x
 
 
 def log(x: Tensor) -> Tensor:
@@ -196,8 +195,9 @@ class Sqrt(Function):
         return self.xp.sqrt(x)
 
     def backward(self, grad):
+        g, y = self.values(grad, self.output)
         # ∂y/∂x = 1/(2√x) = 1/(2y)
-        return grad / (2 * self.output)
+        return g / (2 * y)
 
 
 def sqrt(x: Tensor) -> Tensor:
@@ -214,9 +214,9 @@ class Abs(Function):
         return self.xp.abs(x)
 
     def backward(self, grad):
-        (x,) = self.inputs
-        # ∂y/∂x = sign(x)
-        return grad * constant(self.xp.sign(x.data))
+        (g,) = self.values(grad)
+        # ∂y/∂x = sign(x), a constant (0 at x = 0)
+        return g * self.xp.sign(self.inputs[0].data)
 
 
 def abs(x: Tensor) -> Tensor:
@@ -231,9 +231,9 @@ class Tanh(Function):
         return self.xp.tanh(x)
 
     def backward(self, grad):
-        y = self.output
+        g, y = self.values(grad, self.output)
         # ∂y/∂x = 1 − tanh²(x) = 1 − y²
-        return grad * (1 - y * y)
+        return g * (1 - y * y)
 
 
 def tanh(x: Tensor) -> Tensor:
@@ -248,9 +248,9 @@ class Sigmoid(Function):
         return _sigmoid(self.xp, x)
 
     def backward(self, grad):
-        y = self.output
+        g, y = self.values(grad, self.output)
         # ∂y/∂x = σ(x)(1 − σ(x)) = y(1 − y)
-        return grad * (y * (1 - y))
+        return g * (y * (1 - y))
 
 
 def _sigmoid(xp, x):
@@ -283,9 +283,9 @@ class Relu(Function):
         return self.xp.maximum(x, 0)
 
     def backward(self, grad):
-        # ∂y/∂x = 1 where x > 0, else 0
-        (x,) = self.inputs
-        return grad * constant((x.data > 0).astype(x.data.dtype))
+        (g,) = self.values(grad)
+        # ∂y/∂x = 1 where x > 0, else 0: a constant
+        return g * (self.inputs[0].data > 0)
 
 
 def relu(x: Tensor) -> Tensor:
@@ -356,11 +356,11 @@ class Maximum(Function):
         return self.xp.maximum(a, b)
 
     def backward(self, grad):
-        a, b = self.inputs
-        # ∂z/∂a = 1 where a > b, ½ where a = b, 0 elsewhere; ∂z/∂b the rest
-        share_a = (a.data > b.data) + 0.5 * (a.data == b.data)
-        share_a = constant(share_a.astype(grad.dtype))
-        return grad * share_a, grad * (1 - share_a)
+        (g,) = self.values(grad)
+        a, b = self.inputs[0].data, self.inputs[1].data
+        # ∂z/∂a = 1 where a > b, ½ where a = b, 0 elsewhere; ∂z/∂b the rest (constants)
+        share_a = ((a > b) + 0.5 * (a == b)).astype(grad.dtype)
+        return g * share_a, g * (1 - share_a)
 
 
 def maximum(a, b) -> Tensor:
@@ -375,11 +375,11 @@ class Minimum(Function):
         return self.xp.minimum(a, b)
 
     def backward(self, grad):
-        a, b = self.inputs
-        # ∂z/∂a = 1 where a < b, ½ where a = b, 0 elsewhere; ∂z/∂b the rest
-        share_a = (a.data < b.data) + 0.5 * (a.data == b.data)
-        share_a = constant(share_a.astype(grad.dtype))
-        return grad * share_a, grad * (1 - share_a)
+        (g,) = self.values(grad)
+        a, b = self.inputs[0].data, self.inputs[1].data
+        # ∂z/∂a = 1 where a < b, ½ where a = b, 0 elsewhere; ∂z/∂b the rest (constants)
+        share_a = ((a < b) + 0.5 * (a == b)).astype(grad.dtype)
+        return g * share_a, g * (1 - share_a)
 
 
 def minimum(a, b) -> Tensor:
@@ -403,8 +403,9 @@ class Clip(Function):
             inside &= x.data >= self.lo
         if self.hi is not None:
             inside &= x.data <= self.hi
-        # ∂y/∂x = 1 inside [lo, hi], 0 outside
-        return grad * constant(inside.astype(grad.dtype))
+        # ∂y/∂x = 1 inside [lo, hi], 0 outside: a constant
+        (g,) = self.values(grad)
+        return g * inside.astype(grad.dtype)
 
 
 def clip(x: Tensor, lo=None, hi=None) -> Tensor:
@@ -426,9 +427,9 @@ class MaskedFill(Function):
         return self.xp.where(mask, self.xp.asarray(self.value, dtype=x.dtype), x)
 
     def backward(self, grad):
-        _, mask = self.inputs
+        g, mask = self.values(grad, self.inputs[1])
         # ∂y/∂x = 0 where mask, 1 elsewhere
-        return masked_fill(grad, mask, 0), None
+        return self.ops.where(mask, 0.0, g), None
 
 
 def masked_fill(x: Tensor, mask, value) -> Tensor:
@@ -446,10 +447,12 @@ class Where(Function):
         return self.xp.where(cond, a, b)
 
     def backward(self, grad):
-        cond, a, b = self.inputs
+        g, cond = self.values(grad, self.inputs[0])
+        xp = self.ops
+        _, a, b = self.inputs
         # ∂z/∂a = 1 where cond, ∂z/∂b = 1 where not cond
-        grad_a = masked_fill(grad, ~cond, 0) if a._requires_grad else None
-        grad_b = masked_fill(grad, cond, 0) if b._requires_grad else None
+        grad_a = xp.where(cond, g, 0.0) if a._requires_grad else None
+        grad_b = xp.where(cond, 0.0, g) if b._requires_grad else None
         return None, grad_a, grad_b
 
 

@@ -8,7 +8,6 @@ import math
 from ..autograd import Function
 from ..tensor import Tensor
 from .common import pair
-from .shape import reshape, sum_to, swapaxes
 
 
 class MatMul(Function):
@@ -25,25 +24,27 @@ class MatMul(Function):
         return a @ b
 
     def backward(self, grad):
-        a, b = self.inputs
-        # ∂L/∂A = G Bᵀ, ∂L/∂B = Aᵀ G, summed over broadcast batch axes
+        g, a, b = self.values(grad, *self.inputs)
+        needs_a, needs_b = (t._requires_grad for t in self.inputs)
+        # ∂L/∂A = G Bᵀ, ∂L/∂B = Aᵀ G (the engine sums both over broadcast batch axes)
         if a.ndim > 2 and b.ndim == 2:
             # a stack of rows times one matrix, as in forward: (rows, K) @ (K, N), so that ∂B
             # is one product over all rows instead of one per leading index summed afterwards
             rows = _rows(a.shape)
-            a2, g = reshape(a, (rows, a.shape[-1])), reshape(grad, (rows, b.shape[1]))
-            grad_a = reshape(g @ b.T, a.shape) if a._requires_grad else None
-            grad_b = a2.T @ g if b._requires_grad else None
-            return grad_a, grad_b
+            a2, g2 = a.reshape((rows, a.shape[-1])), g.reshape((rows, b.shape[1]))
+            grad_a = (g2 @ b.T).reshape(a.shape) if needs_a else None
+            return grad_a, (a2.T @ g2 if needs_b else None)
         # 1-D operands act as a row (a) or a column (b) vector; promote, then drop again
-        a2 = reshape(a, (1,) + a.shape) if a.ndim == 1 else a
-        b2 = reshape(b, b.shape + (1,)) if b.ndim == 1 else b
-        g = reshape(grad, _batch_shape(a2.shape, b2.shape) + (a2.shape[-2], b2.shape[-1]))
+        a2 = a.reshape((1,) + a.shape) if a.ndim == 1 else a
+        b2 = b.reshape(b.shape + (1,)) if b.ndim == 1 else b
+        g2 = g.reshape(_batch_shape(a2.shape, b2.shape) + (a2.shape[-2], b2.shape[-1]))
         grad_a = grad_b = None
-        if a._requires_grad:
-            grad_a = reshape(sum_to(g @ swapaxes(b2, -1, -2), a2.shape), a.shape)
-        if b._requires_grad:
-            grad_b = reshape(sum_to(swapaxes(a2, -1, -2) @ g, b2.shape), b.shape)
+        if needs_a:
+            grad_a = g2 @ b2.swapaxes(-1, -2)            # (..., M, K)
+            grad_a = grad_a[..., 0, :] if a.ndim == 1 else grad_a
+        if needs_b:
+            grad_b = a2.swapaxes(-1, -2) @ g2            # (..., K, N)
+            grad_b = grad_b[..., 0] if b.ndim == 1 else grad_b
         return grad_a, grad_b
 
 

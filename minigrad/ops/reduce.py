@@ -12,8 +12,6 @@ import numbers
 from ..autograd import Function
 from ..tensor import LAST_AXIS, Tensor
 from .common import axis_or_dim, constant, normalize_axis
-from .elementwise import exp, masked_fill
-from .shape import broadcast_to, reshape
 
 
 def _kept_shape(shape, axes):
@@ -27,11 +25,12 @@ class _Reduction(Function):
     def __init__(self, axes: tuple[int, ...], keepdims: bool):
         self.axes, self.keepdims = axes, keepdims
 
-    def _grad_kept(self, grad: Tensor) -> Tensor:
-        """grad with the reduced axes put back as size 1, so it broadcasts against the input."""
+    def _kept(self, g):
+        """g (an array or Tensor of the output's shape) with the reduced axes put back as size
+        1, so it broadcasts against the input."""
         if self.keepdims:
-            return grad
-        return reshape(grad, _kept_shape(self.inputs[0].shape, self.axes))
+            return g
+        return g.reshape(_kept_shape(self.inputs[0].shape, self.axes))
 
 
 class Sum(_Reduction):
@@ -43,8 +42,9 @@ class Sum(_Reduction):
         return x.sum(axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # ∂y/∂x = 1 for every summed element: spread grad back over the summed axes
-        return broadcast_to(self._grad_kept(grad), self.inputs[0].shape)
+        return self.ops.broadcast_to(self._kept(g), self.inputs[0].shape)
 
 
 def sum(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
@@ -65,10 +65,11 @@ class Mean(_Reduction):
         return x.mean(axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         shape = self.inputs[0].shape
         n = math.prod(shape[a] for a in self.axes)
         # ∂y/∂x = 1/n
-        return broadcast_to(self._grad_kept(grad) / n, shape)
+        return self.ops.broadcast_to(self._kept(g) / n, shape)
 
 
 def mean(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
@@ -87,13 +88,12 @@ class Max(_Reduction):
         return x.max(axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, grad):
-        (x,) = self.inputs
-        y = self.output.data if self.keepdims else self.output.data.reshape(
-            _kept_shape(x.shape, self.axes))
-        # ∂y/∂x = 1/k at each of the k positions equal to the maximum, 0 elsewhere
-        is_max = (x.data == y).astype(grad.dtype)
+        (g,) = self.values(grad)
+        x, y = self.inputs[0].data, self._kept(self.output.data)
+        # ∂y/∂x = 1/k at each of the k positions equal to the maximum, 0 elsewhere (a constant)
+        is_max = (x == y).astype(grad.dtype)
         share = is_max / is_max.sum(axis=self.axes, keepdims=True)
-        return self._grad_kept(grad) * constant(share)
+        return self._kept(g) * share
 
 
 def max(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
@@ -140,11 +140,11 @@ class Var(_Reduction):
         return x.var(axis=self.axes, keepdims=self.keepdims, ddof=self.ddof)
 
     def backward(self, grad):
-        (x,) = self.inputs
+        g, x = self.values(grad, *self.inputs)
         n = math.prod(x.shape[a] for a in self.axes)
         centred = x - x.mean(axis=self.axes, keepdims=True)
         # ∂y/∂x = 2(x − x̄)/(n − ddof)  (the terms through x̄ sum to zero)
-        return self._grad_kept(grad) * centred * (2.0 / (n - self.ddof))
+        return self._kept(g) * centred * (2.0 / (n - self.ddof))
 
 
 def var(x: Tensor, axis=None, keepdims: bool = False, ddof: int = 0, *, dim=None,
@@ -176,14 +176,15 @@ class Std(_Reduction):
         return x.std(axis=self.axes, keepdims=self.keepdims, ddof=self.ddof)
 
     def backward(self, grad):
-        (x,) = self.inputs
+        g, x, y = self.values(grad, *self.inputs, self.output)
+        xp = self.ops
         n = math.prod(x.shape[a] for a in self.axes)
-        y = self._grad_kept(self.output)
-        flat = constant(y.data == 0)                # no spread: the subgradient 0
+        y = self._kept(y)
+        flat = self._kept(self.output.data) == 0        # no spread: the subgradient 0 (a mask)
         centred = x - x.mean(axis=self.axes, keepdims=True)
         # ∂y/∂x = (x − x̄) / ((n − ddof) y), from y² = var and ∂var/∂x = 2(x − x̄)/(n − ddof)
-        grad_x = self._grad_kept(grad) * centred / (masked_fill(y, flat, 1.0) * (n - self.ddof))
-        return masked_fill(grad_x, flat, 0.0)
+        grad_x = self._kept(g) * centred / (xp.where(flat, 1.0, y) * (n - self.ddof))
+        return xp.where(flat, 0.0, grad_x)
 
 
 def std(x: Tensor, axis=None, keepdims: bool = False, ddof: int = 0, *, dim=None,
@@ -235,11 +236,12 @@ class LogSumExp(_Reduction):
             tuple(n for i, n in enumerate(x.shape) if i not in self.axes))
 
     def backward(self, grad):
-        (x,) = self.inputs
-        y = self._grad_kept(self.output)
-        y = masked_fill(y, constant(~self.xp.isfinite(y.data)), 0)
-        # ∂y/∂x = e^(x − y) = softmax(x) over the reduced axes
-        return self._grad_kept(grad) * exp(x - y)
+        g, x, y = self.values(grad, *self.inputs, self.output)
+        xp = self.ops
+        y = self._kept(y)
+        finite = self.xp.isfinite(self._kept(self.output.data))     # a constant mask
+        # ∂y/∂x = e^(x − y) = softmax(x) over the reduced axes; 0 for an all −inf slice
+        return self._kept(g) * xp.exp(x - xp.where(finite, y, 0.0))
 
 
 def logsumexp(x: Tensor, axis=LAST_AXIS, keepdims: bool = False, *, dim=None) -> Tensor:

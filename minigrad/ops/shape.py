@@ -27,8 +27,9 @@ class Reshape(Function):
         return x.reshape(self.shape)
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # ∂y/∂x is the identity on elements: reshape the gradient back
-        return reshape(grad, self.inputs[0].shape)
+        return g.reshape(self.inputs[0].shape)
 
 
 def reshape(x: Tensor, *shape) -> Tensor:
@@ -53,8 +54,9 @@ class Transpose(Function):
         return x.transpose(self.axes)
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # a permutation's adjoint is its inverse: ∂L/∂x = transpose(∂L/∂y, axes⁻¹)
-        return transpose(grad, *_inverse_permutation(self.axes))
+        return g.transpose(_inverse_permutation(self.axes))
 
 
 @functools.lru_cache(maxsize=256)
@@ -130,8 +132,8 @@ class BroadcastTo(Function):
 
     def backward(self, grad):
         # ∂L/∂x_i = Σ_{j copied from i} ∂L/∂y_j: each element of x was copied to several
-        # places, so add their gradients
-        return sum_to(grad, self.inputs[0].shape)
+        # places, so add their gradients (the engine sums every gradient to its input's shape)
+        return grad
 
 
 def broadcast_to(x: Tensor, shape) -> Tensor:
@@ -175,8 +177,9 @@ class SumTo(Function):
         return sum_to_array(x, self.shape, self.owner)
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # ∂y/∂x = 1 for every element summed into each output: broadcast back
-        return broadcast_to(grad, self.inputs[0].shape)
+        return self.ops.broadcast_to(g, self.inputs[0].shape)
 
 
 def sum_to(x: Tensor, shape, owner: str = "sum_to") -> Tensor:
@@ -204,10 +207,16 @@ class Concat(Function):
         return self.xp.concatenate(xs, axis=self.axis)
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # ∂y/∂x_k is the identity into x_k's slice: x_k receives the slice of grad where it sits
-        sizes = [x.shape[self.axis] for x in self.inputs]
-        bounds = np.cumsum(sizes)[:-1].tolist()
-        return tuple(split(grad, bounds, axis=self.axis))
+        index = [slice(None)] * g.ndim
+        parts, start = [], 0
+        for x in self.inputs:
+            stop = start + x.shape[self.axis]
+            index[self.axis] = slice(start, stop)
+            parts.append(g[tuple(index)])
+            start = stop
+        return tuple(parts)
 
 
 def concat(tensors, axis: int = FIRST_AXIS, *, dim: int | None = None) -> Tensor:
@@ -237,9 +246,14 @@ class Stack(Function):
         return self.xp.stack(xs, axis=self.axis)
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # ∂y[k]/∂x_k = identity: input k receives the k-th slice along the new axis
-        parts = split(grad, len(self.inputs), axis=self.axis)
-        return tuple(squeeze(p, self.axis) for p in parts)
+        index = [slice(None)] * g.ndim
+        parts = []
+        for k in range(len(self.inputs)):
+            index[self.axis] = k
+            parts.append(g[tuple(index)])
+        return tuple(parts)
 
 
 def stack(tensors, axis: int = FIRST_AXIS, *, dim: int | None = None) -> Tensor:

@@ -96,6 +96,14 @@ class RowNormalise(mg.Function):
         return (grad - (grad * y).sum(axis=self.axis, keepdims=True)) / total
 
 
+class WrongOnlyWhenRecorded(Cube):
+    """The right derivative on the plain path, half of it when create_graph records it."""
+
+    def backward(self, grad):
+        (x,) = self.inputs
+        return grad * (1.5 if mg.is_grad_enabled() else 3) * x * x
+
+
 class ForgetsOneInput(ScaledProduct):
     """Returns None for b although z depends on b."""
 
@@ -169,6 +177,17 @@ def test_a_mask_input_rides_along_and_a_forgotten_mask_is_caught(rng):
     i, shape, index, written, reference = parse(caught.value)
     assert (i, index, reference) == (0, (0, 1), 0.0)      # (0, 0) is inside the mask
     assert written != 0.0
+
+
+def test_both_ways_the_engine_runs_backward_are_checked(rng):
+    x = mg.tensor(rng.uniform(0.5, 2.0, 3), requires_grad=True)
+    with pytest.raises(mg.GradcheckError, match=r"recorded with create_graph=True") as caught:
+        mg.check_backward(WrongOnlyWhenRecorded, [x])
+    i, _, index, written, reference = parse(caught.value)
+    assert (i, index) == (0, (0,)) and written == pytest.approx(reference / 2, rel=1e-12)
+    with pytest.raises(mg.GradcheckError) as caught:          # the plain path is named plainly
+        mg.check_backward(CubeDerivativeOffByX, [leaf([2.0], "cpu")])
+    assert "create_graph" not in str(caught.value)
 
 
 def test_a_gradient_returned_as_none_is_compared_as_zeros(rng):

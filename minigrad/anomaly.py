@@ -68,8 +68,12 @@ def check_forward(fn, inputs, array) -> None:
     _check_finite(fn, array, "forward result")
 
 
-def check_gradient(fn, array) -> None:
-    """Anomaly check of one of fn's input gradients."""
+def check_gradient(fn, g) -> None:
+    """Anomaly check of one of fn's input gradients (an array, a Tensor, or an
+    IndexedGradient's values)."""
+    array = getattr(g, "values", None)
+    if array is None:
+        array = g.data if hasattr(g, "_fn") else g       # a Tensor when recording
     _check_finite(fn, array, "gradient")
 
 

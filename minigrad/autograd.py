@@ -199,10 +199,10 @@ class Function:
         backward is recorded (create_graph=False, the common case: no Tensor is made per
         operation), the Tensors themselves when it is (create_graph=True). One formula then
         serves both, e.g. `g, a, b = self.values(grad, *self.inputs); return g * b, g * a`.
-        Functions such as exp come from `self.ops`; None stays None."""
+        Functions such as exp come from `self.ops`."""
         if STATE.grad_enabled:                   # the walk records exactly under create_graph
             return tensors
-        return tuple(None if t is None else t.data for t in tensors)
+        return tuple([t.data for t in tensors])
 
     @property
     def ops(self):
@@ -236,11 +236,12 @@ class Function:
             raise type(error)(f"{cls.__name__}: {error} (inputs: {shapes})") from error
         if type(out) not in _BY_ARRAY_TYPE:
             out = backend.xp.asarray(out)           # NumPy returns scalars from 0-d operands
-        result = _Tensor._from_array(out)
+        result = _new_tensor(_Tensor)                # Tensor._from_array(out), checked above
+        result.data, result._requires_grad, result._fn = out, False, None
         if anomaly.STATE.enabled:
             anomaly.check_forward(fn, inputs, out)
         if STATE.grad_enabled and cls.differentiable and out.dtype.kind in "fc" and \
-                any(t._requires_grad for t in inputs):
+                _any_requires_grad(inputs):
             fn.inputs = inputs
             fn.sequence = next(_sequence)
             fn.stamp = inplace.STATE.last
@@ -250,6 +251,13 @@ class Function:
             result._requires_grad = True
             result._fn = fn
         return result
+
+
+def _any_requires_grad(inputs) -> bool:
+    for t in inputs:                     # a loop: any() over a generator costs more here
+        if t._requires_grad:
+            return True
+    return False
 
 
 def _backend_of(cls, inputs):
@@ -267,12 +275,18 @@ def _backend_of(cls, inputs):
                     from None
         backend = backend_of(inputs[0].data)
         kind = type(inputs[0].data)
-    if backend.multi_device or any(type(t.data) is not kind for t in inputs):
-        if len({t.device for t in inputs}) > 1:
+    for t in inputs:
+        if type(t.data) is not kind or backend.multi_device:
+            _check_one_device(cls, inputs)
+            break
+    return backend
+
+
+def _check_one_device(cls, inputs) -> None:
+    if len({t.device for t in inputs}) > 1:
             devices = ", ".join(f"{t.device} {tuple(t.shape)}" for t in inputs)
             raise RuntimeError(f"{cls.__name__}: all inputs must be on one device, got "
                                f"{devices}; move them with .to(device)")
-    return backend
 
 
 class _Released(tuple):
@@ -280,6 +294,7 @@ class _Released(tuple):
 
 
 _RELEASED = _Released()
+_new_tensor = object.__new__
 _sequence = itertools.count()      # creation order of recorded Functions
 _Tensor = None                     # set by tensor.py (the engine and Tensor refer to each other)
 
@@ -296,8 +311,10 @@ class SpentTensor:
     grad = None
 
     def __init__(self, t):
-        self._fn, self.shape, self.dtype, self.device = t._fn, t.shape, t.dtype, t.device
-        self.name, self._requires_grad, self._tensor = t.name, t._requires_grad, weakref.ref(t)
+        data = t.data
+        self._fn, self.shape, self.dtype, self.name = t._fn, data.shape, data.dtype, t.name
+        self.device = "cpu" if type(data) is _numpy.ndarray else t.device
+        self._requires_grad, self._tensor = t._requires_grad, weakref.ref(t)
 
     @property
     def ndim(self) -> int:
@@ -379,17 +396,21 @@ def _conform(g, x, fn, create_graph: bool):
         if g.values.dtype != x.dtype:
             g.values = g.values.astype(x.dtype)
         return g
+    data = x.data
     if create_graph:
         g = g if isinstance(g, _Tensor) else _Tensor._from_array(g)
-        if g.shape != x.shape:
-            g = _sum_to_tensor(g, x.shape, type(fn).__name__)
-        return g.astype(x.dtype)                  # differentiable; a no-op when equal
-    g = g.data if isinstance(g, _Tensor) else g
-    if g.shape != x.shape:
-        g = _sum_to_array(g, x.shape, type(fn).__name__)
-    if g.dtype != x.dtype:
-        g = g.astype(x.dtype)                     # a float32 input of a float64 op
-    return backend_of(x.data).xp.asarray(g)       # NumPy scalars (from 0-d sums) as arrays
+        if g.shape != data.shape:
+            g = _sum_to_tensor(g, data.shape, type(fn).__name__)
+        return g.astype(data.dtype)               # differentiable; a no-op when equal
+    if isinstance(g, _Tensor):
+        g = g.data
+    if g.shape != data.shape:
+        g = _sum_to_array(g, data.shape, type(fn).__name__)
+    if g.dtype != data.dtype:
+        g = g.astype(data.dtype)                  # a float32 input of a float64 op
+    if type(g) is not type(data):                 # NumPy scalars (from 0-d operations)
+        g = backend_of(data).xp.asarray(g)
+    return g
 
 
 def _accumulate(grads: dict, owned: set, key: int, g, create_graph: bool) -> None:
@@ -458,15 +479,18 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
             for x, gx in zip(fn.inputs, input_grads):
                 if gx is None or not x._requires_grad:
                     continue
-                gx = _conform(gx, x, fn, create_graph)
-                assert _conforms(gx, x, create_graph), (type(fn).__name__, x.shape, x.dtype)
+                data = x.data         # an array of x's type, shape and dtype passes as it is
+                if type(gx) is not type(data) or gx.shape != data.shape or \
+                        gx.dtype != data.dtype:
+                    gx = _conform(gx, x, fn, create_graph)
+                    assert _conforms(gx, x, create_graph), (type(fn).__name__, data.shape)
                 if anomaly.STATE.enabled:
-                    anomaly.check_gradient(fn, gx.values if type(gx) is IndexedGradient else
-                                           gx.data if create_graph else gx)
-                x_key = _key(x)
+                    anomaly.check_gradient(fn, gx)
+                x_fn = x._fn
+                x_key = id(x) if x_fn is None else ~x_fn.sequence       # as _key(x)
                 if x_key not in tensors:
                     tensors[x_key] = x
-                    if x._fn is not None:
+                    if x_fn is not None:
                         heapq.heappush(waiting, x_key)
                 _accumulate(grads, owned, x_key, gx, create_graph)
         for key, leaf in tensors.items():          # only leaves are left now
@@ -491,15 +515,20 @@ def _complete(g, is_owned: bool, tensor, create_graph: bool) -> tuple:
 def _conforms(g, x, create_graph: bool) -> bool:
     """The walk's invariant: a gradient has its input's shape and dtype, and is an array of its
     backend (a Tensor when recording, an IndexedGradient of the right shape)."""
+    data = x.data
     if type(g) is IndexedGradient:
-        return g.shape == x.shape and g.values.dtype == x.dtype
-    kind_ok = isinstance(g, _Tensor) if create_graph else type(g) is type(x.data)
-    return kind_ok and g.shape == x.shape and g.dtype == x.dtype
+        return g.shape == data.shape and g.values.dtype == data.dtype
+    kind_ok = isinstance(g, _Tensor) if create_graph else type(g) is type(data)
+    return kind_ok and g.shape == data.shape and g.dtype == data.dtype
 
 
 def _call_backward(fn, g, create_graph: bool) -> tuple:
     """fn.backward on the gradient as a Tensor, its result as one entry per input."""
-    grad = g if create_graph else _Tensor._from_array(g)
+    if create_graph:
+        grad = g
+    else:
+        grad = _new_tensor(_Tensor)              # Tensor._from_array(g): g is an array
+        grad.data, grad._requires_grad, grad._fn = g, False, None
     if anomaly.STATE.enabled:
         with anomaly.paused():    # the ops inside are checked as fn's gradient, not one by one
             input_grads = fn.backward(grad)

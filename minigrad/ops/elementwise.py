@@ -60,7 +60,7 @@ class Mul(Function):
 
     def backward(self, grad):
         g, a, b = self.values(grad, *self.inputs)
-        needs_a, needs_b = (t._requires_grad for t in self.inputs)
+        needs_a, needs_b = self.inputs[0]._requires_grad, self.inputs[1]._requires_grad
         # ∂z/∂a = b, ∂z/∂b = a
         return (g * b if needs_a else None), (g * a if needs_b else None)
 
@@ -77,7 +77,7 @@ class Div(Function):
 
     def backward(self, grad):
         g, a, b, z = self.values(grad, *self.inputs, self.output)
-        needs_a, needs_b = (t._requires_grad for t in self.inputs)
+        needs_a, needs_b = self.inputs[0]._requires_grad, self.inputs[1]._requires_grad
         # ∂z/∂a = 1/b, ∂z/∂b = −a/b² = −z/b
         return (g / b if needs_a else None), (-g * z / b if needs_b else None)
 
@@ -136,7 +136,7 @@ class Pow(Function):
     def backward(self, grad):
         g, a, b, z = self.values(grad, *self.inputs, self.output)
         xp = self.ops
-        needs_a, needs_b = (t._requires_grad for t in self.inputs)
+        needs_a, needs_b = self.inputs[0]._requires_grad, self.inputs[1]._requires_grad
         # ∂z/∂a = b·a^(b−1), taken as 0 where b = 0 (z = 1 there, even at a = 0: not
         # 0·0⁻¹ = NaN); ∂z/∂b = a^b·ln a (taken as 0 where a ≤ 0, where ln a is undefined)
         grad_a = xp.where(b == 0, 0.0, g * b * a ** (b - 1)) if needs_a else None

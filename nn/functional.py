@@ -22,7 +22,7 @@ import numpy as np
 import minigrad as mg
 from minigrad import dropout, gelu, log_softmax, relu, sigmoid, softmax, tanh  # noqa: F401
 
-from ._recompute import fresh_inputs, recorded_gradients
+from ._recompute import recorded_gradients
 
 Tensor = mg.Tensor
 
@@ -502,10 +502,10 @@ class BinaryCrossEntropyWithLogits(_FusedFunction):
         if not on_arrays:
             # recording a graph (create_graph): differentiate the same loss built from
             # smooth minigrad operations
-            inputs = fresh_inputs(self)
-            loss = _bce_with_logits_reference(*inputs, self.reduction, self.has_weight,
-                                              self.has_pos_weight)
-            return recorded_gradients(self, loss, grad, range(len(inputs)), inputs)
+            def rebuild(*inputs):
+                return _bce_with_logits_reference(*inputs, self.reduction, self.has_weight,
+                                                  self.has_pos_weight)
+            return recorded_gradients(self, rebuild, grad, range(len(self.inputs)))
         xp = self.xp
         z, y = self.inputs[0].data, self.inputs[1].data
         weight, pos_weight = self._extras([t.data for t in self.inputs[2:]])

@@ -194,7 +194,7 @@ def _gru_step(gx: Tensor, h: Tensor, weight_hh: Tensor,
     return n + z * (h - n), r, z, n
 
 
-def _gru_unrolled(gx: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor | None,
+def _gru_unrolled(gx: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor | None = None,
                   gates: list | None = None) -> Tensor:
     """The GRU recurrence unrolled into the graph: gx (B, T, 3H), h (B, H) -> (B, T, H).
     With a `gates` list, appends GRUGates(r, z, n) (each (B, T, H)) to it."""
@@ -290,10 +290,7 @@ class GRUSequence(FusedFunction):
     def recorded_backward(self, grad):
         """The differentiable backward, used when create_graph records it: unroll the
         recurrence with minigrad ops and take that graph's vector-Jacobian product."""
-        gx, h0, weight_hh = self.inputs[:3]
-        bias_hh = self.inputs[3] if len(self.inputs) == 4 else None
-        out = _gru_unrolled(gx, h0, weight_hh, bias_hh)
-        return recorded_gradients(self, out, grad, range(len(self.inputs)))
+        return recorded_gradients(self, _gru_unrolled, grad, range(len(self.inputs)))
 
 
 def gru_sequence(gx: Tensor, h0: Tensor, weight_hh: Tensor,

@@ -72,6 +72,7 @@ class _CellParameters(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Draw every weight and bias again from U(−1/√H, 1/√H), as PyTorch does."""
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
         for param in self.parameters():
             init.uniform_(param, -bound, bound)
@@ -118,6 +119,7 @@ class _StackedParameters(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Draw every weight and bias again from U(−1/√H, 1/√H), as PyTorch does."""
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
         for param in self.parameters():
             init.uniform_(param, -bound, bound)

@@ -9,7 +9,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import inplace, ops
-from .autograd import Function, enable_grad
+from .autograd import Function
+from .grad_mode import enable_grad
 from .autograd import grad as autograd_grad
 from .tensor import Tensor
 

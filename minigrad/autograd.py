@@ -65,12 +65,17 @@ class Function:
     needs_output = True        # False: backward never reads self.output, so no weakref is made
 
     def forward(self, *arrays):
+        """The output array from the inputs' backend arrays (use `self.xp` for functions)."""
         raise NotImplementedError(f"{type(self).__name__}.forward")
 
     def backward(self, grad):
+        """∂L/∂input for each input, given grad = ∂L/∂output (a Tensor): a tuple when there are
+        several inputs, None for an input that gets no gradient."""
         raise NotImplementedError(f"{type(self).__name__}.backward")
 
     def save_for_backward(self, *arrays) -> None:
+        """Keep arrays (a mask, a max's positions) for backward as `self.saved_tensors`; a
+        backward without retain_graph frees them."""
         self.saved_tensors = arrays
 
     def values(self, *tensors) -> tuple:
@@ -96,6 +101,7 @@ class Function:
 
     @property
     def output(self):
+        """The output Tensor (held weakly: None once nothing else holds it)."""
         if not self.needs_output:
             raise RuntimeError(f"{type(self).__name__}.output: not kept, since the class sets "
                                f"needs_output = False")
@@ -103,6 +109,8 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs, **options):
+        """`cls(**options).forward` on the inputs' arrays, as a Tensor linked into the graph
+        when grad mode is on and an input requires grad."""
         backend = _backend_of(cls, inputs)
         fn = cls(**options)
         fn.xp = backend.xp

@@ -1,9 +1,9 @@
 """Graph pictures: the autodiff graph behind a tensor, drawn with Graphviz.
 
-    picture = minigrad.viz.draw(loss)              # a graphviz.Digraph; shows inline in Jupyter
-    picture.render("loss", format="svg")            # writes loss (DOT text) and loss.svg
-    minigrad.viz.render(loss, "loss.png")           # one file, written atomically
-    minigrad.viz.draw(loss, color_by_grad=True)     # after loss.backward(): where gradient flows
+    picture = minigrad.viz.draw(loss)                  # a graphviz.Digraph; inline in Jupyter
+    picture.render(outfile="loss.svg", cleanup=True)   # loss.svg alone (no DOT text left)
+    minigrad.viz.render(loss, "loss.png")               # one file, written atomically
+    minigrad.viz.draw(loss, color_by_grad=True)         # after loss.backward(): gradient flow
 
 A picture has one node per tensor and one per operation, with edges in data-flow order
 (input tensor → operation → output tensor). Tensor nodes come in four styles:

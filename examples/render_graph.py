@@ -10,8 +10,8 @@ Three pictures, each written as SVG and PNG:
                      the output projection, each module in its own labelled box
     soft_vs_hard     the same lookup done with soft attention (softmax of q·k) and with hard
                      attention (one-hot of the best key), after backward, coloured by gradient
-                     norm: in the hard lookup the query and the keys get no gradient at all,
-                     only the values do (claim C18)
+                     norm on a scale from 0: in the hard lookup the query and the keys get
+                     no gradient at all, only the values do (claim C18)
 
 Tensor nodes show names, shapes and dtypes; operations are named after their Function class.
 Nothing is trained, so this runs in about a second; --quick is accepted like in every example
@@ -77,9 +77,10 @@ def multihead_graph(embed_dim: int = 8, num_heads: int = 2, length: int = 3):
 
 def soft_vs_hard_graph(length: int = 4, dim: int = 3):
     """The same lookup with soft and with hard attention, each followed by a squared-error
-    loss and backward. Returns the picture's roots: the two losses and weight tensors, and the
-    hard lookup's query and keys, which its graph never reaches (the choice of key is not differentiable),
-    so that they appear, marked "no gradient"."""
+    loss and backward. Returns the picture's roots: the two losses, and the soft lookup's
+    weights, which its loss does not pass through (the fused AttendValues differentiates
+    softmax(q kᵀ/√d) v straight to q, k and v). The hard lookup's weights lie on its loss's
+    path, made from q and k by a recorded choice that hands them no gradient."""
     target = mg.randn(1, 1, dim)
     target.name = "target"
     data = {"query": mg.randn(1, 1, dim), "keys": mg.randn(1, length, dim),
@@ -96,8 +97,10 @@ def soft_vs_hard_graph(length: int = 4, dim: int = 3):
             loss = ((context - target) ** 2).sum()
             loss.name = f"loss ({kind})"
         loss.backward()
-        roots += [loss, weights]
-    return roots + [q, k]                                   # q, k: the hard lookup's
+        roots.append(loss)
+        if kind == "soft":
+            roots.append(weights)
+    return roots
 
 
 RENDERED_FORMATS = ("svg", "png")

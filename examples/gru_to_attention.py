@@ -184,8 +184,9 @@ def gru_implicit_weights(model: Model, tokens: np.ndarray) -> np.ndarray:
 def plot_implicit_weights(gru_w: np.ndarray, attn_w: np.ndarray, task: RecallTask, path) -> None:
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(13.5, 5.6), gridspec_kw={"wspace": 0.35})
-    panels = ((axes[0], gru_w, "trained GRU: Π_{j=i+1..t} z_j (1 − z_i), mean over units"),
-              (axes[1], attn_w, "trained causal attention (qkv): α_{t,i}"))
+    panels = ((axes[0], gru_w, r"trained GRU: $\Pi_{j=i+1}^{t}\, z_j\,(1 - z_i)$, "
+                               r"mean over hidden units"),
+              (axes[1], attn_w, r"trained causal attention (one head): $\alpha_{t,i}$"))
     for ax, w, title in panels:
         image = ax.imshow(w, cmap="viridis", vmin=0.0, vmax=max(1e-9, float(w.max())),
                           aspect="equal")
@@ -219,10 +220,13 @@ def train_variant(variant: str, task: RecallTask, args, out, held_out) -> tuple[
     optimizer = nn.optim.Adam(model.parameters(), lr=args.lr)
     path = out / f"checkpoint_{variant.replace(' ', '').replace('+', 'plus_')}.npz"
     history: list[float] = []
+    held_out_curve: dict = {"step": [], "loss": []}      # held-out loss every eval_every steps
     start = 0
     if args.resume is not None and path.exists():
         state = load_checkpoint(path, model, optimizer)
         start, history = int(state["step"]), as_list(state.get("history"))
+        held_out_curve = {"step": [int(s) for s in as_list(state.get("held_out_step"))],
+                          "loss": as_list(state.get("held_out_loss"))}
     with LossBar(total=args.steps, desc=f"{variant:>11}", initial=start) as bar:
         for step in range(start, args.steps):
             tokens, targets = task.batch(np.random.default_rng([args.seed, step]), args.batch)
@@ -234,33 +238,40 @@ def train_variant(variant: str, task: RecallTask, args, out, held_out) -> tuple[
             optimizer.step()
             history.append(loss.item())
             bar.update(history[-1], acc=accuracy)
+            if (step + 1) % args.eval_every == 0 or step == args.steps - 1:
+                held_out_curve["step"].append(step + 1)
+                held_out_curve["loss"].append(evaluate(model, task, *held_out, args.device)[0])
             if (step + 1) % args.checkpoint_every == 0 or step == args.steps - 1:
-                save_checkpoint(path, model, optimizer, step=step + 1, history=history)
+                save_checkpoint(path, model, optimizer, step=step + 1, history=history,
+                                held_out_step=held_out_curve["step"],
+                                held_out_loss=held_out_curve["loss"])
     loss, accuracy = evaluate(model, task, *held_out, args.device)
     return model, {"description": DESCRIPTIONS[variant], "test_loss": loss,
                    "test_accuracy": accuracy, "first_train_loss": history[0],
                    "final_train_loss": float(np.mean(history[-max(1, len(history) // 10):])),
                    "parameters": sum(p.size for p in model.parameters()),
-                   "history": history}
+                   "history": history, "held_out_curve": held_out_curve}
 
 
 def plot_curves(results: dict, chance: float, order_blind: float, path) -> None:
+    """Held-out loss against training step, one curve per step of the derivation, with the
+    legend (in words, beside the axes) giving each model's final held-out loss."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(9, 5))
-    ax.axhline(chance, color="gray", ls=":", lw=1, label=f"chance: {chance:.3f}")
+    fig, ax = plt.subplots(figsize=(12, 5.2))
+    ax.axhline(chance, color="gray", ls=":", lw=1, label=f"chance (ln 8): {chance:.3f}")
     ax.axhline(order_blind, color="black", ls="--", lw=1,
-               label=f"best without order: {order_blind:.3f}")
-    for variant, r in results.items():
-        h = np.asarray(r["history"])
-        k = max(1, len(h) // 40)
-        smooth = np.convolve(h, np.ones(k) / k, mode="valid")
-        ax.plot(np.arange(len(smooth)) + k, smooth, label=f"{variant}: {r['test_loss']:.3f}")
-    ax.set(xlabel="step", ylabel="training loss (nats per query, smoothed)",
-           title="GRU → Transformer layer on long-range recall (legend: held-out loss)")
-    ax.legend(fontsize=8)
+               label=f"best possible without order: {order_blind:.3f}")
+    colours = pyplot().get_cmap("viridis")(np.linspace(0.0, 0.92, len(results)))
+    for colour, (variant, r) in zip(colours, results.items()):
+        curve = r["held_out_curve"]
+        ax.plot(curve["step"], curve["loss"], "o-", ms=3, color=colour,
+                label=f"{DESCRIPTIONS[variant]}: {r['test_loss']:.3f}")
+    ax.set(xlabel="training step", ylabel="held-out loss (nats per query)",
+           title="From a GRU to a Transformer layer on long-range recall")
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              title="model: final held-out loss", title_fontsize=9, frameon=False)
     ax.grid(alpha=0.3)
     save_figure(fig, path)
-
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -276,10 +287,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--lr", type=float, default=3e-3, help="Adam learning rate")
     parser.add_argument("--test-size", type=int, default=512, help="held-out sequences")
     parser.add_argument("--checkpoint-every", type=int, default=200)
+    parser.add_argument("--eval-every", type=int, default=100,
+                        help="held-out loss every k steps (the curves of losses.png)")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS,
                         metavar="VARIANT", help=f"subset of {', '.join(VARIANTS)}")
     args = parse_args(parser, argv, steps=40, batch=48, lr=1e-2, test_size=64,
-                                     pairs=12, queries=4)
+                      pairs=12, queries=4, eval_every=10)
     out = prepare_run(args)
 
     task = RecallTask(args.keys, args.values, args.pairs, args.queries)
@@ -310,9 +323,11 @@ def main(argv: list[str] | None = None) -> dict:
                         "queries": args.queries, "length": task.length,
                         "chance_loss": chance, "order_blind_loss": order_blind,
                         "steps": args.steps},
-               "variants": {v: {k: x for k, x in r.items() if k != "history"}
+               "variants": {v: {k: x for k, x in r.items()
+                                if k not in ("history", "held_out_curve")}
                             for v, r in results.items()},
-               "histories": {v: r["history"] for v, r in results.items()}}
+               "histories": {v: r["history"] for v, r in results.items()},
+               "held_out_curves": {v: r["held_out_curve"] for v, r in results.items()}}
     write_json(out / "metrics.json", metrics)
     print_outputs(out)
     return metrics

@@ -89,13 +89,15 @@ def rotation_errors(table: np.ndarray, shifts: np.ndarray, base: float) -> np.nd
 
 def plot_grid(args, path) -> None:
     plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8))
-    for ax, base, source in ((axes[0], 1e4, "text 002"), (axes[1], 1e5, "text 001")):
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.0), layout="constrained")
+    for ax, base, source in ((axes[0], 1e4, "the original Transformer (Vaswani et al. 2017)"),
+                             (axes[1], 1e5, "ten times longer top wavelength")):
         table = module_table(args.grid_length, args.grid_dim, base, "float32", args.device)
         image = ax.imshow(table, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto",
                           interpolation="nearest")
-        ax.set(title=f"base {base:.0e} ({source})", xlabel="dimension (even: sin, odd: cos)",
-               ylabel="position t")
+        exponent = int(round(np.log10(base)))
+        ax.set(title=f"base $10^{exponent}$: {source}",
+               xlabel="dimension (even: sin, odd: cos)", ylabel="position t")
         fig.colorbar(image, ax=ax, label="PE(t, dimension)")
     fig.suptitle(f"Sinusoidal positional encoding, {args.grid_length} positions × "
                  f"{args.grid_dim} dimensions: wavelengths from 2π up to 2π·base")
@@ -195,7 +197,7 @@ def plot_add_vs_concat(histories: dict, weights: dict, args, path) -> None:
         axes[0, 1].plot(histories[mode]["accuracy"], style, label=mode)
     axes[0, 0].axhline(np.log(args.vocab), color="gray", ls=":", label=f"chance ln {args.vocab}")
     axes[0, 0].set(title="training loss", xlabel="step", ylabel="cross-entropy (nats)")
-    axes[0, 1].set(title=f"accuracy of y_t = x_(t−{args.delay})", xlabel="step",
+    axes[0, 1].set(title=f"accuracy of $y_t = x_{{t-{args.delay}}}$", xlabel="step",
                    ylabel="accuracy", ylim=(-0.03, 1.03))
     for ax in axes[0]:
         ax.legend()

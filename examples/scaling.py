@@ -75,7 +75,7 @@ def run_saturation(dims: list[int], num_keys: int, trials: int, device: str) -> 
 def plot_saturation(results: dict, path) -> None:
     plt = pyplot()
     dims = results["dims"]
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.3), gridspec_kw={"wspace": 0.3})
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), layout="constrained")
     panels = [("score_std", "std of the scores", "log"),
               ("max_weight", "mean largest softmax weight", "linear"),
               ("grad_scores_norm", "median ‖∂L/∂scores‖", "log")]
@@ -166,7 +166,7 @@ def loglog_slope(xs: list[int], ys: list[float]) -> float:
 def plot_cost(results: dict, path) -> None:
     plt = pyplot()
     lengths = results["lengths"]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), layout="constrained")
     for ax, key, label in ((axes[0], "seconds", "forward + backward time (s)"),
                            (axes[1], "mib", "peak traced memory (MiB)")):
         slope_key = "time_slope" if key == "seconds" else "memory_slope"

@@ -232,32 +232,6 @@ def save_figure(fig, path: str | Path, dpi: int = 100) -> Path:
     return path
 
 
-def plot_heatmap(ax, weights: np.ndarray, x_labels: list[str], y_labels: list[str],
-                 title: str = "", xlabel: str = "", ylabel: str = "",
-                 annotate: bool = False, cmap: str = "viridis"):
-    """Draw a weight matrix (rows = y_labels, columns = x_labels) with token labels on both axes.
-
-    weights: (len(y_labels), len(x_labels)). With `annotate`, each cell shows its value.
-    Returns the image, for a colorbar.
-    """
-    weights = np.asarray(weights, dtype=float)
-    image = ax.imshow(weights, cmap=cmap, vmin=0.0, vmax=max(1e-9, float(weights.max())),
-                      aspect="auto")
-    ax.set_xticks(range(len(x_labels)))
-    ax.set_xticklabels(x_labels, rotation=60, ha="right", rotation_mode="anchor")
-    ax.set_yticks(range(len(y_labels)))
-    ax.set_yticklabels(y_labels)
-    if annotate:
-        for i in range(weights.shape[0]):
-            for j in range(weights.shape[1]):
-                ax.text(j, i, f"{weights[i, j]:.2f}", ha="center", va="center", fontsize=7,
-                        color="white" if weights[i, j] < 0.6 * weights.max() else "black")
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    return image
-
-
 # -- checkpoints ----------------------------------------------------------------------------
 
 def _storable(value: Any) -> Any:

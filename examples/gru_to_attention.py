@@ -86,6 +86,12 @@ class RecallTask:
             targets[b, self.P:] = [latest[int(k)] for k in asked]
         return tokens, targets
 
+    def token_text(self, token: int) -> str:
+        """A token as text: "k3=5" for the pair (key 3, value 5), "?3" for a query of key 3."""
+        if token < self.K * self.V:
+            return f"k{token // self.V}={token % self.V}"
+        return f"?{token - self.K * self.V}"
+
     def order_blind_loss(self, tokens: np.ndarray, targets: np.ndarray) -> float:
         """The best loss (nats) of a model that knows which values were stored under the asked
         key but not in which order: it predicts their empirical distribution, so a key stored
@@ -181,24 +187,21 @@ def gru_implicit_weights(model: Model, tokens: np.ndarray) -> np.ndarray:
     return weights
 
 
-def plot_implicit_weights(gru_w: np.ndarray, attn_w: np.ndarray, task: RecallTask, path) -> None:
-    plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(13.5, 5.6), gridspec_kw={"wspace": 0.35})
-    panels = ((axes[0], gru_w, r"trained GRU: $\Pi_{j=i+1}^{t}\, z_j\,(1 - z_i)$, "
-                               r"mean over hidden units"),
-              (axes[1], attn_w, r"trained causal attention (one head): $\alpha_{t,i}$"))
-    for ax, w, title in panels:
-        image = ax.imshow(w, cmap="viridis", vmin=0.0, vmax=max(1e-9, float(w.max())),
-                          aspect="equal")
+def plot_implicit_weights(gru_w: np.ndarray, attn_w: np.ndarray, task: RecallTask,
+                          tokens: np.ndarray, path) -> None:
+    labels = [task.token_text(int(token)) for token in tokens]
+    figure = mg.viz.attention_map(
+        [gru_w, attn_w], labels, labels,
+        titles=[r"trained GRU: $\Pi_{j=i+1}^{t}\, z_j\,(1 - z_i)$, mean over hidden units",
+                r"trained causal attention (one head): $\alpha_{t,i}$"],
+        xlabel="past step i (candidate / key)", ylabel="current step t",
+        colorbar_label="weight of step i in the state / output at t",
+        suptitle=f"Weights over past steps for one held-out sequence: {task.P} (key, value) "
+                 f"pairs left of the dashed line, {task.Q} queries below it")
+    for ax in figure.axes[:2]:
         ax.axvline(task.P - 0.5, color="white", lw=0.8, ls="--")
         ax.axhline(task.P - 0.5, color="white", lw=0.8, ls="--")
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel("past step i (candidate / key)")
-        ax.set_ylabel("current step t")
-        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="weight")
-    fig.suptitle(f"Weights over past steps for one held-out sequence: {task.P} (key, value) pairs "
-                 f"left of the dashed line, {task.Q} queries below it")
-    save_figure(fig, path)
+    save_figure(figure, path)
 
 
 # -- training -----------------------------------------------------------------------------------
@@ -317,7 +320,8 @@ def main(argv: list[str] | None = None) -> dict:
         models["qkv"].eval()
         with mg.no_grad():
             _, attn_w = models["qkv"](mg.tensor(tokens[None], device=args.device))
-        plot_implicit_weights(gru_w, attn_w.numpy()[0], task, out / "implicit_weights.png")
+        plot_implicit_weights(gru_w, attn_w.numpy()[0], task, tokens,
+                              out / "implicit_weights.png")
 
     metrics = {"task": {"keys": args.keys, "values": args.values, "pairs": args.pairs,
                         "queries": args.queries, "length": task.length,

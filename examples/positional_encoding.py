@@ -202,11 +202,9 @@ def plot_add_vs_concat(histories: dict, weights: dict, args, path) -> None:
     for ax in axes[0]:
         ax.legend()
         ax.grid(alpha=0.3)
-    for ax, mode in zip(axes[1], MODES):
-        image = ax.imshow(weights[mode], cmap="viridis", vmin=0, vmax=1, aspect="equal")
-        ax.set(title=f"{mode}: weights of one held-out sequence", xlabel="key position i",
-               ylabel="query position t")
-        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="attention weight")
+    mg.viz.attention_map([weights[mode] for mode in MODES], axes=axes[1], vmax=1.0,
+                         titles=[f"{mode}: weights of one held-out sequence" for mode in MODES],
+                         xlabel="key position i", ylabel="query position t")
     fig.suptitle(f"Positional encoding added to a {args.width}-wide embedding vs concatenated "
                  f"to a {args.width // 2}-wide one\n(one attention layer of width {args.width}, "
                  f"no residual: the answer must come from position t − {args.delay})")

@@ -48,7 +48,7 @@ checkpoint.npz.
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import (LossBar, as_list, base_parser, load_checkpoint, plot_heatmap, prepare_run,
+from _common import (LossBar, as_list, base_parser, load_checkpoint, prepare_run,
                      print_outputs, pyplot, save_checkpoint, save_figure, write_json)
 
 import math
@@ -642,24 +642,17 @@ def plot_attention(pairs: list[Pair], outputs: list[list[str]], weights: np.ndar
                    title: str, path: Path) -> Path:
     """Heat-maps of attention weights, one panel per sentence: rows are the words the decoder
     wrote (and </s>), columns the source words; row t sums to 1 over the source."""
-    plt = pyplot()
-    cols = 2
-    rows = math.ceil(len(pairs) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 5.0 * rows), squeeze=False)
+    maps, rows, titles = [], [], []
     for k, ((source, reference), words) in enumerate(zip(pairs, outputs)):
-        ax = axes[k // cols][k % cols]
         shown = words + [EOS] if len(words) < weights.shape[1] else words
+        maps.append(weights[k, :len(shown), :len(source)])
+        rows.append(shown)
         status = "correct" if words == reference else "WRONG"
-        image = plot_heatmap(ax, weights[k, :len(shown), :len(source)], source, shown,
-                             title=f"{' '.join(source)}\n(translation {status})",
-                             xlabel="source word (attended to)",
-                             ylabel="output word (being written)")
-        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.02, label="attention weight")
-    for k in range(len(pairs), rows * cols):
-        axes[k // cols][k % cols].axis("off")
-    fig.suptitle(title)
-    fig.tight_layout()
-    return save_figure(fig, path)
+        titles.append(f"{' '.join(source)}\n(translation {status})")
+    figure = mg.viz.attention_map(maps, rows, [source for source, _ in pairs], titles=titles,
+                                  ncols=2, xlabel="source word (attended to)",
+                                  ylabel="output word (being written)", suptitle=title)
+    return save_figure(figure, path)
 
 
 # ------------------------------------------------------------------------------------------

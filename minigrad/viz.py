@@ -26,6 +26,9 @@ The graph is walked iteratively from the root through `tensor._fn` and `fn.input
 collapse scopes first). A backward without `retain_graph` frees a graph's saved arrays but keeps
 its structure, so a graph can be drawn after backward, which is when gradient norms exist.
 
+`attention_map(weights, query_labels, key_labels)` draws attention weights (..., Lq, Lk) as
+labelled heat maps with matplotlib (see minigrad/attention_plot.py).
+
 Rendering needs Graphviz's `dot` program. Without it, `render`, `pipe` and `view` fail at once
 with a message saying how to install it, while `.source` and `.save()` (the DOT text) still
 work.
@@ -48,8 +51,9 @@ from . import autograd
 from .backend import backend_of
 from .tensor import Tensor  # noqa: I001  (first: importing tensor loads the ops)
 from .ops.indexing import GetItem
+from .attention_plot import attention_map
 
-__all__ = ["draw", "render", "save", "GraphPicture", "GraphvizNotFoundError"]
+__all__ = ["draw", "render", "save", "GraphPicture", "GraphvizNotFoundError", "attention_map"]
 
 Graph = Union[graphviz.Digraph, graphviz.Graph, graphviz.Source]
 

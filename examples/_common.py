@@ -13,7 +13,8 @@ Every example follows one pattern:
     save_checkpoint(out / "checkpoint.npz", model, optimizer, epoch=e)
     plt = pyplot()                               # matplotlib on the Agg backend
     save_figure(fig, out / "loss.png")
-    write_json(out / "metrics.json", metrics)    # atomic
+    write_metrics(out, metrics, args)            # metrics.json (atomic), with the run's
+                                                 # seed, arguments and wall time
     print_outputs(out)
 
 Flags given by `base_parser`: --seed, --device, --quick, --out, --resume.
@@ -36,6 +37,7 @@ import json  # noqa: E402
 import math  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
+import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Iterable  # noqa: E402
 
@@ -82,8 +84,10 @@ def base_parser(description: str | None, default_out: str) -> argparse.ArgumentP
 def prepare_run(args: argparse.Namespace) -> Path:
     """Seed the RNGs, check the device, create the output folder; return the folder.
 
-    After it, `args.resume` is None or the Path of the checkpoint to resume from.
+    After it, `args.resume` is None or the Path of the checkpoint to resume from, and
+    `args.started` the time.perf_counter() at which the run started (for `write_metrics`).
     """
+    args.started = time.perf_counter()
     seed_everything(args.seed)
     check_device(args.device)
     limit_blas_threads()
@@ -193,11 +197,21 @@ def write_json(path: str | Path, data: dict) -> Path:
         with os.fdopen(fd, "w") as f:
             json.dump(_jsonable(data), f, indent=2)
             f.write("\n")
+        os.chmod(tmp, 0o644)                     # mkstemp's files are private (0600)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
     return path
+
+
+def write_metrics(out: str | Path, metrics: dict, args: argparse.Namespace) -> Path:
+    """Write `metrics` to <out>/metrics.json with a "run" entry: the seed, every argument and
+    the wall time since `prepare_run` (the results under examples/results/ hold these files)."""
+    arguments = {k: v for k, v in vars(args).items() if k != "started"}
+    run = {"seed": args.seed, "quick": args.quick, "device": args.device,
+           "arguments": arguments, "wall_seconds": round(time.perf_counter() - args.started, 2)}
+    return write_json(Path(out) / "metrics.json", dict(metrics, run=run))
 
 
 def print_outputs(out: str | Path, metrics: dict | None = None) -> None:

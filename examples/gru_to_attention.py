@@ -30,7 +30,7 @@ so a trained GRU has implicit "attention" weights over past steps. The figure
 the weights of the trained causal single-head attention ("qkv") on the same sequence.
 
 Run:
-    python3 examples/gru_to_attention.py               # 8 models × 1500 steps, about 3 minutes
+    python3 examples/gru_to_attention.py               # 8 models × 1500 steps (minutes)
     python3 examples/gru_to_attention.py --quick       # a few seconds
     python3 examples/gru_to_attention.py --resume      # continue from the last checkpoint
 """
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
 from _common import (as_list, base_parser, load_checkpoint, LossBar, parse_args, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_json)
+                     print_outputs, pyplot, save_checkpoint, save_figure, write_metrics)
 
 
 import numpy as np
@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> dict:
                             for v, r in results.items()},
                "histories": {v: r["history"] for v, r in results.items()},
                "held_out_curves": {v: r["held_out_curve"] for v, r in results.items()}}
-    write_json(out / "metrics.json", metrics)
+    write_metrics(out, metrics, args)
     print_outputs(out)
     return metrics
 

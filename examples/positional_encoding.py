@@ -21,7 +21,7 @@ writes 10⁵):
    learning curves.
 
 Run:
-    python3 examples/positional_encoding.py              # about 10 seconds on a CPU
+    python3 examples/positional_encoding.py              # seconds
     python3 examples/positional_encoding.py --quick      # a few seconds
     python3 examples/positional_encoding.py --resume     # continue the add/concat training
 """
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
 from _common import (as_list, base_parser, load_checkpoint, LossBar, parse_args, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_json)
+                     print_outputs, pyplot, save_checkpoint, save_figure, write_metrics)
 
 
 import numpy as np
@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> dict:
                "task": {"delay": args.delay, "length": args.length, "vocab": args.vocab,
                         "width": args.width, "steps": args.steps},
                "histories": histories}
-    write_json(out / "metrics.json", metrics)
+    write_metrics(out, metrics, args)
     print_outputs(out)
     return metrics
 

@@ -14,7 +14,7 @@ Three pictures, each written as SVG and PNG:
                      no gradient at all, only the values do (claim C18)
 
 Tensor nodes show names, shapes and dtypes; operations are named after their Function class.
-Nothing is trained, so this runs in about a second; --quick is accepted like in every example
+Nothing is trained, so this runs in seconds; --quick is accepted like in every example
 and changes nothing.
 
 Run (from the repository root):
@@ -32,7 +32,7 @@ once Graphviz is installed, and succeeds.
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import base_parser, prepare_run, print_outputs, write_json
+from _common import base_parser, prepare_run, print_outputs, write_metrics
 
 import shutil
 from pathlib import Path
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> dict:
         source = picture.source
         metrics[name] = {"nodes": source.count("label="), "edges": source.count("->"),
                          "dot_chars": len(source)}
-    write_json(out / "metrics.json", metrics)
+    write_metrics(out, metrics, args)
     for name in pictures:
         print(f"{name}: {metrics[name]['nodes']} labelled nodes, {metrics[name]['edges']} edges")
     if not can_render:

@@ -16,7 +16,7 @@ buffers; with --device cuda it sees host memory only) for both as L grows, on lo
 fitted slopes. Figure `time_memory.png`.
 
 Run:
-    python3 examples/scaling.py                  # d up to 4096, L up to 2048 (under a minute)
+    python3 examples/scaling.py                  # d up to 4096, L up to 2048
     python3 examples/scaling.py --quick          # few small sizes, a few seconds
     python3 examples/scaling.py --lengths 64 256 1024 --dims 8 512
 """
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
 from _common import (base_parser, parse_args, prepare_run, print_outputs, pyplot, save_figure,
-                     write_json)
+                     write_metrics)
 
 import time
 import tracemalloc
@@ -233,7 +233,7 @@ def main(argv: list[str] | None = None) -> dict:
                "grad_ratio_scaled_over_unscaled_at_max_d":
                    saturation["scaled"]["grad_scores_norm"][-1]
                    / max(saturation["unscaled"]["grad_scores_norm"][-1], 1e-300)}
-    write_json(out / "metrics.json", metrics)
+    write_metrics(out, metrics, args)
     print_outputs(out, {"gru_time_slope": cost["gru"]["time_slope"],
                         "attention_time_slope": cost["attention"]["time_slope"],
                         "gru_memory_slope": cost["gru"]["memory_slope"],

@@ -19,7 +19,7 @@ prints the gradient norms that reach W_q, W_k and W_v every few steps and plots 
 learning curves and the retrieval accuracy (the largest weight sits on the right key).
 
 Run:
-    python3 examples/soft_vs_hard.py                 # 400 steps, about 10 seconds on a CPU
+    python3 examples/soft_vs_hard.py                 # 400 steps
     python3 examples/soft_vs_hard.py --quick         # a few seconds
     python3 examples/soft_vs_hard.py --resume        # continue from <out>/checkpoint.npz
 """
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
 from _common import (as_list, base_parser, load_checkpoint, LossBar, parse_args, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_json)
+                     print_outputs, pyplot, save_checkpoint, save_figure, write_metrics)
 
 
 import numpy as np
@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> dict:
               f"‖∂L/∂W_v‖ {f['max_grad_value']:.3e}")
     metrics = {"steps": len(history["soft"]["loss"]), "num_keys": args.num_keys,
                "chance_accuracy": 1.0 / args.num_keys, "final": final, "history": history}
-    write_json(out / "metrics.json", metrics)
+    write_metrics(out, metrics, args)
     print_outputs(out)
     return metrics
 

@@ -34,7 +34,7 @@ accuracy; attention heat-maps show which source word each output word looked at 
 
 Run (from the repository root):
 
-    python3 examples/translate.py                          # additive attention, ~1 min
+    python3 examples/translate.py                          # additive attention
     python3 examples/translate.py --attention none         # the one-vector bottleneck
     python3 examples/translate.py --attention location     # the seq2seq tutorial's decoder
     python3 examples/translate.py --quick                  # a few-second smoke run
@@ -49,7 +49,7 @@ from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
 from _common import (LossBar, as_list, base_parser, load_checkpoint, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_json)
+                     print_outputs, pyplot, save_checkpoint, save_figure, write_metrics)
 
 import math
 import time
@@ -733,7 +733,7 @@ def main(argv: list[str] | None = None) -> dict:
         "curve": {"step": history["curve_step"], "exact_match": history["curve_exact"]},
         "greedy_by_length": greedy["by_length"],
     }
-    write_json(out / "metrics.json", metrics)
+    write_metrics(out, metrics, args)
     print(f"held-out ({results['n_test']} sentences): greedy exact match "
           f"{greedy['exact_match']:.3f}, token accuracy {greedy['token_accuracy']:.3f}"
           + ("" if beam is None else f"; beam {config.beam}: exact match "

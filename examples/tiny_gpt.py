@@ -310,6 +310,7 @@ def main(argv: list[str] | None = None) -> dict:
                           "vocabulary": len(codec.vocab), "train_characters": len(train_data),
                           "val_characters": len(val_data)},
                "uniform_baseline_nats": math.log(len(codec.vocab)),
+               "samples": dict(zip(prompts, samples)),
                "history": history}
     write_metrics(out, metrics, args)
     print_outputs(out, {"final validation loss (nats/char)": round(final_val, 4),

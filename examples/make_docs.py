@@ -45,7 +45,6 @@ EXAMPLES = Path(__file__).resolve().parent
 ROOT = EXAMPLES.parent
 RESULTS = EXAMPLES / "results"
 FIGURES = EXAMPLES / "figures"
-RUNS_DIR = ROOT / "runs"
 DOCS = (EXAMPLES / "README.md", ROOT / "README.md")
 
 
@@ -59,7 +58,8 @@ class Run:
 
     @property
     def out(self) -> Path:
-        return RUNS_DIR / "docs" / self.name
+        """The run's output folder, relative to the repository root (where runs start)."""
+        return Path("runs") / "docs" / self.name
 
     def command(self) -> list[str]:
         return ["python3", f"examples/{self.script}.py", *self.arguments]
@@ -123,9 +123,12 @@ def git_commit() -> dict:
         return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
     try:
+        # the code a run executes: the packages and the example scripts (not this file)
         return {"commit": git("rev-parse", "HEAD"),
-                "uncommitted_changes": bool(git("status", "--porcelain", "--",
-                                                "minigrad", "nn", "examples/*.py"))}
+                "uncommitted_changes": bool(git("status", "--porcelain", "--", "minigrad",
+                                                "nn", "examples/*.py",
+                                                ":!examples/make_docs.py",
+                                                ":!examples/docs_regions.py"))}
     except (OSError, subprocess.CalledProcessError):
         return {"commit": "unknown", "uncommitted_changes": None}
 
@@ -133,24 +136,25 @@ def git_commit() -> dict:
 def run_example(run: Run, niceness: int) -> dict:
     """Run one example in a fresh process (at `niceness`), its output in <out>/run.log; return
     its results record."""
-    if run.out.exists():
-        shutil.rmtree(run.out)                       # no figure or checkpoint of an older run
-    run.out.mkdir(parents=True)
+    out = ROOT / run.out
+    if out.exists():
+        shutil.rmtree(out)                           # no figure or checkpoint of an older run
+    out.mkdir(parents=True)
     command = [sys.executable, str(EXAMPLES / f"{run.script}.py"), *run.arguments,
                "--out", str(run.out)]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     print(f"[{run.name}] {' '.join(run.command())}", flush=True)
     load_before = os.getloadavg()
     start = time.perf_counter()
-    with open(run.out / "run.log", "w", encoding="utf-8") as log:
+    with open(out / "run.log", "w", encoding="utf-8") as log:
         process = subprocess.run(command, cwd=ROOT, env=env, stdout=log,
                                  stderr=subprocess.STDOUT,
                                  preexec_fn=(lambda: os.nice(niceness)) if niceness else None)
     seconds = time.perf_counter() - start
     if process.returncode != 0:
         raise RuntimeError(f"{run.name} failed with exit code {process.returncode}; see "
-                           f"{run.out / 'run.log'}")
-    metrics = json.loads((run.out / "metrics.json").read_text(encoding="utf-8"))
+                           f"{out / 'run.log'}")
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     print(f"[{run.name}] done in {seconds:.0f} s", flush=True)
     return {"run": run.name, "command": " ".join(run.command()),
             "seed": metrics.get("run", {}).get("seed"),
@@ -180,7 +184,7 @@ def save_results(run: Run, record: dict) -> None:
                                                                ensure_ascii=False) + "\n")
     FIGURES.mkdir(exist_ok=True)
     for source, target in run.figures.items():
-        _copy_figure(run.out / source, FIGURES / target)
+        _copy_figure(ROOT / run.out / source, FIGURES / target)
 
 
 def _copy_figure(source: Path, target: Path) -> None:

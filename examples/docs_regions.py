@@ -15,9 +15,13 @@ SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 # -- formatting ----------------------------------------------------------------------------------
 
+NBSP = "\u00a0"          # no-break space: "99.2 %" and "1 210 427" are never split by wrapping
+THIN = "\u202f"          # narrow no-break space, between groups of digits
+
+
 def pct(x: float, digits: int = 1) -> str:
     """0.9915 -> "99.2 %"."""
-    return f"{100 * x:.{digits}f} %"
+    return f"{100 * x:.{digits}f}{NBSP}%"
 
 
 def fixed(x: float, digits: int = 3) -> str:
@@ -37,9 +41,14 @@ def sci(x: float, digits: int = 1) -> str:
     return power if text == "1" else f"{text}·{power}"
 
 
+def sup(n: int) -> str:
+    """16 -> "¹⁶"."""
+    return str(n).translate(SUPERSCRIPT)
+
+
 def grouped(n: int) -> str:
-    """1210427 -> "1 210 427" (thin groups, as the READMEs write numbers)."""
-    return f"{n:,}".replace(",", " ")
+    """1210427 -> "1 210 427" (narrow no-break spaces between groups of three digits)."""
+    return f"{n:,}".replace(",", THIN)
 
 
 def duration(seconds: float) -> str:
@@ -64,10 +73,19 @@ def arguments(results: dict, run: str) -> dict:
 
 
 def table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> str:
+    """A Markdown table; a "|" inside a cell is escaped so that it does not split the cell."""
+    def line(cells):
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
     align = align or ["---"] * len(header)
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
+    return "\n".join([line(header), "|" + "|".join(align) + "|"] + [line(r) for r in rows])
+
+
+def duration_range(values: list[float]) -> str:
+    """[41, 66] -> "41–66 s"; durations of different units are written out."""
+    low, high = duration(min(values)), duration(max(values))
+    if low.endswith(" s") and high.endswith(" s") and "<" not in low:
+        return f"{low[:-2]}–{high}"
+    return f"{low} – {high}"
 
 
 # -- the machine ---------------------------------------------------------------------------------
@@ -116,7 +134,7 @@ def _overview_rows(results: dict) -> list[list[str]]:
                  "with `--attention none / dot / general / additive / location`; greedy and "
                  "beam-search decoding; attention heat-maps",
                  f"{duration(wall(results, 'translate-additive'))} (additive), "
-                 f"{duration(min(others))}–{duration(max(others))} (others)",
+                 f"{duration_range(others)} (others)",
                  f"held-out exact match {scores}, {pct(t['none']['greedy_exact_match'])} "
                  f"without attention"])
     b = metrics(results, "bottleneck")["runs"]
@@ -182,7 +200,7 @@ def _overview_rows(results: dict) -> list[list[str]]:
                  f"{arguments(results, 'positional_encoding')['max_shift']}; one attention layer "
                  f"learning y_t = x_{{t−{p['task']['delay']}}} with the encoding added or "
                  "concatenated", duration(wall(results, "positional_encoding")),
-                 f"max rotation error {sci(formula)} (float64 formula), {sci(module32)} (nn "
+                 f"max rotation error {sci(formula, 2)} (float64 formula), {sci(module32)} (nn "
                  f"module's float32 table); held-out accuracy {pct(a['add']['test_accuracy'])} "
                  f"(add) and {pct(a['concat']['test_accuracy'])} (concat), training loss < 0.1 "
                  f"after {a['add']['steps_to_loss_0.1']} / {a['concat']['steps_to_loss_0.1']} "
@@ -230,11 +248,13 @@ def region_translate_table(results: dict) -> str:
         rows.append([f"`{a}`", grouped(m["n_parameters"]), pct(m["greedy_exact_match"]),
                      pct(m["greedy_token_accuracy"], 2), pct(m["beam_exact_match"]),
                      duration(m["train_seconds"]), duration(wall(results, f"translate-{a}"))])
-    config = _translate(results, "additive")
-    beam = config["config"]["beam"]
-    return table(["`--attention`", "parameters", "exact match, greedy",
-                  "token accuracy, greedy", f"exact match, beam {beam}", "training",
-                  "whole run"], rows)
+    m = _translate(results, "additive")
+    lead = (f"Held-out results of the default runs (`--seed {m['run']['seed']}`, "
+            f"{grouped(m['config']['n_test'])} sentences never seen in training; the numbers "
+            f"are reproducible on one machine, the times are those of one run):\n\n")
+    return lead + table(["`--attention`", "parameters", "exact match, greedy",
+                         "token accuracy, greedy", f"exact match, beam {m['config']['beam']}",
+                         "training", "whole run"], rows)
 
 
 def _steps_to(curve: dict, level: float) -> tuple[int, float] | None:
@@ -348,8 +368,8 @@ def _span(lengths: list[str]) -> str:
 
 def region_soft_vs_hard_setup(results: dict) -> str:
     a = arguments(results, "soft_vs_hard")
-    return (f"Each example holds {a['num_keys']} random keys x_i ∈ ℝ^{a['dim']} with random "
-            f"values v_i ∈ ℝ^{a['value_dim']}; the query is a hidden fixed rotation of one key "
+    return (f"Each example holds {a['num_keys']} random keys x_i ∈ ℝ{sup(a['dim'])} with random "
+            f"values v_i ∈ ℝ{sup(a['value_dim'])}; the query is a hidden fixed rotation of one key "
             f"plus noise (std {a['noise']}), so identity projections cannot find it. The model "
             f"`output = Σ_i α_i W_v v_i` with `q = W_q x_q`, `k_i = W_k x_i` must return the "
             f"matching value (MSE per coordinate; returning 0 costs 1). The same model is "
@@ -501,7 +521,7 @@ def region_positional_rotation(results: dict) -> str:
     return (f"Shifting the position is a rotation of each (sin, cos) pair by φω_i, the same for "
             f"every t. With R(φ) built block by block, max |PE(t + φ) − R(φ) PE(t)| over t < "
             f"{a['check_length']}, |φ| ≤ {a['max_shift']}, D = {a['grid_dim']} is "
-            f"{sci(formula)} for the formula in float64 and {sci(module32)} for "
+            f"{sci(formula, 2)} for the formula in float64 and {sci(module32)} for "
             f"`nn.SinusoidalPositionalEncoding`'s float32 table, for base 10⁴ and 10⁵ alike "
             f"(the module's float64 table matches the formula to {sci(table32)}). Hence "
             f"PE(s)·PE(t) depends on t − s only (`pe_similarity.png` in the output folder).")

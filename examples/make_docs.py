@@ -37,6 +37,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -178,10 +179,20 @@ def _rounded(value):
     return value
 
 
+def dumps(record: dict) -> str:
+    """JSON with one key per line, but each list of numbers on one line (a loss curve is one
+    line, not a thousand)."""
+    text = json.dumps(record, indent=1, ensure_ascii=False)
+    return NUMBER_LIST.sub(lambda m: "[" + ", ".join(m.group(1).split()).replace(",,", ",")
+                           + "]", text) + "\n"
+
+
+NUMBER_LIST = re.compile(r"\[\s*((?:-?[\d.eE+-]+,?\s*)+)\]")
+
+
 def save_results(run: Run, record: dict) -> None:
     RESULTS.mkdir(exist_ok=True)
-    _write_atomically(RESULTS / f"{run.name}.json", json.dumps(record, indent=1,
-                                                               ensure_ascii=False) + "\n")
+    _write_atomically(RESULTS / f"{run.name}.json", dumps(record))
     FIGURES.mkdir(exist_ok=True)
     for source, target in run.figures.items():
         _copy_figure(ROOT / run.out / source, FIGURES / target)
@@ -236,9 +247,23 @@ def regenerate(text: str, results: dict) -> str:
     from docs_regions import render_region
 
     def replace(match: re.Match) -> str:
-        body = render_region(match.group(2), results).rstrip("\n") + "\n"
+        body = wrap(render_region(match.group(2), results)).rstrip("\n") + "\n"
         return match.group(1) + body + match.group(4)
     return REGION.sub(replace, text)
+
+
+def wrap(markdown: str, width: int = 96) -> str:
+    """Prose paragraphs wrapped at `width` columns, as the rest of the pages are; tables
+    (lines starting with "|") and indented code blocks stay as they are."""
+    blocks = markdown.split("\n\n")
+    wrapped = []
+    for block in blocks:
+        if block.startswith(("|", "    ")):
+            wrapped.append(block)
+        else:
+            wrapped.append(textwrap.fill(" ".join(block.split("\n")), width=width,
+                                         break_long_words=False, break_on_hyphens=False))
+    return "\n\n".join(wrapped)
 
 
 def stale_regions(path: Path, results: dict) -> list[str]:

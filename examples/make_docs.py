@@ -90,7 +90,8 @@ RUNS = (
          "add_vs_concat.png": "positional_encoding_add_vs_concat.png"}),
     Run("scaling", "scaling", (),
         {"softmax_saturation.png": "scaling_softmax_saturation.png",
-         "time_memory.png": "scaling_time_memory.png"}),
+         "time_memory.png": "scaling_time_memory.png",
+         "diagnostics.png": "scaling_diagnostics.png"}),
     Run("tiny_gpt", "tiny_gpt", (), {"loss.png": "tiny_gpt_loss.png"}),
 )
 RUNS_BY_NAME = {run.name: run for run in RUNS}

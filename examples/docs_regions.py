@@ -705,7 +705,7 @@ def region_scaling_training(results: dict) -> str:
     t = c["training"]
     task, s = t["task"], t["summary"]
     scaled, unscaled = s["q·k/√d"], s["q·k"]
-    return (f"Part 3 trains it. One attention lookup (q = W_q x_q and k_i = W_k x_i of width "
+    return (f"And in training: one attention lookup (q = W_q x_q and k_i = W_k x_i of width "
             f"d = {task['dim']} from inputs of width {task['input_dim']}, {task['keys']} keys "
             f"in {task['groups']} groups) must return the mean value of the keys in the "
             f"query's group, so the right weights are soft. W_q and W_k start with "
@@ -721,8 +721,11 @@ def region_scaling_training(results: dict) -> str:
             f"end, and the loss stalls at {unscaled['final_loss']:.2f} (from "
             f"{unscaled['first_loss']:.2f}): a one-hot row returns one value, not the "
             f"group's mean, and passes no gradient back to its scores. The scores are √d = "
-            f"{math.sqrt(task['dim']):g} times larger, and so are the gradients through the "
-            f"rows that are not saturated: W_q's median update-to-data ratio is "
+            f"{math.sqrt(task['dim']):g} times larger, and through the rows that are not "
+            f"saturated the gradients are larger too (‖∂L/∂W_q‖ = "
+            f"{unscaled['q_weight_grad_norm_first']:.2f} against "
+            f"{scaled['q_weight_grad_norm_first']:.2f} at the first step): W_q's median "
+            f"update-to-data ratio is "
             f"{sci(unscaled['q_update_to_data_median'])} per step against "
             f"{sci(scaled['q_update_to_data_median'])} with 1/√d (about 10⁻³ is the usual "
             f"healthy value), so the steps overshoot instead of settling.")

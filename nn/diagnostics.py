@@ -245,7 +245,12 @@ def plot_diagnostics(runs: dict, title: str | None = None,
         figure = Figure(figsize=(19, 8.5), layout="constrained")
         grid = figure.subplots(2, 4)
         loss_ax, axes = grid[0, 0], np.array([list(grid[0, 1:]), list(grid[1, :3])])
-        grid[1, 3].set_axis_off()
+        key = grid[1, 3]                     # the empty slot explains the lines
+        key.set_axis_off()
+        for k, run in enumerate(runs):
+            key.plot([], [], styles[k % len(styles)], color="black", label=f"run: {run}")
+        key.legend(loc="center", title="line style = run, colour = layer or parameter",
+                   fontsize=9, title_fontsize=9, frameon=False)
         for k, (run, values) in enumerate(losses.items()):
             loss_ax.plot(np.arange(len(values)), values, styles[k % len(styles)],
                          color="black", label=run)

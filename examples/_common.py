@@ -82,7 +82,8 @@ def base_parser(description: str | None, default_out: str) -> argparse.ArgumentP
 
 
 def prepare_run(args: argparse.Namespace) -> Path:
-    """Seed the RNGs, check the device, create the output folder; return the folder.
+    """Seed the RNGs, check the device, keep freed memory for the next step (glibc), create
+    the output folder; return the folder.
 
     After it, `args.resume` is None or the Path of the checkpoint to resume from, and
     `args.started` the time.perf_counter() at which the run started (for `write_metrics`).
@@ -91,6 +92,7 @@ def prepare_run(args: argparse.Namespace) -> Path:
     seed_everything(args.seed)
     check_device(args.device)
     limit_blas_threads()
+    mg.tune_malloc()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.resume is not None:
@@ -118,8 +120,13 @@ def limit_blas_threads(threads: int | None = None) -> None:
 
 
 def check_device(device: str) -> None:
-    """Fail early, with minigrad's clear message, when `device` cannot be used."""
-    mg.zeros(1, device=device)
+    """Exit early with status 2 (a usage error, as argparse's) and minigrad's one-line reason
+    when `device` cannot be used: CuPy missing, no GPU, or an unknown device name."""
+    try:
+        mg.zeros(1, device=device)
+    except (RuntimeError, ValueError) as error:
+        print(f"{Path(sys.argv[0]).name}: error: --device {device}: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 # -- progress -------------------------------------------------------------------------------

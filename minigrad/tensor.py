@@ -10,11 +10,24 @@ import numbers
 
 import numpy as np
 
-from . import autograd
+import weakref
+
+from . import autograd, inplace
 from .backend import _BY_ARRAY_TYPE as _ARRAY_TYPES
 from .backend import CPU, backend_of, is_array, parse_device
 
 DEFAULT_FLOAT = np.float32
+
+
+class DefaultAxis(int):
+    """An axis default that remembers it was not passed (`axis=-1` in a signature), so that
+    `dim=` may stand in for it without counting as a second axis. Prints as the plain int."""
+
+    __slots__ = ()
+
+
+LAST_AXIS = DefaultAxis(-1)     # softmax, log_softmax, logsumexp
+FIRST_AXIS = DefaultAxis(0)     # concat, stack, split
 
 
 def _normalise_dtype(dtype):
@@ -28,6 +41,21 @@ class Tensor:
     Python floats become float32; NumPy arrays keep their dtype; integer and bool tensors can
     never require grad. Mixed dtypes in one operation follow NumPy's promotion rules, with
     Python numbers weak (`x * 2.0` keeps x's dtype).
+
+    Attributes: `data` (the NumPy/CuPy array), `grad` (a Tensor or None), `requires_grad`,
+    `shape`, `ndim`, `size`, `dtype`, `device`, `T`, `is_leaf`, `grad_fn`, `name` (a label for
+    graph pictures). NumPy and PyTorch spellings both work where they agree: `ndim` / `dim()`,
+    `axis=` / `dim=` on every reduction and join, `concat` / `cat`, `var(ddof=)` /
+    `var(correction=)`. Where they disagree NumPy's meaning wins and PyTorch's is callable:
+    `t.size` is the number of elements (an int), and `t.size()` is the shape, `t.size(d)` is
+    `shape[d]`.
+
+    Operations make new tensors. The in-place methods (`add_`, `mul_`, `zero_`, `t[i] = v`,
+    ...) change a tensor that does not require grad, or any tensor under `no_grad`; a graph
+    that saved a tensor changed afterwards refuses to run backward instead of computing a wrong
+    gradient. Gradients accumulate into `.grad` of leaves: reset one with `t.grad = None` (the
+    next backward starts from zero) or `t.grad.zero_()` (in place), all of a model's with
+    `module.zero_grad()` / `optimizer.zero_grad()`.
 
     Promotion at a glance: float32 with float64 gives float64 (and the float32 input's
     gradient is float32 again); float32 with a Python number stays float32. Two surprises:
@@ -44,6 +72,7 @@ class Tensor:
     name = None
     _retains_grad = False
     _hooks = None
+    _version = 0               # in-place changes made through this tensor (see inplace.py)
     __array_ufunc__ = None     # ndarray <op> Tensor defers to Tensor's reflected operator
 
     def __init__(self, data, dtype=None, requires_grad: bool = False, device=None):
@@ -75,6 +104,8 @@ class Tensor:
     # -- attributes -----------------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
+        """Does backward compute a gradient for this tensor? Settable on leaves (floating
+        dtypes only); a result of an operation requires grad when any input does."""
         return self._requires_grad
 
     @requires_grad.setter
@@ -88,27 +119,47 @@ class Tensor:
         self._requires_grad = bool(value)
 
     def requires_grad_(self, value: bool = True) -> "Tensor":
+        """Set `requires_grad` and return this tensor (PyTorch's spelling, for chaining)."""
         self.requires_grad = value
         return self
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The length of each axis, a tuple: () for a scalar, (B, T, E) for a batch of
+        sequences."""
         return self.data.shape
 
     @property
     def ndim(self) -> int:
+        """The number of axes, len(shape) (also `dim()`)."""
         return self.data.ndim
 
     @property
-    def size(self) -> int:
-        return self.data.size
+    def size(self) -> "ElementCount":
+        """The number of elements as an int, NumPy's `a.size` (also `numel()`).
+
+        The int is callable, so PyTorch's spelling works too: `t.size()` is the shape tuple and
+        `t.size(d)` is `shape[d]` (negative d counts from the end).
+        """
+        data = self.data
+        return ElementCount(data.size, data.shape)
+
+    def numel(self) -> int:
+        """The number of elements, a plain int: prod(shape), 1 for a scalar."""
+        return int(self.data.size)
+
+    def dim(self) -> int:
+        """The number of axes, len(shape) (PyTorch's name for `ndim`)."""
+        return self.data.ndim
 
     @property
     def dtype(self) -> np.dtype:
+        """The NumPy dtype of the elements (float32, float64, int64, bool, ...)."""
         return self.data.dtype
 
     @property
     def device(self) -> str:
+        """Where the data lives: "cpu", or "cuda:N" for a CuPy array on GPU N."""
         return backend_of(self.data).device_of(self.data)
 
     @property
@@ -118,6 +169,8 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        """True for a tensor made by the user (not by an operation): backward stores its
+        gradient in `.grad`."""
         return self._fn is None
 
     @property
@@ -125,14 +178,19 @@ class Tensor:
         """The Function that made this tensor, or None for a leaf."""
         return self._fn
 
-    # T, the property, is bound at the end of this module straight to ops.transpose
+    @property
+    def T(self) -> "Tensor":
+        """The transpose: all axes reversed."""
+        return ops.transpose(self)
 
     def __len__(self) -> int:
+        """The length of the first axis (a 0-d tensor has none: TypeError)."""
         if self.data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self.data.shape[0]
 
     def __iter__(self):
+        """The slices t[0], t[1], ... along the first axis."""
         for i in range(len(self)):
             yield self[i]
 
@@ -171,7 +229,6 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError("retain_grad: this tensor does not require grad")
         self._retains_grad = True
-        autograd.STATE.watched = True         # the graph walk now looks at each tensor
 
     def register_hook(self, hook):
         """Call `hook(grad)` when this tensor's gradient is computed; a returned Tensor replaces
@@ -180,7 +237,6 @@ class Tensor:
             raise RuntimeError("register_hook: this tensor does not require grad")
         if self._hooks is None:
             self._hooks = []
-            autograd.STATE.watched = True     # the graph walk now looks at each tensor
         self._hooks.append(hook)
         return _HookHandle(self, hook)
 
@@ -193,29 +249,78 @@ class Tensor:
         return host
 
     def __array__(self, dtype=None, copy=None):
+        """`np.asarray(t)`: the tensor's own array when no copy is asked for, read-only when
+        the tensor requires grad (the graph may have saved it for backward, and writing
+        through it would silently corrupt gradients); `np.array(t)` copies."""
         if backend_of(self.data) is not CPU:
             raise TypeError(f"cannot convert a tensor on {self.device} to NumPy implicitly; "
                             f"call .numpy() or .cpu()")
         array = self.data if dtype is None else self.data.astype(dtype)
-        return array.copy() if copy and array is self.data else array   # np.array copies
+        if array is not self.data:
+            return array                                     # astype made a copy already
+        if copy:
+            return array.copy()
+        if self._requires_grad:
+            array = array.view()
+            array.flags.writeable = False
+        return array
 
     def item(self):
+        """The value of a single-element tensor as a Python number."""
         if self.data.size != 1:
             raise ValueError(f"item: only single-element tensors convert to a Python number, "
                              f"got shape {tuple(self.shape)}")
         return self.numpy().reshape(()).item()
 
     def tolist(self):
+        """The values as nested Python lists (a number for a 0-d tensor)."""
         return self.numpy().tolist()
+
+    # -- the Python number protocol: a single-element tensor stands for its number --------
+    def _number(self, op: str):
+        if self.data.size != 1:
+            raise ValueError(f"{op}: only single-element tensors convert to a Python number, "
+                             f"got shape {tuple(self.shape)}")
+        return self.item()
+
+    def __float__(self) -> float:
+        """float(t), and through it math.exp(t) and friends."""
+        return float(self._number("float()"))
+
+    def __int__(self) -> int:
+        """int(t), truncating toward zero as int(2.7) does."""
+        return int(self._number("int()"))
+
+    def __index__(self) -> int:
+        """operator.index(t) for integer (and bool) tensors, so range(t) and lst[t] work;
+        floating tensors are refused, as PyTorch does."""
+        if self.data.dtype.kind not in "biu":
+            raise TypeError(f"only integer tensors of a single element can be used as an "
+                            f"index, got dtype {self.dtype} and shape {tuple(self.shape)}")
+        return int(self._number("index"))
+
+    def __format__(self, spec: str) -> str:
+        """f"{loss:.3f}": a single-element tensor formats as its number; a larger tensor
+        formats each element with `spec` inside tensor([...]); an empty spec gives str(t)
+        (a 0-d tensor: its number, as PyTorch prints it)."""
+        if not spec:
+            return format(self.item()) if self.data.ndim == 0 else str(self)
+        if self.data.size == 1:
+            return format(self.item(), spec)
+        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(",
+                               formatter={"all": lambda v: format(v.item(), spec)})
+        return f"tensor({body})"
 
     def to(self, device) -> "Tensor":
         """This tensor on `device` ("cpu", "cuda", "cuda:1"); differentiable."""
         return ops.to_device(self, device)
 
     def cpu(self) -> "Tensor":
+        """This tensor on the host ("cpu"); differentiable."""
         return self.to("cpu")
 
     def cuda(self, index: int = 0) -> "Tensor":
+        """This tensor on GPU `index` ("cuda:index", needs CuPy); differentiable."""
         return self.to(f"cuda:{index}")
 
     def astype(self, dtype) -> "Tensor":
@@ -223,14 +328,21 @@ class Tensor:
         return ops.astype(self, dtype)
 
     def float(self) -> "Tensor":
+        """A float32 copy (this tensor itself when already float32); differentiable."""
         return self.astype(np.float32)
 
     def double(self) -> "Tensor":
+        """A float64 copy (this tensor itself when already float64); differentiable."""
         return self.astype(np.float64)
 
     # -- operators ------------------------------------------------------------------------
-    # + − * / @ and [] are bound at the end of this module straight to their ops (one Python
-    # call fewer per operation); the reflected and other operators call into ops here.
+
+    def __add__(self, other): return ops.add(self, other)
+    def __sub__(self, other): return ops.sub(self, other)
+    def __mul__(self, other): return ops.mul(self, other)
+    def __truediv__(self, other): return ops.div(self, other)
+    def __matmul__(self, other): return ops.matmul(self, other)
+    def __getitem__(self, index): return ops.getitem(self, index)
     def __radd__(self, other): return ops.add(other, self)
     def __rsub__(self, other): return ops.sub(other, self)
     def __rmul__(self, other): return ops.mul(other, self)
@@ -242,9 +354,77 @@ class Tensor:
     def __pos__(self): return self
     def __abs__(self): return ops.abs(self)
 
+    # -- in-place changes: never recorded; see inplace.py for the check they feed -----------
     def __setitem__(self, index, value):
-        raise TypeError("minigrad tensors are immutable; build a new one with where(), "
-                        "masked_fill() or concat()")
+        """self[index] = value, in place (only outside the graph: see `add_`)."""
+        if isinstance(index, Tensor):
+            index = index.data
+        elif isinstance(index, tuple):
+            index = tuple(i.data if isinstance(i, Tensor) else i for i in index)
+        operand = self._operand(value, "__setitem__")
+        return self._change("__setitem__", lambda a: a.__setitem__(index, operand))
+
+    def add_(self, other, alpha=1) -> "Tensor":
+        """self += alpha · other, in place; returns self. Allowed on tensors that do not require
+        grad, and under `no_grad` (as an optimizer step); a graph that saved this tensor then
+        refuses to run backward instead of computing a wrong gradient."""
+        operand = self._operand(other, "add_")
+        return self._change("add_", lambda a: a.__iadd__(operand if alpha == 1
+                                                         else alpha * operand))
+
+    def sub_(self, other, alpha=1) -> "Tensor":
+        """self −= alpha · other, in place; returns self (see `add_`)."""
+        operand = self._operand(other, "sub_")
+        return self._change("sub_", lambda a: a.__isub__(operand if alpha == 1
+                                                         else alpha * operand))
+
+    def mul_(self, other) -> "Tensor":
+        """self *= other, in place; returns self (see `add_`)."""
+        operand = self._operand(other, "mul_")
+        return self._change("mul_", lambda a: a.__imul__(operand))
+
+    def div_(self, other) -> "Tensor":
+        """self /= other, in place; returns self (see `add_`)."""
+        operand = self._operand(other, "div_")
+        return self._change("div_", lambda a: a.__itruediv__(operand))
+
+    def copy_(self, src) -> "Tensor":
+        """Copy src's values into self (broadcast to self's shape), in place; returns self."""
+        operand = self._operand(src, "copy_")
+        return self._change("copy_", lambda a: a.__setitem__(Ellipsis, operand))
+
+    def fill_(self, value) -> "Tensor":
+        """Set every element to `value`, in place; returns self."""
+        return self._change("fill_", lambda a: a.fill(value))
+
+    def zero_(self) -> "Tensor":
+        """Set every element to 0, in place; returns self (e.g. `t.grad.zero_()`)."""
+        return self.fill_(0)
+
+    def _operand(self, value, op: str):
+        """An in-place operand as an array on self's device, or a Python number."""
+        if isinstance(value, Tensor):
+            if value.device != self.device:
+                raise RuntimeError(f"{op}: operand on {value.device}, tensor on {self.device}")
+            return value.data
+        if is_array(value) and backend_of(value) is not backend_of(self.data):
+            raise RuntimeError(f"{op}: operand array is not on {self.device}")
+        return value
+
+    def _change(self, op: str, change) -> "Tensor":
+        if self._requires_grad and autograd.STATE.grad_enabled:
+            raise RuntimeError(f"{op}: in-place change of a tensor that requires grad (shape "
+                               f"{tuple(self.shape)}); minigrad records no in-place operations. "
+                               f"Use the out-of-place form, or wrap the change in "
+                               f"minigrad.no_grad() (as an optimizer step does)")
+        shape = self.data.shape
+        try:
+            change(self.data)
+        except (ValueError, TypeError, IndexError) as error:
+            raise type(error)(f"{op}: {error} (tensor shape {tuple(shape)}, "
+                              f"{self.dtype})") from error
+        inplace.mark_changed(self)
+        return self
 
     def __lt__(self, other): return ops.less(self, other)
     def __le__(self, other): return ops.less_equal(self, other)
@@ -256,43 +436,174 @@ class Tensor:
     def __and__(self, other): return ops.logical_and(self, other)
     def __or__(self, other): return ops.logical_or(self, other)
 
-    # -- methods --------------------------------------------------------------------------
-    def sum(self, axis=None, keepdims=False): return ops.sum(self, axis, keepdims)
-    def mean(self, axis=None, keepdims=False): return ops.mean(self, axis, keepdims)
-    def max(self, axis=None, keepdims=False): return ops.max(self, axis, keepdims)
-    def min(self, axis=None, keepdims=False): return ops.min(self, axis, keepdims)
-    def var(self, axis=None, keepdims=False): return ops.var(self, axis, keepdims)
-    def logsumexp(self, axis=-1, keepdims=False): return ops.logsumexp(self, axis, keepdims)
-    def any(self, axis=None, keepdims=False): return ops.any(self, axis, keepdims)
-    def all(self, axis=None, keepdims=False): return ops.all(self, axis, keepdims)
-    def reshape(self, *shape): return ops.reshape(self, *shape)
-    def view(self, *shape): return ops.reshape(self, *shape)
-    def flatten(self): return ops.reshape(self, -1)
-    def transpose(self, *axes): return ops.transpose(self, *axes)
-    def swapaxes(self, axis1, axis2): return ops.swapaxes(self, axis1, axis2)
-    def squeeze(self, axis=None): return ops.squeeze(self, axis)
-    def unsqueeze(self, axis): return ops.unsqueeze(self, axis)
-    def broadcast_to(self, shape): return ops.broadcast_to(self, shape)
-    # exp, tanh, sigmoid and relu are bound at the end of this module straight to their ops
-    def log(self): return ops.log(self)
-    def sqrt(self): return ops.sqrt(self)
-    def abs(self): return ops.abs(self)
-    def gelu(self, approximate="none"): return ops.gelu(self, approximate)
-    def softmax(self, axis=-1): return ops.softmax(self, axis)
-    def log_softmax(self, axis=-1): return ops.log_softmax(self, axis)
-    def masked_fill(self, mask, value): return ops.masked_fill(self, mask, value)
-    def matmul(self, other): return ops.matmul(self, other)
-    def clip(self, lo=None, hi=None): return ops.clip(self, lo, hi)
-    def argmax(self, axis=None, keepdims=False): return ops.argmax(self, axis, keepdims)
-    def argmin(self, axis=None, keepdims=False): return ops.argmin(self, axis, keepdims)
+    # -- methods: each calls the function of the same name in minigrad, which documents it ---
+    def sum(self, axis=None, keepdims=False, *, dim=None):
+        """Σ over `axis` (or `dim`; None = all axes); see `minigrad.sum`."""
+        return ops.sum(self, axis, keepdims, dim=dim)
+
+    def mean(self, axis=None, keepdims=False, *, dim=None):
+        """The average over `axis` (or `dim`; None = all axes); see `minigrad.mean`."""
+        return ops.mean(self, axis, keepdims, dim=dim)
+
+    def max(self, axis=None, keepdims=False, *, dim=None):
+        """The largest values over `axis` (or `dim`); ties share the gradient; values only."""
+        return ops.max(self, axis, keepdims, dim=dim)
+
+    def min(self, axis=None, keepdims=False, *, dim=None):
+        """The smallest values over `axis` (or `dim`); ties share the gradient; values only."""
+        return ops.min(self, axis, keepdims, dim=dim)
+
+    def var(self, axis=None, keepdims=False, ddof=0, *, dim=None, correction=None):
+        """Σ (x − x̄)² / (n − ddof) over `axis` (or `dim`); ddof=0 as NumPy; see
+        `minigrad.var`."""
+        return ops.var(self, axis, keepdims, ddof, dim=dim, correction=correction)
+
+    def std(self, axis=None, keepdims=False, ddof=0, *, dim=None, correction=None):
+        """√var over `axis` (or `dim`); ddof=0 as NumPy (`correction=` is PyTorch's name);
+        see `minigrad.std`."""
+        return ops.std(self, axis, keepdims, ddof, dim=dim, correction=correction)
+
+    def logsumexp(self, axis=LAST_AXIS, keepdims=False, *, dim=None):
+        """log Σ exp(x) over `axis` (or `dim`), without overflow; see `minigrad.logsumexp`."""
+        return ops.logsumexp(self, axis, keepdims, dim=dim)
+
+    def any(self, axis=None, keepdims=False, *, dim=None):
+        """Is any element nonzero along `axis` (or `dim`)? A bool tensor, no gradient."""
+        return ops.any(self, axis, keepdims, dim=dim)
+
+    def all(self, axis=None, keepdims=False, *, dim=None):
+        """Are all elements nonzero along `axis` (or `dim`)? A bool tensor, no gradient."""
+        return ops.all(self, axis, keepdims, dim=dim)
+
+    def reshape(self, *shape):
+        """The same elements in another shape (row-major; one entry may be -1)."""
+        return ops.reshape(self, *shape)
+
+    def view(self, *shape):
+        """The same as `reshape` (PyTorch's name)."""
+        return ops.reshape(self, *shape)
+
+    def flatten(self):
+        """The elements as one axis: shape (size,)."""
+        return ops.reshape(self, -1)
+
+    def transpose(self, *axes):
+        """Permute the axes (NumPy's meaning); with none, reverse them as `T` does."""
+        return ops.transpose(self, *axes)
+
+    def swapaxes(self, axis1, axis2):
+        """Exchange two axes: (A, B, C) with (0, 2) gives (C, B, A)."""
+        return ops.swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None, *, dim=None):
+        """Drop size-1 axes: `axis` (or `dim`), or all of them when None."""
+        return ops.squeeze(self, axis, dim=dim)
+
+    def unsqueeze(self, axis=None, *, dim=None):
+        """Insert a size-1 axis at `axis` (or `dim`): (3, 4) with 1 gives (3, 1, 4)."""
+        return ops.unsqueeze(self, axis, dim=dim)
+
+    def broadcast_to(self, shape):
+        """This tensor repeated to `shape` by NumPy's broadcasting rules."""
+        return ops.broadcast_to(self, shape)
+
+    def exp(self):
+        """eˣ, elementwise."""
+        return ops.exp(self)
+
+    def tanh(self):
+        """tanh(x), elementwise."""
+        return ops.tanh(self)
+
+    def sigmoid(self):
+        """σ(x) = 1 / (1 + e⁻ˣ), elementwise."""
+        return ops.sigmoid(self)
+
+    def relu(self):
+        """max(x, 0), elementwise (gradient 0 at 0)."""
+        return ops.relu(self)
+
+    def log(self):
+        """The natural logarithm, elementwise."""
+        return ops.log(self)
+
+    def sqrt(self):
+        """The square root, elementwise."""
+        return ops.sqrt(self)
+
+    def abs(self):
+        """|x|, elementwise (gradient 0 at 0)."""
+        return ops.abs(self)
+
+    def gelu(self, approximate="none"):
+        """GELU, x·Φ(x) (or its tanh approximation); see `minigrad.gelu`."""
+        return ops.gelu(self, approximate)
+
+    def softmax(self, axis=LAST_AXIS, *, dim=None):
+        """eˣ / Σ eˣ along `axis` (or `dim`), stable; see `minigrad.softmax`."""
+        return ops.softmax(self, axis, dim=dim)
+
+    def log_softmax(self, axis=LAST_AXIS, *, dim=None):
+        """log softmax along `axis` (or `dim`), stable; see `minigrad.log_softmax`."""
+        return ops.log_softmax(self, axis, dim=dim)
+
+    def masked_fill(self, mask, value):
+        """`value` where the bool `mask` (broadcastable) is True, this tensor elsewhere."""
+        return ops.masked_fill(self, mask, value)
+
+    def matmul(self, other):
+        """The matrix product self @ other (1-D, 2-D, or batched with broadcasting)."""
+        return ops.matmul(self, other)
+
+    def clip(self, lo=None, hi=None):
+        """This tensor limited to [lo, hi]; either bound may be None."""
+        return ops.clip(self, lo, hi)
+
+    def argmax(self, axis=None, keepdims=False, *, dim=None):
+        """Index of the largest element along `axis` (or `dim`); int64, no gradient."""
+        return ops.argmax(self, axis, keepdims, dim=dim)
+
+    def argmin(self, axis=None, keepdims=False, *, dim=None):
+        """Index of the smallest element along `axis` (or `dim`); int64, no gradient."""
+        return ops.argmin(self, axis, keepdims, dim=dim)
+
+
+class ElementCount(int):
+    """The number of elements of a tensor, as an int that is also callable.
+
+    As an int it is NumPy's `a.size`; called, it answers PyTorch's `t.size()`: with no
+    argument the shape tuple, with an axis d the length `shape[d]`.
+    """
+
+    def __new__(cls, count: int, shape: tuple[int, ...]):
+        count_ = super().__new__(cls, count)
+        count_._shape = tuple(shape)
+        return count_
+
+    def __call__(self, dim: int | None = None):
+        """The shape (no argument), or the length of axis `dim`."""
+        if dim is None:
+            return self._shape
+        ndim = len(self._shape)
+        if not isinstance(dim, numbers.Integral) or not -ndim <= dim < ndim:
+            raise IndexError(f"size: axis {dim!r} is out of range for a {ndim}-d tensor of "
+                             f"shape {self._shape}")
+        return self._shape[dim]
+
+    def __reduce__(self):              # copies and pickles are the plain count
+        return int, (int(self),)
 
 
 class _HookHandle:
+    """What `register_hook` returns: `.remove()` unregisters the hook. Holds its tensor weakly,
+    so a kept handle does not keep the tensor (and its graph) alive."""
+
     def __init__(self, tensor: Tensor, hook):
-        self._tensor, self._hook = tensor, hook
+        self._tensor, self._hook = weakref.ref(tensor), hook
 
     def remove(self) -> None:
-        hooks = self._tensor._hooks
+        tensor = self._tensor()
+        hooks = tensor._hooks if tensor is not None else None
         if hooks and self._hook in hooks:
             hooks.remove(self._hook)
 
@@ -351,10 +662,3 @@ def is_scalar(x) -> bool:
 
 autograd._Tensor = Tensor
 from . import ops  # noqa: E402  (ops import Tensor from this module)
-
-# self + other is ops.add(self, other), and so on: the hottest operators and methods skip a
-# wrapper (x.T is ops.transpose(x), x.tanh() is ops.tanh(x)).
-Tensor.__add__, Tensor.__sub__, Tensor.__mul__ = ops.add, ops.sub, ops.mul
-Tensor.__truediv__, Tensor.__matmul__, Tensor.__getitem__ = ops.div, ops.matmul, ops.getitem
-Tensor.T = property(ops.transpose, doc="The transpose: all axes reversed.")
-Tensor.exp, Tensor.tanh, Tensor.sigmoid, Tensor.relu = ops.exp, ops.tanh, ops.sigmoid, ops.relu

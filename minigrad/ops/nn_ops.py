@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from ..autograd import Function
 from ..backend import backend_of
-from ..tensor import Tensor
-from .common import constant, normalize_axis
-from .elementwise import masked_fill
+from ..tensor import LAST_AXIS, Tensor
+from .common import axis_or_dim, normalize_axis
 
 
 def _stable_shift(x, axis, xp):
@@ -33,18 +32,16 @@ class Softmax(Function):
         return e / xp.where(total == 0, 1, total)
 
     def backward(self, grad):
-        y = self.output
+        g, y = self.values(grad, self.output)
         # softmax: ∂L/∂x = y ⊙ (g − Σ_j g_j y_j)
-        return y * (grad - (grad * y).sum(axis=self.axis, keepdims=True))
-
-    def vjp(self, grad):
-        y = self._output_ref().data
-        return y * (grad - (grad * y).sum(axis=self.axis, keepdims=True))
+        return y * (g - (g * y).sum(axis=self.axis, keepdims=True))
 
 
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """y = eˣ / Σ_axis eˣ along `axis`, shifted by the maximum so large logits do not overflow;
-    an all −inf slice (every key masked out) gives zeros and zero gradient, never NaN."""
+def softmax(x: Tensor, axis: int = LAST_AXIS, *, dim: int | None = None) -> Tensor:
+    """y = eˣ / Σ_axis eˣ along `axis` (or `dim`), shifted by the maximum so large logits do not
+    overflow; an all −inf slice (every key masked out) gives zeros and zero gradient, never NaN.
+    Shape: that of x."""
+    axis = axis_or_dim(axis, dim, "softmax")
     return Softmax.apply(x, axis=normalize_axis(axis, x.ndim, "softmax")[0])
 
 
@@ -65,23 +62,19 @@ class LogSoftmax(Function):
         return shifted - xp.log(xp.where(total == 0, 1, total))
 
     def backward(self, grad):
-        y = self.output
+        g, y = self.values(grad, self.output)
+        xp = self.ops
         # log-softmax: ∂L/∂x = g − softmax(x) Σ_j g_j, with softmax(x) = e^y
-        grad_x = grad - y.exp() * grad.sum(axis=self.axis, keepdims=True)
+        grad_x = g - xp.exp(y) * g.sum(axis=self.axis, keepdims=True)
         # an all −inf slice outputs −inf whatever its inputs: it passes no gradient
-        dead = (y.data == -self.xp.inf).all(axis=self.axis, keepdims=True)
-        return masked_fill(grad_x, constant(dead), 0)
-
-    def vjp(self, grad):
-        xp, y = self.xp, self._output_ref().data
-        grad_x = grad - xp.exp(y) * grad.sum(axis=self.axis, keepdims=True)
-        dead = (y == -xp.inf).all(axis=self.axis, keepdims=True)
-        return xp.where(dead, 0, grad_x)
+        dead = (self.output.data == -self.xp.inf).all(axis=self.axis, keepdims=True)
+        return xp.where(dead, 0.0, grad_x)
 
 
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """log(softmax(x)) along `axis`, computed stably in one step; an all −inf slice gives all
-    −inf and zero gradient (see LogSoftmax), never NaN."""
+def log_softmax(x: Tensor, axis: int = LAST_AXIS, *, dim: int | None = None) -> Tensor:
+    """log(softmax(x)) along `axis` (or `dim`), computed stably in one step; an all −inf slice
+    gives all −inf and zero gradient (see LogSoftmax), never NaN. Shape: that of x."""
+    axis = axis_or_dim(axis, dim, "log_softmax")
     return LogSoftmax.apply(x, axis=normalize_axis(axis, x.ndim, "log_softmax")[0])
 
 
@@ -99,12 +92,10 @@ class Dropout(Function):
         return x * scaled_mask
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         (scaled_mask,) = self.saved_tensors
         # ∂y/∂x = m / (1 − p)
-        return grad * constant(scaled_mask)
-
-    def vjp(self, grad):
-        return grad * self.saved_tensors[0]
+        return g * scaled_mask
 
 
 def _device_index(backend, x):

@@ -130,7 +130,7 @@ def git_commit() -> dict:
                 "uncommitted_changes": bool(git("status", "--porcelain", "--", "minigrad",
                                                 "nn", "examples/*.py",
                                                 ":!examples/make_docs.py",
-                                                ":!examples/docs_regions.py"))}
+                                                ":!examples/_docs_regions.py"))}
     except (OSError, subprocess.CalledProcessError):
         return {"commit": "unknown", "uncommitted_changes": None}
 
@@ -245,7 +245,7 @@ def load_results() -> dict:
 
 def regenerate(text: str, results: dict) -> str:
     """`text` with every marked region rendered again from `results`."""
-    from docs_regions import render_region
+    from _docs_regions import render_region
 
     def replace(match: re.Match) -> str:
         body = wrap(render_region(match.group(2), results)).rstrip("\n") + "\n"

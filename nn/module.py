@@ -66,12 +66,15 @@ class RemovableHandle:
         self._hooks = hooks
 
     def remove(self) -> None:
+        """Unregister the hook; removing it twice is harmless."""
         self._hooks.pop(self, None)
 
     def __enter__(self) -> "RemovableHandle":
+        """The handle itself: `with module.register_forward_hook(f): ...`."""
         return self
 
     def __exit__(self, *exc) -> None:
+        """Remove the hook when the block ends."""
         self.remove()
 
 

@@ -660,7 +660,7 @@ def render_region(name: str, results: dict) -> str:
     function = globals().get("region_" + name.replace("-", "_"))
     if function is None:
         raise KeyError(f"make_docs: no renderer for region {name!r} (add region_"
-                       f"{name.replace('-', '_')} to docs_regions.py)")
+                       f"{name.replace('-', '_')} to _docs_regions.py)")
     return function(results)
 
 

@@ -20,7 +20,7 @@ and the data disagree, so a number can only change by rerunning and regenerating
     python3 examples/make_docs.py --list          # the runs and their commands
 
 `--run` writes examples/results/<run>.json and copies each run's figures into examples/figures/
-(PNGs re-saved with a 128-colour palette to keep the repository small). Runs are deterministic
+(PNGs re-saved with a 256-colour palette to keep the repository small). Runs are deterministic
 for a seed on one machine, except for anything timed (wall times, scaling.py's timings) and
 tiny_gpt's corpus, which is this Python's own standard library.
 """
@@ -200,13 +200,13 @@ def save_results(run: Run, record: dict) -> None:
 
 
 def _copy_figure(source: Path, target: Path) -> None:
-    """Copy a figure; a PNG is re-saved with a 128-colour palette (a third of the bytes)."""
+    """Copy a figure; a PNG is re-saved with a 256-colour palette (a third of the bytes)."""
     if source.suffix != ".png":
         _write_atomically(target, source.read_bytes(), binary=True)
         return
     from PIL import Image
     with Image.open(source) as image:
-        small = image.convert("RGB").quantize(colors=128)
+        small = image.convert("RGB").quantize(colors=256)
         with tempfile.NamedTemporaryFile(dir=target.parent, suffix=".png", delete=False) as f:
             temporary = Path(f.name)
         try:

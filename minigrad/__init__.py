@@ -24,6 +24,8 @@ from .ops import (abs, all, any, argmax, argmin, broadcast_to, cat, clip, concat
                   maximum, mean, min, minimum, one_hot, relu, reshape, sigmoid, softmax, split,
                   sqrt, squeeze, stack, std, sum, sum_to, swapaxes, tanh, transpose, unsqueeze,
                   var, where)
+from .ops import (AxisError, diag, diagonal, einsum, flatten, flip, meshgrid, pad, repeat,
+                  repeat_interleave, roll, tile, tril, triu, unflatten, unfold)
 from .tensor import Tensor
 
 float32 = "float32"
@@ -42,4 +44,7 @@ __all__ = [
     "max", "maximum", "mean", "min", "minimum", "one_hot", "relu", "reshape", "sigmoid",
     "softmax", "split", "sqrt", "squeeze", "stack", "std", "sum", "sum_to", "swapaxes", "tanh",
     "transpose", "unsqueeze", "var", "where", "float32", "float64",
+    # rearranging
+    "AxisError", "diag", "diagonal", "einsum", "flatten", "flip", "meshgrid", "pad", "repeat",
+    "repeat_interleave", "roll", "tile", "tril", "triu", "unflatten", "unfold",
 ]

@@ -15,6 +15,7 @@ import weakref
 from . import autograd, inplace
 from .backend import _BY_ARRAY_TYPE as _ARRAY_TYPES
 from .backend import CPU, backend_of, is_array, parse_device
+from .tensor_methods import TensorMethods
 
 DEFAULT_FLOAT = np.float32
 
@@ -34,7 +35,7 @@ def _normalise_dtype(dtype):
     return None if dtype is None else np.dtype(dtype)
 
 
-class Tensor:
+class Tensor(TensorMethods):
     """An n-dimensional array that records the operations made from it for reverse-mode autodiff.
 
     Make one with `minigrad.tensor(data, dtype=None, requires_grad=False, device="cpu")`.
@@ -483,9 +484,10 @@ class Tensor:
         """The same as `reshape` (PyTorch's name)."""
         return ops.reshape(self, *shape)
 
-    def flatten(self):
-        """The elements as one axis: shape (size,)."""
-        return ops.reshape(self, -1)
+    def flatten(self, start_dim=0, end_dim=-1):
+        """The axes start_dim … end_dim merged (all by default: shape (size,)); see
+        `minigrad.flatten`."""
+        return ops.flatten(self, start_dim, end_dim)
 
     def transpose(self, *axes):
         """Permute the axes (NumPy's meaning); with none, reverse them as `T` does."""
@@ -586,7 +588,8 @@ class ElementCount(int):
             return self._shape
         ndim = len(self._shape)
         if not isinstance(dim, numbers.Integral) or not -ndim <= dim < ndim:
-            raise IndexError(f"size: axis {dim!r} is out of range for a {ndim}-d tensor of "
+            from .ops.common import AxisError      # an IndexError and a ValueError
+            raise AxisError(f"size: axis {dim!r} is out of range for a {ndim}-d tensor of "
                              f"shape {self._shape}")
         return self._shape[dim]
 

@@ -227,6 +227,38 @@ def _as_shape(shape) -> tuple[int, ...]:
 
 
 # ---------------------------------------------------------------------------------------------
+# pad, in PyTorch's form
+
+_TORCH_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+    """PyTorch's pad: `pad` is a flat (left, right, top, bottom, …) sequence for the last
+    len(pad) // 2 axes, the last axis first; mode "constant" (`value`, 0 by default),
+    "reflect", "replicate" or "circular". A negative amount crops instead. `minigrad.pad`
+    takes NumPy's ((before, after), …) form."""
+    if mode not in _TORCH_PAD_MODES:
+        raise ValueError(f"pad: mode must be one of {', '.join(map(repr, _TORCH_PAD_MODES))}, "
+                         f"got {mode!r}")
+    amounts = [int(p) for p in pad]
+    if len(amounts) % 2 or len(amounts) // 2 > input.ndim:
+        raise ValueError(f"pad: {len(amounts)} amounts do not make (left, right) pairs for the "
+                         f"last axes of shape {tuple(input.shape)}")
+    if value is not None and mode != "constant":
+        raise ValueError(f"pad: value is only used by mode 'constant', got mode {mode!r}")
+    widths = [(0, 0)] * input.ndim
+    crop = [slice(None)] * input.ndim
+    for i in range(len(amounts) // 2):
+        axis = input.ndim - 1 - i
+        before, after = amounts[2 * i], amounts[2 * i + 1]
+        widths[axis] = (max(before, 0), max(after, 0))
+        crop[axis] = slice(max(-before, 0), input.shape[axis] - max(-after, 0))
+    if any(s != slice(None) for s in crop):
+        input = input[tuple(crop)]
+    return mg.pad(input, widths, mode, 0.0 if value is None else value)
+
+
+# ---------------------------------------------------------------------------------------------
 # embedding
 
 def embedding(indices, weight: Tensor, padding_idx: int | None = None) -> Tensor:

@@ -10,8 +10,14 @@ from .nn_ops import dropout, log_softmax, softmax
 from .reduce import all, any, logsumexp, max, mean, min, std, sum, var
 from .shape import (astype, broadcast_to, cat, concat, reshape, split, squeeze, stack, sum_to,
                     swapaxes, to_device, transpose, unsqueeze)
+from .common import AxisError
+from .einsum import einsum
+from .layout import (diag, diagonal, flatten, flip, meshgrid, pad, repeat, repeat_interleave,
+                     roll, tile, tril, triu, unflatten, unfold)
 
 from .. import autograd as _autograd  # noqa: E402
+from .. import tensor_methods as _tensor_methods  # noqa: E402
 import sys as _sys  # noqa: E402
 
 _autograd._OPS = _sys.modules[__name__]      # what Function.ops gives a recorded backward
+_tensor_methods._OPS = _sys.modules[__name__]   # what the Tensor methods call

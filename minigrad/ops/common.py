@@ -11,6 +11,17 @@ from ..backend import _BY_ARRAY_TYPE, backend_of, is_array
 _PLAIN_NUMBERS = (float, int)
 from ..tensor import DEFAULT_FLOAT, DefaultAxis, Tensor
 
+_NumpyAxisError = np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisError
+
+
+class AxisError(_NumpyAxisError):
+    """An axis out of range for a tensor's dimensions: both an IndexError and a ValueError, as
+    NumPy's AxisError (of which it is a subclass) is, so `except IndexError` (PyTorch's habit)
+    and `except ValueError` both catch it. The message names the operation."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+
 
 def lift(x, like: Tensor) -> Tensor:
     """`x` as a Tensor next to `like`: Python numbers are weak (they take like's dtype when the
@@ -101,6 +112,16 @@ def normalize_axis(axis, ndim: int, op: str):
         if not isinstance(a, numbers.Integral):
             raise TypeError(f"{op}: axis must be an int or a tuple of ints, got {axis!r}")
         if not -ndim <= a < max(ndim, 1):
-            raise ValueError(f"{op}: axis {a} is out of range for a {ndim}-d tensor")
+            raise AxisError(f"{op}: axis {a} is out of range for a {ndim}-d tensor")
         out.append(int(a) % max(ndim, 1))
     return tuple(out)
+
+
+def one_axis(axis, ndim: int, op: str) -> int:
+    """A single axis as a non-negative int, or AxisError naming `op` (0-d tensors accept 0 and
+    -1, as PyTorch's do)."""
+    if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):
+        raise TypeError(f"{op}: axis must be an int, got {axis!r}")
+    if not -max(ndim, 1) <= axis < max(ndim, 1):
+        raise AxisError(f"{op}: axis {axis} is out of range for a {ndim}-d tensor")
+    return int(axis) % max(ndim, 1)

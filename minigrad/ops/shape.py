@@ -12,7 +12,7 @@ from .. import autograd
 from ..autograd import Function
 from ..backend import backend_of, parse_device
 from ..tensor import FIRST_AXIS, Tensor
-from .common import axis_or_dim, normalize_axis
+from .common import AxisError, axis_or_dim, normalize_axis
 
 
 class Reshape(Function):
@@ -114,7 +114,7 @@ def unsqueeze(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> 
         raise TypeError("unsqueeze: missing the axis to insert (axis= or dim=)")
     ndim = x.ndim + 1
     if not -ndim <= axis < ndim:
-        raise ValueError(f"unsqueeze: axis {axis} is out of range for a result with {ndim} axes")
+        raise AxisError(f"unsqueeze: axis {axis} is out of range for a result with {ndim} axes")
     axis %= ndim
     return reshape(x, x.shape[:axis] + (1,) + x.shape[axis:])
 
@@ -265,7 +265,7 @@ def stack(tensors, axis: int = FIRST_AXIS, *, dim: int | None = None) -> Tensor:
     _check_joinable(tensors, axis, "stack", same_shape=True)
     ndim = tensors[0].ndim + 1
     if not -ndim <= axis < ndim:
-        raise ValueError(f"stack: axis {axis} is out of range for a result with {ndim} axes")
+        raise AxisError(f"stack: axis {axis} is out of range for a result with {ndim} axes")
     return Stack.apply(*tensors, axis=axis % ndim)
 
 

@@ -152,7 +152,7 @@ _FUNCTIONS = (
     "exp", "log", "log1p", "tanh", "sqrt", "abs", "sign", "maximum", "minimum", "where", "clip",
     "isfinite", "isnan", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
     "full_like", "arange", "broadcast_to", "concatenate", "stack", "matmul", "logical_not",
-    "einsum", "empty_like", "negative", "reciprocal", "result_type",
+    "einsum", "empty_like", "negative", "reciprocal", "result_type", "roll",
 )
 
 # the device's array module: just the functions above, plus constants and dtypes

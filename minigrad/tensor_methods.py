@@ -1,0 +1,63 @@
+"""Tensor methods that PyTorch and NumPy users reach for beyond the core ones in tensor.py:
+each is a one-line call into the function of the same name in minigrad, which documents it.
+
+`Tensor` inherits them from `TensorMethods`. The functions live in `minigrad.ops`, which imports
+Tensor, so this module reaches them through `_OPS`, set once ops/__init__.py has run (the same
+way the engine reaches them).
+"""
+
+from __future__ import annotations
+
+_OPS = None          # minigrad.ops, set by ops/__init__.py
+
+
+class TensorMethods:
+    """The methods below, mixed into Tensor."""
+
+    __slots__ = ()
+
+    # -- rearranging ----------------------------------------------------------------------------
+    def flip(self, axis=None, *, dims=None):
+        """Reverse the order along `axis` (or PyTorch's `dims`); see `minigrad.flip`."""
+        return _OPS.flip(self, axis, dims=dims)
+
+    def roll(self, shift=None, axis=None, *, shifts=None, dims=None):
+        """Shift cyclically along `axis`; see `minigrad.roll`."""
+        return _OPS.roll(self, shift, axis, shifts=shifts, dims=dims)
+
+    def tril(self, k=0, *, diagonal=None):
+        """The lower triangle of the last two axes, 0 above; see `minigrad.tril`."""
+        return _OPS.tril(self, k, diagonal=diagonal)
+
+    def triu(self, k=0, *, diagonal=None):
+        """The upper triangle of the last two axes, 0 below; see `minigrad.triu`."""
+        return _OPS.triu(self, k, diagonal=diagonal)
+
+    def tile(self, reps):
+        """Whole-tensor copies, numpy.tile (PyTorch's `x.repeat(*sizes)`); see `minigrad.tile`."""
+        return _OPS.tile(self, reps)
+
+    def repeat(self, repeats, axis=None, *, dim=None):
+        """Each element repeated in place, NumPy's `a.repeat` (PyTorch's `repeat_interleave`;
+        PyTorch's `repeat` is `tile`); see `minigrad.repeat`."""
+        return _OPS.repeat(self, repeats, axis, dim=dim)
+
+    def repeat_interleave(self, repeats, dim=None):
+        """Each element repeated `repeats` times along `dim`; see `minigrad.repeat`."""
+        return _OPS.repeat(self, repeats, dim)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1, *, dim1=None, dim2=None):
+        """The diagonal of two axes, moved to the end; see `minigrad.diagonal`."""
+        return _OPS.diagonal(self, offset, axis1, axis2, dim1=dim1, dim2=dim2)
+
+    def diag(self, k=0):
+        """A 1-D tensor as a diagonal matrix, or a matrix's diagonal; see `minigrad.diag`."""
+        return _OPS.diag(self, k)
+
+    def unfold(self, dimension, size, step):
+        """Sliding windows along `dimension`; see `minigrad.unfold`."""
+        return _OPS.unfold(self, dimension, size, step)
+
+    def unflatten(self, dim, sizes):
+        """Axis `dim` split into `sizes`; see `minigrad.unflatten`."""
+        return _OPS.unflatten(self, dim, sizes)

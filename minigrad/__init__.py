@@ -26,7 +26,11 @@ from .ops import (abs, all, any, argmax, argmin, broadcast_to, cat, clip, concat
                   var, where)
 from .ops import (AxisError, diag, diagonal, einsum, flatten, flip, meshgrid, pad, repeat,
                   repeat_interleave, roll, tile, tril, triu, unflatten, unfold)
+from .ops import (ceil, copysign, divide, floor, floor_divide, fmod, mod, remainder, round,
+                  sign, trunc)
 from .tensor import Tensor
+
+div = divide          # PyTorch's name: div(a, b, rounding_mode=None)
 
 float32 = "float32"
 float64 = "float64"
@@ -47,4 +51,7 @@ __all__ = [
     # rearranging
     "AxisError", "diag", "diagonal", "einsum", "flatten", "flip", "meshgrid", "pad", "repeat",
     "repeat_interleave", "roll", "tile", "tril", "triu", "unflatten", "unfold",
+    # rounding, sign and remainders
+    "ceil", "copysign", "div", "divide", "floor", "floor_divide", "fmod", "mod", "remainder",
+    "round", "sign", "trunc",
 ]

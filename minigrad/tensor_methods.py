@@ -61,3 +61,44 @@ class TensorMethods:
     def unflatten(self, dim, sizes):
         """Axis `dim` split into `sizes`; see `minigrad.unflatten`."""
         return _OPS.unflatten(self, dim, sizes)
+
+    # -- rounding, sign and remainders ----------------------------------------------------------
+    def floor(self):
+        """⌊x⌋ elementwise, gradient 0; see `minigrad.floor`."""
+        return _OPS.floor(self)
+
+    def ceil(self):
+        """⌈x⌉ elementwise, gradient 0; see `minigrad.ceil`."""
+        return _OPS.ceil(self)
+
+    def trunc(self):
+        """x rounded toward zero, gradient 0; see `minigrad.trunc`."""
+        return _OPS.trunc(self)
+
+    def round(self, decimals=0):
+        """x rounded to `decimals` places, halves to even, gradient 0; see `minigrad.round`."""
+        return _OPS.round(self, decimals)
+
+    def sign(self):
+        """−1, 0 or 1 by the sign of x, gradient 0; see `minigrad.sign`."""
+        return _OPS.sign(self)
+
+    def copysign(self, other):
+        """|x| with the sign of `other`; see `minigrad.copysign`."""
+        return _OPS.copysign(self, other)
+
+    def fmod(self, other):
+        """The remainder with the sign of x (C's fmod); see `minigrad.fmod`."""
+        return _OPS.fmod(self, other)
+
+    def remainder(self, other):
+        """The remainder with the sign of `other` (x % other); see `minigrad.remainder`."""
+        return _OPS.remainder(self, other)
+
+    def floor_divide(self, other):
+        """⌊x / other⌋ (x // other), gradient 0; see `minigrad.floor_divide`."""
+        return _OPS.floor_divide(self, other)
+
+    def div(self, other, rounding_mode=None):
+        """x / other, or rounded with rounding_mode "trunc" / "floor"; see `minigrad.div`."""
+        return _OPS.divide(self, other, rounding_mode)

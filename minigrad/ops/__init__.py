@@ -11,6 +11,8 @@ from .reduce import all, any, logsumexp, max, mean, min, std, sum, var
 from .shape import (astype, broadcast_to, cat, concat, reshape, split, squeeze, stack, sum_to,
                     swapaxes, to_device, transpose, unsqueeze)
 from .common import AxisError
+from .rounding import (ceil, copysign, divide, floor, floor_divide, fmod, mod, remainder, round,
+                       sign, trunc)
 from .einsum import einsum
 from .layout import (diag, diagonal, flatten, flip, meshgrid, pad, repeat, repeat_interleave,
                      roll, tile, tril, triu, unflatten, unfold)

@@ -74,6 +74,22 @@ def _as_default_float(t: Tensor, number) -> Tensor:
     return t
 
 
+def as_float(t: Tensor) -> Tensor:
+    """t itself when it holds floats, else (integers, bools) a float32 copy, a constant: the
+    input of a float-valued function of integers (exp, sqrt, true division), whose result is
+    minigrad's default float as in PyTorch, not NumPy's float64."""
+    if t.data.dtype.kind in "iub":
+        return constant(t.data.astype(DEFAULT_FLOAT))
+    return t
+
+
+def zero_gradient(fn, x: Tensor, dtype):
+    """The gradient 0 for input x as fn.backward returns it: an array, or a constant Tensor
+    when the backward is recorded (create_graph), where the walk expects Tensors."""
+    zeros = fn.xp.zeros(x.shape, dtype=dtype)
+    return zeros if fn.ops is fn.xp else constant(zeros)
+
+
 def _index(t: Tensor):
     device = t.device
     return int(device.split(":")[1]) if ":" in device else None

@@ -153,6 +153,7 @@ _FUNCTIONS = (
     "isfinite", "isnan", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
     "full_like", "arange", "broadcast_to", "concatenate", "stack", "matmul", "logical_not",
     "einsum", "empty_like", "negative", "reciprocal", "result_type", "roll",
+    "floor", "ceil", "trunc", "round", "copysign", "fmod", "remainder", "floor_divide",
 )
 
 # the device's array module: just the functions above, plus constants and dtypes

@@ -28,6 +28,8 @@ from .ops import (AxisError, diag, diagonal, einsum, flatten, flip, meshgrid, pa
                   repeat_interleave, roll, tile, tril, triu, unflatten, unfold)
 from .ops import (ceil, copysign, divide, floor, floor_divide, fmod, mod, remainder, round,
                   sign, trunc)
+from .ops import (cummax, cummin, cumprod, cumsum, logcumsumexp, prod, std_mean,
+                  take_along_axis, var_mean)
 from .tensor import Tensor
 
 div = divide          # PyTorch's name: div(a, b, rounding_mode=None)
@@ -54,4 +56,8 @@ __all__ = [
     # rounding, sign and remainders
     "ceil", "copysign", "div", "divide", "floor", "floor_divide", "fmod", "mod", "remainder",
     "round", "sign", "trunc",
+    # reductions
+    "cummax", "cummin", "cumprod", "cumsum", "logcumsumexp", "prod", "std_mean", "var_mean",
+    # reading and writing at positions
+    "take_along_axis",
 ]

@@ -442,13 +442,13 @@ class Tensor(TensorMethods):
     def __or__(self, other): return ops.logical_or(self, other)
 
     # -- methods: each calls the function of the same name in minigrad, which documents it ---
-    def sum(self, axis=None, keepdims=False, *, dim=None):
-        """Σ over `axis` (or `dim`; None = all axes); see `minigrad.sum`."""
-        return ops.sum(self, axis, keepdims, dim=dim)
+    def sum(self, axis=None, keepdims=False, *, dim=None, dtype=None):
+        """Σ over `axis` (or `dim`; None = all axes), in `dtype` if given; see `minigrad.sum`."""
+        return ops.sum(self, axis, keepdims, dim=dim, dtype=dtype)
 
-    def mean(self, axis=None, keepdims=False, *, dim=None):
+    def mean(self, axis=None, keepdims=False, *, dim=None, dtype=None):
         """The average over `axis` (or `dim`; None = all axes); see `minigrad.mean`."""
-        return ops.mean(self, axis, keepdims, dim=dim)
+        return ops.mean(self, axis, keepdims, dim=dim, dtype=dtype)
 
     def max(self, axis=None, keepdims=False, *, dim=None):
         """The largest values over `axis` (or `dim`); ties share the gradient; values only."""

@@ -102,3 +102,28 @@ class TensorMethods:
     def div(self, other, rounding_mode=None):
         """x / other, or rounded with rounding_mode "trunc" / "floor"; see `minigrad.div`."""
         return _OPS.divide(self, other, rounding_mode)
+
+    # -- reductions -----------------------------------------------------------------------------
+    def prod(self, axis=None, keepdims=False, *, dim=None, dtype=None):
+        """Π over `axis` (or `dim`; None = all axes); see `minigrad.prod`."""
+        return _OPS.prod(self, axis, keepdims, dim=dim, dtype=dtype)
+
+    def cumsum(self, axis=None, *, dim=None, dtype=None):
+        """Running sums along `axis` (or `dim`); see `minigrad.cumsum`."""
+        return _OPS.cumsum(self, axis, dim=dim, dtype=dtype)
+
+    def cumprod(self, axis=None, *, dim=None, dtype=None):
+        """Running products along `axis` (or `dim`); see `minigrad.cumprod`."""
+        return _OPS.cumprod(self, axis, dim=dim, dtype=dtype)
+
+    def cummax(self, axis=None, *, dim=None):
+        """(running maxima, their positions) along `axis` (or `dim`); see `minigrad.cummax`."""
+        return _OPS.cummax(self, axis, dim=dim)
+
+    def cummin(self, axis=None, *, dim=None):
+        """(running minima, their positions) along `axis` (or `dim`); see `minigrad.cummin`."""
+        return _OPS.cummin(self, axis, dim=dim)
+
+    def logcumsumexp(self, axis=None, *, dim=None):
+        """Running log Σ exp along `axis` (or `dim`); see `minigrad.logcumsumexp`."""
+        return _OPS.logcumsumexp(self, axis, dim=dim)

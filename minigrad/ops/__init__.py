@@ -7,10 +7,13 @@ from .elementwise import (abs, add, clip, div, equal, exp, gelu, greater, greate
 from .indexing import argmax, argmin, getitem, one_hot
 from .linalg import matmul
 from .nn_ops import dropout, log_softmax, softmax
-from .reduce import all, any, logsumexp, max, mean, min, std, sum, var
+from .reduce import (all, any, logsumexp, max, mean, min, prod, std, std_mean, sum, var,
+                     var_mean)
 from .shape import (astype, broadcast_to, cat, concat, reshape, split, squeeze, stack, sum_to,
                     swapaxes, to_device, transpose, unsqueeze)
 from .common import AxisError
+from .gather import take_along_axis
+from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp
 from .rounding import (ceil, copysign, divide, floor, floor_divide, fmod, mod, remainder, round,
                        sign, trunc)
 from .einsum import einsum

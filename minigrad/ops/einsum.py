@@ -27,10 +27,10 @@ class Einsum(Function):
     needs_output = False
 
     def __init__(self, terms: tuple[str, ...], output: str):
-        self.terms, self.output_letters = terms, output
+        self.terms, self.result_letters = terms, output
 
     def forward(self, *operands):
-        return _contract(self.xp, self.terms, self.output_letters, operands)
+        return _contract(self.xp, self.terms, self.result_letters, operands)
 
     def backward(self, grad):
         g, *operands = self.values(grad, *self.inputs)
@@ -44,13 +44,13 @@ class Einsum(Function):
         target, shape = terms[k], self.inputs[k].shape
         unique = "".join(dict.fromkeys(target))                # each letter once, in order
         others = [terms[j] for j in range(len(terms)) if j != k]
-        present = set(self.output_letters).union(*others)
+        present = set(self.result_letters).union(*others)
         kept = "".join(c for c in unique if c in present)
         rest = [x for j, x in enumerate(operands) if j != k]
         if xp is self.xp:                                   # on arrays: the fast contraction
-            partial = _contract(xp, [self.output_letters] + others, kept, [g] + rest)
+            partial = _contract(xp, [self.result_letters] + others, kept, [g] + rest)
         else:                                               # recorded: another Einsum
-            partial = xp.einsum(",".join([self.output_letters] + others) + "->" + kept, g, *rest)
+            partial = xp.einsum(",".join([self.result_letters] + others) + "->" + kept, g, *rest)
         size = {c: shape[target.index(c)] for c in unique}
         # a letter of size 1 in x_k that the others broadcast: sum the gradient back to 1
         wide = tuple(i for i, c in enumerate(kept) if size[c] == 1 and partial.shape[i] != 1)
@@ -68,7 +68,7 @@ class Einsum(Function):
             return partial
         # a repeated letter (a diagonal): only the diagonal was read, so the gradient goes back
         # onto it, through identity matrices δ(c, c′) for each further occurrence c′ of c
-        used = "".join(terms) + self.output_letters
+        used = "".join(terms) + self.result_letters
         spare = iter(c for c in string.ascii_letters if c not in used)
         placed, eyes, specs = [], [], [unique]
         for c in target:

@@ -1,4 +1,5 @@
-"""Reductions over axes: sum, mean, max, min, var, std, logsumexp (and any/all, without gradient).
+"""Reductions over axes: sum, mean, prod, max, min, var, std (and var_mean, std_mean),
+logsumexp, and any/all without gradient.
 
 Every reduction takes NumPy's `axis` (an int, a tuple of ints, or None for all axes) or, with
 the same meaning, PyTorch's `dim`; passing both is an error.
@@ -6,12 +7,15 @@ the same meaning, PyTorch's `dim`; passing both is an error.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
+import warnings
 
 from ..autograd import Function
 from ..tensor import LAST_AXIS, Tensor
-from .common import axis_or_dim, constant, normalize_axis
+from .common import as_float, axis_or_dim, constant, normalize_axis, zero_gradient
+from .shape import astype
 
 
 def _kept_shape(shape, axes):
@@ -47,12 +51,15 @@ class Sum(_Reduction):
         return self.ops.broadcast_to(self._kept(g), self.inputs[0].shape)
 
 
-def sum(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
-    """y = Σ_axis x over `axis` (or `dim`): an int, a tuple of ints, or None for all axes.
+def sum(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None) -> Tensor:
+    """y = Σ_axis x over `axis` (or `dim`): an int, a tuple of ints, or None for all axes;
+    accumulated in `dtype` when given (e.g. float64 for a float32 or integer tensor).
 
     Shape: the reduced axes are dropped, or kept as size 1 with `keepdims`.
     """
     axis = axis_or_dim(axis, dim, "sum")
+    if dtype is not None:
+        x = astype(x, dtype)
     return Sum.apply(x, axes=normalize_axis(axis, x.ndim, "sum"), keepdims=keepdims)
 
 
@@ -62,22 +69,28 @@ class Mean(_Reduction):
     needs_output = False
 
     def forward(self, x):
-        return x.mean(axis=self.axes, keepdims=self.keepdims)
+        with _quiet_if_empty(x, self.axes):
+            return x.mean(axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, grad):
         (g,) = self.values(grad)
         shape = self.inputs[0].shape
         n = math.prod(shape[a] for a in self.axes)
+        if n == 0:                           # an empty slice: x has no element to receive any
+            return zero_gradient(self, self.inputs[0], grad.dtype)
         # ∂y/∂x = 1/n
         return self.ops.broadcast_to(self._kept(g) / n, shape)
 
 
-def mean(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
-    """y = (1/n) Σ_axis x, the average over `axis` (or `dim`; None = all axes).
+def mean(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None) -> Tensor:
+    """y = (1/n) Σ_axis x, the average over `axis` (or `dim`; None = all axes), computed in
+    `dtype` when given. The mean of integers is float32 (minigrad's default float; NumPy
+    would give float64). An empty slice gives NaN, as in NumPy and PyTorch.
 
     Shape: the reduced axes are dropped, or kept as size 1 with `keepdims`.
     """
     axis = axis_or_dim(axis, dim, "mean")
+    x = as_float(x) if dtype is None else astype(x, dtype)
     return Mean.apply(x, axes=normalize_axis(axis, x.ndim, "mean"), keepdims=keepdims)
 
 
@@ -128,6 +141,41 @@ def _check_nonempty(x: Tensor, axis, op: str) -> None:
         raise ValueError(f"{op}: cannot reduce an empty tensor of shape {tuple(x.shape)}")
 
 
+class Prod(_Reduction):
+    """y = Π_axes x"""
+
+    def forward(self, x):
+        return x.prod(axis=self.axes, keepdims=self.keepdims)
+
+    def backward(self, grad):
+        g, x, y = self.values(grad, *self.inputs, self.output)
+        xp, data = self.ops, self.inputs[0].data
+        g = self._kept(g)
+        is_zero = data == 0
+        if not is_zero.any():
+            # ∂y/∂x_i = Π_{k ≠ i} x_k = y / x_i
+            return g * self._kept(y) / x
+        # with zeros, y / x_i is 0/0. Π_{k ≠ i} x_k is: the product of the others where the
+        # slice has no zero; at the single zero of a slice with one, the product of the rest
+        # (its nonzero elements); 0 everywhere else (two zeros, or x_i ≠ 0 beside a zero)
+        zeros_here = is_zero.sum(axis=self.axes, keepdims=True)
+        safe = xp.where(is_zero, 1.0, x)
+        rest = safe.prod(axis=self.axes, keepdims=True)          # product of the nonzeros
+        others = xp.where(zeros_here == 0, rest / safe, xp.where(is_zero & (zeros_here == 1),
+                                                                 rest, 0.0))
+        return g * others
+
+
+def prod(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None) -> Tensor:
+    """y = Π_axis x over `axis` (or `dim`; None = all axes), in `dtype` when given. The
+    gradient Π_{k ≠ i} x_k is exact also where x holds zeros (not y/x = 0/0). Integers give
+    int64, as NumPy and PyTorch."""
+    axis = axis_or_dim(axis, dim, "prod")
+    if dtype is not None:
+        x = astype(x, dtype)
+    return Prod.apply(x, axes=normalize_axis(axis, x.ndim, "prod"), keepdims=keepdims)
+
+
 class Var(_Reduction):
     """y = (1/(n − ddof)) Σ_axes (x − x̄)²; ddof = 0 (the default) is the population variance,
     as in NumPy."""
@@ -137,11 +185,14 @@ class Var(_Reduction):
         self.ddof = ddof
 
     def forward(self, x):
-        return x.var(axis=self.axes, keepdims=self.keepdims, ddof=self.ddof)
+        with _quiet_if_empty(x, self.axes):
+            return x.var(axis=self.axes, keepdims=self.keepdims, ddof=self.ddof)
 
     def backward(self, grad):
         g, x = self.values(grad, *self.inputs)
         n = math.prod(x.shape[a] for a in self.axes)
+        if n == 0:                           # an empty slice: x has no element to receive any
+            return zero_gradient(self, self.inputs[0], grad.dtype)
         centred = x - x.mean(axis=self.axes, keepdims=True)
         # ∂y/∂x = 2(x − x̄)/(n − ddof)  (the terms through x̄ sum to zero)
         return self._kept(g) * centred * (2.0 / (n - self.ddof))
@@ -154,9 +205,11 @@ def var(x: Tensor, axis=None, keepdims: bool = False, ddof: int = 0, *, dim=None
     `ddof=0` (the default, as NumPy's) gives the population variance, `ddof=1` the unbiased
     sample variance; `correction` is PyTorch's name for `ddof` (PyTorch's own default is 1, this
     one stays 0). Shape: the reduced axes are dropped, or kept as size 1 with `keepdims`. When
-    n ≤ ddof > 0 there are no degrees of freedom left and ValueError is raised.
+    0 < n ≤ ddof there are no degrees of freedom left and ValueError is raised; an empty slice
+    (n = 0) gives NaN, as in NumPy and PyTorch. Integers give float32.
     """
     axis = axis_or_dim(axis, dim, "var")
+    x = as_float(x)
     axes = normalize_axis(axis, x.ndim, "var")
     ddof = _ddof(x, axes, ddof, correction, "var")
     return Var.apply(x, axes=axes, keepdims=keepdims, ddof=ddof)
@@ -173,12 +226,15 @@ class Std(_Reduction):
         self.ddof = ddof
 
     def forward(self, x):
-        return x.std(axis=self.axes, keepdims=self.keepdims, ddof=self.ddof)
+        with _quiet_if_empty(x, self.axes):
+            return x.std(axis=self.axes, keepdims=self.keepdims, ddof=self.ddof)
 
     def backward(self, grad):
         g, x, y = self.values(grad, *self.inputs, self.output)
         xp = self.ops
         n = math.prod(x.shape[a] for a in self.axes)
+        if n == 0:                           # an empty slice: x has no element to receive any
+            return zero_gradient(self, self.inputs[0], grad.dtype)
         y = self._kept(y)
         flat = self._kept(self.output.data) == 0        # no spread: the subgradient 0 (a mask)
         centred = x - x.mean(axis=self.axes, keepdims=True)
@@ -194,12 +250,44 @@ def std(x: Tensor, axis=None, keepdims: bool = False, ddof: int = 0, *, dim=None
     `ddof` and `correction` as in `var`: the default 0 is NumPy's population standard deviation,
     `ddof=1` (PyTorch's default, spelled `correction=1` there) the sample one. Shape: the
     reduced axes are dropped, or kept as size 1 with `keepdims`. Where all reduced elements are
-    equal (y = 0) the gradient is 0, never NaN.
+    equal (y = 0) the gradient is 0, never NaN; an empty slice gives NaN.
     """
     axis = axis_or_dim(axis, dim, "std")
+    x = as_float(x)
     axes = normalize_axis(axis, x.ndim, "std")
     ddof = _ddof(x, axes, ddof, correction, "std")
     return Std.apply(x, axes=axes, keepdims=keepdims, ddof=ddof)
+
+
+def _quiet_if_empty(x, axes):
+    """A context that silences NumPy's warnings about reducing empty slices (the NaN result
+    is documented), and changes nothing otherwise."""
+    if math.prod(x.shape[a] for a in axes) == 0:
+        return _silenced()
+    return contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _silenced():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
+def var_mean(x: Tensor, axis=None, keepdims: bool = False, ddof: int = 0, *, dim=None,
+             correction: int | None = None) -> tuple[Tensor, Tensor]:
+    """(var(x), mean(x)) over `axis` in one call, as torch.var_mean; `ddof`/`correction` as in
+    `var` (default 0, NumPy's; PyTorch's default is 1)."""
+    return (var(x, axis, keepdims, ddof, dim=dim, correction=correction),
+            mean(x, axis, keepdims, dim=dim))
+
+
+def std_mean(x: Tensor, axis=None, keepdims: bool = False, ddof: int = 0, *, dim=None,
+             correction: int | None = None) -> tuple[Tensor, Tensor]:
+    """(std(x), mean(x)) over `axis` in one call, as torch.std_mean; `ddof`/`correction` as in
+    `std` (default 0, NumPy's; PyTorch's default is 1)."""
+    return (std(x, axis, keepdims, ddof, dim=dim, correction=correction),
+            mean(x, axis, keepdims, dim=dim))
 
 
 def _ddof(x: Tensor, axes, ddof, correction, op: str) -> int:
@@ -212,7 +300,7 @@ def _ddof(x: Tensor, axes, ddof, correction, op: str) -> int:
     if not isinstance(ddof, numbers.Integral) or isinstance(ddof, bool) or ddof < 0:
         raise ValueError(f"{op}: ddof must be a non-negative int, got {ddof!r}")
     n = math.prod(x.shape[a] for a in axes)
-    if ddof and n <= ddof:
+    if ddof and 0 < n <= ddof:
         raise ValueError(f"{op}: ddof={ddof} leaves no degrees of freedom for {n} element(s) "
                          f"per result (shape {tuple(x.shape)}, axes {axes})")
     return int(ddof)

@@ -154,6 +154,7 @@ _FUNCTIONS = (
     "full_like", "arange", "broadcast_to", "concatenate", "stack", "matmul", "logical_not",
     "einsum", "empty_like", "negative", "reciprocal", "result_type", "roll",
     "floor", "ceil", "trunc", "round", "copysign", "fmod", "remainder", "floor_divide",
+    "cumsum", "cumprod", "logaddexp",
 )
 
 # the device's array module: just the functions above, plus constants and dtypes

@@ -30,6 +30,8 @@ from .ops import (ceil, copysign, divide, floor, floor_divide, fmod, mod, remain
                   sign, trunc)
 from .ops import (cummax, cummin, cumprod, cumsum, logcumsumexp, prod, std_mean,
                   take_along_axis, var_mean)
+from .ops import (argwhere, gather, index_select, masked_select, nonzero, scatter, scatter_add,
+                  scatter_reduce)
 from .tensor import Tensor
 
 div = divide          # PyTorch's name: div(a, b, rounding_mode=None)
@@ -59,5 +61,6 @@ __all__ = [
     # reductions
     "cummax", "cummin", "cumprod", "cumsum", "logcumsumexp", "prod", "std_mean", "var_mean",
     # reading and writing at positions
-    "take_along_axis",
+    "argwhere", "gather", "index_select", "masked_select", "nonzero", "scatter", "scatter_add",
+    "scatter_reduce", "take_along_axis",
 ]

@@ -127,3 +127,39 @@ class TensorMethods:
     def logcumsumexp(self, axis=None, *, dim=None):
         """Running log Σ exp along `axis` (or `dim`); see `minigrad.logcumsumexp`."""
         return _OPS.logcumsumexp(self, axis, dim=dim)
+
+    # -- reading and writing at positions -------------------------------------------------------
+    def gather(self, dim, index):
+        """Values at `index` along `dim`, torch.gather; see `minigrad.gather`."""
+        return _OPS.gather(self, dim, index)
+
+    def take_along_axis(self, indices, axis=-1):
+        """Values at `indices` along `axis`, numpy.take_along_axis; see
+        `minigrad.take_along_axis`."""
+        return _OPS.take_along_axis(self, indices, axis)
+
+    def index_select(self, dim, index):
+        """The slices at `index` along `dim`; see `minigrad.index_select`."""
+        return _OPS.index_select(self, dim, index)
+
+    def masked_select(self, mask):
+        """The elements where `mask` is True, as 1-D; see `minigrad.masked_select`."""
+        return _OPS.masked_select(self, mask)
+
+    def nonzero(self, *, as_tuple=True):
+        """Where this tensor is nonzero: NumPy's tuple by default, PyTorch's (N, ndim) with
+        as_tuple=False; see `minigrad.nonzero`."""
+        return _OPS.nonzero(self, as_tuple=as_tuple)
+
+    def scatter(self, dim, index, src=None, *, value=None):
+        """A copy with src (or `value`) written at `index` along `dim`; see
+        `minigrad.scatter`."""
+        return _OPS.scatter(self, dim, index, src, value=value)
+
+    def scatter_add(self, dim, index, src):
+        """A copy with src added at `index` along `dim`; see `minigrad.scatter_add`."""
+        return _OPS.scatter_add(self, dim, index, src)
+
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+        """A copy with src reduced into `index` along `dim`; see `minigrad.scatter_reduce`."""
+        return _OPS.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)

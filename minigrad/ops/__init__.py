@@ -12,7 +12,8 @@ from .reduce import (all, any, logsumexp, max, mean, min, prod, std, std_mean, s
 from .shape import (astype, broadcast_to, cat, concat, reshape, split, squeeze, stack, sum_to,
                     swapaxes, to_device, transpose, unsqueeze)
 from .common import AxisError
-from .gather import take_along_axis
+from .gather import (argwhere, gather, index_select, masked_select, nonzero, scatter,
+                     scatter_add, scatter_reduce, take_along_axis)
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp
 from .rounding import (ceil, copysign, divide, floor, floor_divide, fmod, mod, remainder, round,
                        sign, trunc)

@@ -32,6 +32,11 @@ from .ops import (cummax, cummin, cumprod, cumsum, logcumsumexp, prod, std_mean,
                   take_along_axis, var_mean)
 from .ops import (argwhere, gather, index_select, masked_select, nonzero, scatter, scatter_add,
                   scatter_reduce)
+from .ops import (celu, elu, erf, erfc, hardsigmoid, hardswish, hardtanh, leaky_relu,
+                  logsigmoid, mish, relu6, selu, silu, softmin, softplus, softsign)
+from .ops import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, asin,
+                  asinh, atan, atan2, atanh, cos, cosh, exp2, expm1, hypot, lerp, log1p, log2,
+                  log10, logaddexp, rsqrt, sin, sinh, square, tan, xlogy)
 from .tensor import Tensor
 
 div = divide          # PyTorch's name: div(a, b, rounding_mode=None)
@@ -63,4 +68,11 @@ __all__ = [
     # reading and writing at positions
     "argwhere", "gather", "index_select", "masked_select", "nonzero", "scatter", "scatter_add",
     "scatter_reduce", "take_along_axis",
+    # activations
+    "celu", "elu", "erf", "erfc", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu",
+    "logsigmoid", "mish", "relu6", "selu", "silu", "softmin", "softplus", "softsign",
+    # elementary functions
+    "acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
+    "asin", "asinh", "atan", "atan2", "atanh", "cos", "cosh", "exp2", "expm1", "hypot", "lerp",
+    "log1p", "log2", "log10", "logaddexp", "rsqrt", "sin", "sinh", "square", "tan", "xlogy",
 ]

@@ -163,3 +163,132 @@ class TensorMethods:
     def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
         """A copy with src reduced into `index` along `dim`; see `minigrad.scatter_reduce`."""
         return _OPS.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
+    # -- elementary functions -------------------------------------------------------------------
+    def sin(self):
+        """sin x, elementwise; see `minigrad.sin`."""
+        return _OPS.sin(self)
+
+    def cos(self):
+        """cos x, elementwise; see `minigrad.cos`."""
+        return _OPS.cos(self)
+
+    def tan(self):
+        """tan x, elementwise; see `minigrad.tan`."""
+        return _OPS.tan(self)
+
+    def arcsin(self):
+        """arcsin x, elementwise; see `minigrad.arcsin`."""
+        return _OPS.arcsin(self)
+
+    def arccos(self):
+        """arccos x, elementwise; see `minigrad.arccos`."""
+        return _OPS.arccos(self)
+
+    def arctan(self):
+        """arctan x, elementwise; see `minigrad.arctan`."""
+        return _OPS.arctan(self)
+
+    def sinh(self):
+        """sinh x, elementwise; see `minigrad.sinh`."""
+        return _OPS.sinh(self)
+
+    def cosh(self):
+        """cosh x, elementwise; see `minigrad.cosh`."""
+        return _OPS.cosh(self)
+
+    def arcsinh(self):
+        """arsinh x, elementwise; see `minigrad.arcsinh`."""
+        return _OPS.arcsinh(self)
+
+    def arccosh(self):
+        """arcosh x, elementwise; see `minigrad.arccosh`."""
+        return _OPS.arccosh(self)
+
+    def arctanh(self):
+        """artanh x, elementwise; see `minigrad.arctanh`."""
+        return _OPS.arctanh(self)
+
+    def log2(self):
+        """log₂ x, elementwise; see `minigrad.log2`."""
+        return _OPS.log2(self)
+
+    def log10(self):
+        """log₁₀ x, elementwise; see `minigrad.log10`."""
+        return _OPS.log10(self)
+
+    def log1p(self):
+        """log(1 + x), accurate for tiny x, elementwise; see `minigrad.log1p`."""
+        return _OPS.log1p(self)
+
+    def expm1(self):
+        """eˣ − 1, accurate for tiny x, elementwise; see `minigrad.expm1`."""
+        return _OPS.expm1(self)
+
+    def exp2(self):
+        """2ˣ, elementwise; see `minigrad.exp2`."""
+        return _OPS.exp2(self)
+
+    def rsqrt(self):
+        """1/√x, elementwise; see `minigrad.rsqrt`."""
+        return _OPS.rsqrt(self)
+
+    def square(self):
+        """x², elementwise; see `minigrad.square`."""
+        return _OPS.square(self)
+
+    def erf(self):
+        """the error function, elementwise; see `minigrad.erf`."""
+        return _OPS.erf(self)
+
+    def erfc(self):
+        """1 − erf(x), accurate in the tail, elementwise; see `minigrad.erfc`."""
+        return _OPS.erfc(self)
+
+    def asin(self):
+        """PyTorch's name for `arcsin`; see `minigrad.arcsin`."""
+        return _OPS.arcsin(self)
+
+    def acos(self):
+        """PyTorch's name for `arccos`; see `minigrad.arccos`."""
+        return _OPS.arccos(self)
+
+    def atan(self):
+        """PyTorch's name for `arctan`; see `minigrad.arctan`."""
+        return _OPS.arctan(self)
+
+    def asinh(self):
+        """PyTorch's name for `arcsinh`; see `minigrad.arcsinh`."""
+        return _OPS.arcsinh(self)
+
+    def acosh(self):
+        """PyTorch's name for `arccosh`; see `minigrad.arccosh`."""
+        return _OPS.arccosh(self)
+
+    def atanh(self):
+        """PyTorch's name for `arctanh`; see `minigrad.arctanh`."""
+        return _OPS.arctanh(self)
+
+    def arctan2(self, other):
+        """atan2(self, other), the angle of (other, self); see `minigrad.arctan2`."""
+        return _OPS.arctan2(self, other)
+
+    def atan2(self, other):
+        """PyTorch's name for `arctan2`; see `minigrad.arctan2`."""
+        return _OPS.arctan2(self, other)
+
+    def logaddexp(self, other):
+        """log(eˣ + e^other) without overflow; see `minigrad.logaddexp`."""
+        return _OPS.logaddexp(self, other)
+
+    def hypot(self, other):
+        """√(x² + other²) without overflow; see `minigrad.hypot`."""
+        return _OPS.hypot(self, other)
+
+    def xlogy(self, other):
+        """x·log(other), 0 where x = 0; see `minigrad.xlogy`."""
+        return _OPS.xlogy(self, other)
+
+    def lerp(self, end, weight):
+        """x + weight·(end − x); see `minigrad.lerp`."""
+        return _OPS.lerp(self, end, weight)

@@ -13,6 +13,9 @@
 from . import functional, init, optim
 from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Identity, LayerNorm, Linear,
                      MSELoss, ReLU, Sigmoid, Tanh)
+from .activations import (CELU, ELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
+                          LogSigmoid, LogSoftmax, Mish, ReLU6, SiLU, Softmax, Softmin, Softplus,
+                          Softsign)
 from .module import Module, ModuleDict, ModuleList, Parameter, RemovableHandle, Sequential
 from .optim import clip_grad_norm, clip_grad_norm_
 from .serialization import load, save

@@ -21,6 +21,8 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import dropout, gelu, log_softmax, relu, sigmoid, softmax, tanh  # noqa: F401
+from minigrad import (celu, elu, hardsigmoid, hardswish, hardtanh, leaky_relu,  # noqa: F401
+                      logsigmoid, mish, relu6, selu, silu, softmin, softplus, softsign)
 
 from ._recompute import recorded_gradients
 

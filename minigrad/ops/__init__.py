@@ -12,6 +12,12 @@ from .reduce import (all, any, logsumexp, max, mean, min, prod, std, std_mean, s
 from .shape import (astype, broadcast_to, cat, concat, reshape, split, squeeze, stack, sum_to,
                     swapaxes, to_device, transpose, unsqueeze)
 from .common import AxisError
+from .activations import (celu, elu, erf, erfc, hardsigmoid, hardswish, hardtanh, leaky_relu,
+                          logsigmoid, mish, relu6, selu, silu, softmin, softplus, softsign)
+from .transcendental import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctan2,
+                             arctanh, asin, asinh, atan, atan2, atanh, cos, cosh, exp2, expm1,
+                             hypot, lerp, log1p, log2, log10, logaddexp, rsqrt, sin, sinh,
+                             square, tan, xlogy)
 from .gather import (argwhere, gather, index_select, masked_select, nonzero, scatter,
                      scatter_add, scatter_reduce, take_along_axis)
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp

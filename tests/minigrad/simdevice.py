@@ -18,7 +18,7 @@ import types
 import numpy as np
 
 import minigrad
-from minigrad.backend import erf_from_series
+from minigrad.backend import erf_from_series, erfc_from_series
 
 
 def _unwrap(x):
@@ -154,7 +154,9 @@ _FUNCTIONS = (
     "full_like", "arange", "broadcast_to", "concatenate", "stack", "matmul", "logical_not",
     "einsum", "empty_like", "negative", "reciprocal", "result_type", "roll",
     "floor", "ceil", "trunc", "round", "copysign", "fmod", "remainder", "floor_divide",
-    "cumsum", "cumprod", "logaddexp",
+    "cumsum", "cumprod", "logaddexp", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
+    "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "log2", "log10", "expm1", "exp2",
+    "arctan2", "hypot",
 )
 
 # the device's array module: just the functions above, plus constants and dtypes
@@ -199,3 +201,6 @@ class SimBackend(minigrad.Backend):
 
     def erf(self, array):
         return erf_from_series(self.xp, array)
+
+    def erfc(self, array):
+        return erfc_from_series(self.xp, array)

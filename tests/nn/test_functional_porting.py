@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+import nn
 import nn.functional as F
 
 
@@ -64,3 +65,28 @@ def test_pad_matches_torch():
                       ((2, 1, 0, 1), "replicate"), ((1, 3), "circular")]:
         expected = torch.nn.functional.pad(torch.tensor(a), pad, mode=mode).numpy()
         np.testing.assert_allclose(F.pad(mg.tensor(a), pad, mode).numpy(), expected)
+
+
+# -- activation modules ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("module, function", [
+    (nn.SiLU(), mg.silu), (nn.Mish(), mg.mish), (nn.Softplus(2.0, 1.0),
+                                                 lambda x: mg.softplus(x, 2.0, 1.0)),
+    (nn.ELU(0.5), lambda x: mg.elu(x, 0.5)), (nn.CELU(2.0), lambda x: mg.celu(x, 2.0)),
+    (nn.SELU(), mg.selu), (nn.LeakyReLU(0.2), lambda x: mg.leaky_relu(x, 0.2)),
+    (nn.Hardtanh(-2.0, 2.0), lambda x: mg.hardtanh(x, -2.0, 2.0)), (nn.ReLU6(), mg.relu6),
+    (nn.Hardsigmoid(), mg.hardsigmoid), (nn.Hardswish(), mg.hardswish),
+    (nn.Softsign(), mg.softsign), (nn.LogSigmoid(), mg.logsigmoid),
+    (nn.Softmax(0), lambda x: mg.softmax(x, 0)), (nn.LogSoftmax(), mg.log_softmax),
+    (nn.Softmin(1), lambda x: mg.softmin(x, 1)),
+])
+def test_activation_modules_call_their_functions(module, function, rng):
+    x = mg.tensor(4 * rng.standard_normal((3, 4)))
+    np.testing.assert_array_equal(module(x).numpy(), function(x).numpy())
+    assert type(module).__name__ in repr(module) and not list(module.parameters())
+
+
+def test_functional_offers_the_activations_by_pytorchs_names():
+    for name in ("silu", "mish", "softplus", "elu", "celu", "selu", "leaky_relu", "hardtanh",
+                 "relu6", "hardsigmoid", "hardswish", "softsign", "logsigmoid", "softmin"):
+        assert getattr(F, name) is getattr(mg, name)

@@ -1,0 +1,296 @@
+"""Activation functions: silu, softplus, elu, celu, selu, leaky_relu, hardtanh, relu6,
+hardsigmoid, hardswish, mish, softsign, logsigmoid, softmin, and erf/erfc.
+
+Each piecewise one states its derivative at the kinks as PyTorch takes it: the branch that
+holds at the kink itself (leaky_relu's slope at 0, elu's α at 0, hardswish's −½ at −3 and 1.5
+at 3), and 0 at hardtanh's bounds. An exponential on the branch that is not taken is fed a
+clipped input, so it never overflows into an inf·0 = NaN gradient.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..autograd import Function
+from ..backend import backend_of
+from ..tensor import LAST_AXIS, Tensor
+from .common import as_float
+from .elementwise import _sigmoid, sigmoid
+from .nn_ops import softmax
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+class _Activation(Function):
+    """Shared helpers for backward: σ on arrays or recorded Tensors, and constant masks."""
+
+    needs_output = False
+
+    def _sigmoid(self, x):
+        return _sigmoid(self.xp, x) if self.ops is self.xp else sigmoid(x)
+
+    def _mask(self, condition):
+        """A bool array from the input's data (`condition(x)`), a constant in any graph."""
+        return condition(self.inputs[0].data)
+
+
+class Silu(_Activation):
+    """y = x·σ(x) (swish)"""
+
+    def forward(self, x):
+        return x * _sigmoid(self.xp, x)
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        s = self._sigmoid(x)
+        # ∂y/∂x = σ(x) + x·σ(x)(1 − σ(x)) = σ(x)(1 + x(1 − σ(x)))
+        return g * (s * (1 + x * (1 - s)))
+
+
+def silu(x: Tensor) -> Tensor:
+    """x·σ(x) (SiLU, swish), elementwise; smooth."""
+    return Silu.apply(as_float(x))
+
+
+class Softplus(_Activation):
+    """y = log(1 + e^{βx})/β, and y = x where βx > threshold (PyTorch's linear tail)."""
+
+    def __init__(self, beta: float, threshold: float):
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, x):
+        xp = self.xp
+        scaled = x * self.beta
+        smooth = xp.logaddexp(0, scaled) / self.beta           # log(1 + e^{βx}), no overflow
+        return xp.where(scaled > self.threshold, x, smooth).astype(x.dtype, copy=False)
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        linear = self._mask(lambda v: v * self.beta > self.threshold)
+        # ∂y/∂x = σ(βx) on the smooth part, 1 on the linear tail
+        return g * self.ops.where(linear, 1.0, self._sigmoid(x * self.beta))
+
+
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + e^{βx})/β elementwise, a smooth relu; x itself where βx > threshold (PyTorch's
+    rule, which also makes the gradient exactly 1 there). Never overflows."""
+    if beta == 0:
+        raise ValueError("softplus: beta must be nonzero")
+    return Softplus.apply(as_float(x), beta=float(beta), threshold=float(threshold))
+
+
+class Elu(_Activation):
+    """y = scale·x for x > 0, scale·α(e^{x/σ} − 1) for x ≤ 0 (σ the input scale): elu, celu
+    and selu."""
+
+    def __init__(self, alpha: float, scale: float = 1.0, input_scale: float = 1.0):
+        self.alpha, self.scale, self.input_scale = alpha, scale, input_scale
+
+    def forward(self, x):
+        xp = self.xp
+        negative = xp.minimum(x, 0) * self.input_scale            # clipped: no overflow
+        y = xp.where(x > 0, x, self.alpha * xp.expm1(negative)) * self.scale
+        return y.astype(x.dtype, copy=False)
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        xp = self.ops
+        positive = self._mask(lambda v: v > 0)
+        negative = xp.where(positive, 0.0, x) * self.input_scale
+        # ∂y/∂x = scale for x > 0, scale·α·σ⁻¹·e^{x/σ} for x ≤ 0 (so α·scale at 0, PyTorch's)
+        slope = xp.where(positive, 1.0, (self.alpha * self.input_scale) * xp.exp(negative))
+        return g * (self.scale * slope)
+
+
+def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
+    """x for x > 0, α(eˣ − 1) for x ≤ 0, elementwise; the gradient at 0 is α (PyTorch's)."""
+    return Elu.apply(as_float(x), alpha=float(alpha))
+
+
+def celu(x: Tensor, alpha: float = 1.0) -> Tensor:
+    """max(0, x) + min(0, α(e^{x/α} − 1)), elementwise; continuously differentiable."""
+    if alpha == 0:
+        raise ValueError("celu: alpha must be nonzero")
+    return Elu.apply(as_float(x), alpha=float(alpha), input_scale=1.0 / alpha)
+
+
+def selu(x: Tensor) -> Tensor:
+    """λ·elu(x, α) with α ≈ 1.6733, λ ≈ 1.0507 (self-normalising); gradient λα at 0."""
+    return Elu.apply(as_float(x), alpha=_SELU_ALPHA, scale=_SELU_SCALE)
+
+
+class LeakyRelu(_Activation):
+    """y = x for x > 0, slope·x for x ≤ 0."""
+
+    def __init__(self, negative_slope: float):
+        self.negative_slope = negative_slope
+
+    def forward(self, x):
+        return self.xp.where(x > 0, x, x * self.negative_slope)
+
+    def backward(self, grad):
+        (g,) = self.values(grad)
+        positive = self._mask(lambda v: v > 0)
+        # ∂y/∂x = 1 for x > 0, the slope for x ≤ 0 (at 0 too, as PyTorch): a constant
+        slope = self.xp.where(positive, 1.0, self.negative_slope).astype(grad.dtype)
+        return g * slope
+
+
+def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """x for x > 0, negative_slope·x otherwise; the gradient at 0 is negative_slope."""
+    return LeakyRelu.apply(as_float(x), negative_slope=float(negative_slope))
+
+
+class Hardtanh(_Activation):
+    """y = min(max(x, lo), hi); the gradient is 1 strictly inside (lo, hi), 0 at the bounds."""
+
+    def __init__(self, lo: float, hi: float):
+        self.lo, self.hi = lo, hi
+
+    def forward(self, x):
+        return self.xp.clip(x, self.lo, self.hi)
+
+    def backward(self, grad):
+        (g,) = self.values(grad)
+        inside = self._mask(lambda v: (v > self.lo) & (v < self.hi))
+        # ∂y/∂x = 1 for lo < x < hi, 0 elsewhere, bounds included (PyTorch's): a constant
+        return g * inside.astype(grad.dtype)
+
+
+def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """x clipped to [min_val, max_val]; the gradient is 0 at the bounds themselves (PyTorch's;
+    `clip` passes it there)."""
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val {min_val} exceeds max_val {max_val}")
+    return Hardtanh.apply(as_float(x), lo=float(min_val), hi=float(max_val))
+
+
+def relu6(x: Tensor) -> Tensor:
+    """min(max(x, 0), 6); gradient 0 at 0 and at 6."""
+    return hardtanh(x, 0.0, 6.0)
+
+
+class Hardsigmoid(_Activation):
+    """y = relu6(x + 3)/6: 0 below −3, 1 above 3, linear between."""
+
+    def forward(self, x):
+        return self.xp.clip(x / 6 + 0.5, 0, 1).astype(x.dtype, copy=False)
+
+    def backward(self, grad):
+        (g,) = self.values(grad)
+        inside = self._mask(lambda v: (v > -3) & (v < 3))
+        # ∂y/∂x = 1/6 for −3 < x < 3, else 0 (bounds included, as PyTorch): a constant
+        return g * (inside.astype(grad.dtype) / 6)
+
+
+def hardsigmoid(x: Tensor) -> Tensor:
+    """relu6(x + 3)/6, a piecewise-linear sigmoid; gradient 1/6 strictly between −3 and 3."""
+    return Hardsigmoid.apply(as_float(x))
+
+
+class Hardswish(_Activation):
+    """y = x·relu6(x + 3)/6."""
+
+    def forward(self, x):
+        return (x * self.xp.clip(x / 6 + 0.5, 0, 1)).astype(x.dtype, copy=False)
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        below = self._mask(lambda v: v < -3)
+        above = self._mask(lambda v: v > 3)
+        # ∂y/∂x = 0 for x < −3, x/3 + ½ for −3 ≤ x ≤ 3 (−½ and 3/2 at the ends, PyTorch's),
+        # 1 for x > 3
+        xp = self.ops
+        return g * xp.where(below, 0.0, xp.where(above, 1.0, x / 3 + 0.5))
+
+
+def hardswish(x: Tensor) -> Tensor:
+    """x·relu6(x + 3)/6; gradients −½ at −3 and 3/2 at 3, as PyTorch takes them."""
+    return Hardswish.apply(as_float(x))
+
+
+class Mish(_Activation):
+    """y = x·tanh(softplus(x))"""
+
+    def forward(self, x):
+        xp = self.xp
+        return x * xp.tanh(xp.logaddexp(0, x))
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        xp = self.ops
+        t = xp.tanh(xp.logaddexp(0.0, x))
+        # ∂y/∂x = tanh(sp(x)) + x·(1 − tanh²(sp(x)))·σ(x), since sp′(x) = σ(x)
+        return g * (t + x * (1 - t * t) * self._sigmoid(x))
+
+
+def mish(x: Tensor) -> Tensor:
+    """x·tanh(softplus(x)), elementwise; smooth."""
+    return Mish.apply(as_float(x))
+
+
+class LogSigmoid(_Activation):
+    """y = log σ(x) = −log(1 + e⁻ˣ)"""
+
+    def forward(self, x):
+        return -self.xp.logaddexp(0, -x)
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y/∂x = 1 − σ(x) = σ(−x)
+        return g * self._sigmoid(-x)
+
+
+def logsigmoid(x: Tensor) -> Tensor:
+    """log σ(x) = −softplus(−x), elementwise, without overflow or log(0) for large |x|."""
+    return LogSigmoid.apply(as_float(x))
+
+
+def softsign(x: Tensor) -> Tensor:
+    """x / (1 + |x|), elementwise; gradient 1/(1 + |x|)²."""
+    from .elementwise import abs
+    x = as_float(x)
+    return x / (1 + abs(x))
+
+
+def softmin(x: Tensor, axis: int = LAST_AXIS, *, dim: int | None = None) -> Tensor:
+    """softmax(−x) along `axis` (or `dim`): weights that favour the smallest entries."""
+    return softmax(-as_float(x), axis, dim=dim)
+
+
+class Erf(_Activation):
+    """y = erf(x) = (2/√π) ∫₀ˣ e^{−t²} dt"""
+
+    def forward(self, x):
+        return backend_of(x).erf(x)
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y/∂x = (2/√π) e^{−x²}
+        return g * (_TWO_OVER_SQRT_PI * self.ops.exp(-x * x))
+
+
+class Erfc(_Activation):
+    """y = erfc(x) = 1 − erf(x), accurate where erf(x) is near 1"""
+
+    def forward(self, x):
+        return backend_of(x).erfc(x)
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y/∂x = −(2/√π) e^{−x²}
+        return g * (-_TWO_OVER_SQRT_PI * self.ops.exp(-x * x))
+
+
+def erf(x: Tensor) -> Tensor:
+    """The error function erf(x) = (2/√π) ∫₀ˣ e^{−t²} dt, elementwise (SciPy's when installed,
+    else a series accurate to 1e-14)."""
+    return Erf.apply(as_float(x))
+
+
+def erfc(x: Tensor) -> Tensor:
+    """1 − erf(x), elementwise, keeping its relative precision for large x (erfc(10) ≈
+    2e-45 in float64, where 1 − erf(10) is 0)."""
+    return Erfc.apply(as_float(x))

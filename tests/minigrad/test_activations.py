@@ -1,0 +1,174 @@
+"""Activations and elementary functions: forward against NumPy references written from their
+definitions, float64 gradients against finite differences (0-d, size-1 and broadcast shapes),
+PyTorch's gradients at the kinks, stability at large inputs, integer inputs, and errors."""
+
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+from .primitive_checks import check_primitive, leaf
+
+SHAPES = [(), (1,), (3, 4)]
+BROADCAST_PAIRS = [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((), (2, 3)), ((1,), ())]
+
+_erf = np.vectorize(math.erf)
+_erfc = np.vectorize(math.erfc)
+
+
+def _sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def _softplus(v, beta=1.0, threshold=20.0):
+    return np.where(beta * v > threshold, v, np.log1p(np.exp(beta * v)) / beta)
+
+
+def _elu(v, alpha=1.0):
+    return np.where(v > 0, v, alpha * (np.exp(v) - 1))
+
+
+SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+
+ACTIVATIONS = {  # name: (minigrad, NumPy reference from the definition, input range)
+    "silu": (mg.silu, lambda v: v * _sigmoid(v), 3),
+    "softplus": (mg.softplus, _softplus, 3),
+    "softplus beta threshold": (lambda x: mg.softplus(x, beta=2.0, threshold=3.0),
+                                lambda v: _softplus(v, 2.0, 3.0), 3),
+    "elu": (lambda x: mg.elu(x, 0.7), lambda v: _elu(v, 0.7), 3),
+    "celu": (lambda x: mg.celu(x, 2.0), lambda v: np.maximum(v, 0) + np.minimum(
+        0, 2.0 * (np.exp(v / 2.0) - 1)), 3),
+    "selu": (mg.selu, lambda v: SELU_SCALE * _elu(v, SELU_ALPHA), 3),
+    "leaky_relu": (lambda x: mg.leaky_relu(x, 0.2), lambda v: np.where(v > 0, v, 0.2 * v), 3),
+    "hardtanh": (lambda x: mg.hardtanh(x, -0.5, 1.5), lambda v: np.clip(v, -0.5, 1.5), 3),
+    "relu6": (lambda x: mg.relu6(3 * x), lambda v: np.clip(3 * v, 0, 6), 3),
+    "hardsigmoid": (mg.hardsigmoid, lambda v: np.clip(v + 3, 0, 6) / 6, 5),
+    "hardswish": (mg.hardswish, lambda v: v * np.clip(v + 3, 0, 6) / 6, 5),
+    "mish": (mg.mish, lambda v: v * np.tanh(np.log1p(np.exp(v))), 3),
+    "softsign": (mg.softsign, lambda v: v / (1 + np.abs(v)), 3),
+    "logsigmoid": (mg.logsigmoid, lambda v: np.log(_sigmoid(v)), 3),
+    "softmin": (lambda x: mg.softmin(x, axis=-1) if x.ndim else mg.exp(x * 0),
+                lambda v: np.exp(-v) / np.exp(-v).sum(-1, keepdims=True) if v.ndim
+                else np.ones(()), 3),
+    "erf": (mg.erf, _erf, 2),
+    "erfc": (mg.erfc, _erfc, 2),
+    "sin": (mg.sin, np.sin, 3), "cos": (mg.cos, np.cos, 3), "tan": (mg.tan, np.tan, 1.2),
+    "arcsin": (mg.asin, np.arcsin, 0.9), "arccos": (mg.arccos, np.arccos, 0.9),
+    "arctan": (mg.atan, np.arctan, 3), "sinh": (mg.sinh, np.sinh, 2),
+    "cosh": (mg.cosh, np.cosh, 2), "arcsinh": (mg.asinh, np.arcsinh, 3),
+    "arctanh": (mg.atanh, np.arctanh, 0.9),
+    "arccosh": (lambda x: mg.acosh(x + 4), lambda v: np.arccosh(v + 4), 2),
+    "log2": (lambda x: mg.log2(x + 4), lambda v: np.log2(v + 4), 2),
+    "log10": (lambda x: mg.log10(x + 4), lambda v: np.log10(v + 4), 2),
+    "log1p": (mg.log1p, np.log1p, 0.9), "expm1": (mg.expm1, np.expm1, 2),
+    "exp2": (mg.exp2, np.exp2, 2),
+    "rsqrt": (lambda x: mg.rsqrt(x + 4), lambda v: 1 / np.sqrt(v + 4), 2),
+    "square": (mg.square, np.square, 2),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_unary(name, shape, device, rng):
+    fn, reference, spread = ACTIVATIONS[name]
+    a = rng.uniform(-spread, spread, shape)
+    if name in ("hardtanh", "relu6", "hardsigmoid", "hardswish", "leaky_relu"):
+        a = np.where(np.abs(a - np.round(a * 2) / 2) < 1e-3, a + 0.01, a)   # off the kinks
+    check_primitive(fn, reference, [a], device)
+
+
+BINARY = {
+    "arctan2": (mg.atan2, np.arctan2),
+    "logaddexp": (mg.logaddexp, np.logaddexp),
+    "hypot": (mg.hypot, np.hypot),
+    "xlogy": (lambda a, b: mg.xlogy(a, b * b + 0.1), lambda a, b: a * np.log(b * b + 0.1)),
+    "lerp": (lambda a, b: mg.lerp(a, b, 0.3), lambda a, b: a + 0.3 * (b - a)),
+    "lerp tensor weight": (lambda a, b: mg.lerp(a, a * 2, b), lambda a, b: a + b * a),
+}
+
+
+@pytest.mark.parametrize("shape_a, shape_b", BROADCAST_PAIRS)
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary(name, shape_a, shape_b, device, rng):
+    fn, reference = BINARY[name]
+    check_primitive(fn, reference, [rng.standard_normal(shape_a), rng.standard_normal(shape_b)],
+                    device)
+
+
+def _grad(fn, values):
+    x = leaf(values, "cpu")
+    (g,) = mg.grad(fn(x).sum(), x)
+    return g.numpy()
+
+
+def test_gradients_at_the_kinks_are_pytorchs():
+    np.testing.assert_allclose(_grad(lambda x: mg.leaky_relu(x, 0.1), [0.0]), [0.1])
+    np.testing.assert_allclose(_grad(lambda x: mg.elu(x, 0.5), [0.0]), [0.5])
+    np.testing.assert_allclose(_grad(mg.selu, [0.0]), [SELU_SCALE * SELU_ALPHA])
+    np.testing.assert_allclose(_grad(mg.relu6, [0.0, 6.0, 3.0]), [0.0, 0.0, 1.0])
+    np.testing.assert_allclose(_grad(mg.hardtanh, [-1.0, 1.0, 0.0]), [0.0, 0.0, 1.0])
+    np.testing.assert_allclose(_grad(mg.hardsigmoid, [-3.0, 3.0, 0.0]), [0.0, 0.0, 1 / 6])
+    np.testing.assert_allclose(_grad(mg.hardswish, [-3.0, 3.0, -4.0, 4.0]),
+                               [-0.5, 1.5, 0.0, 1.0])
+    np.testing.assert_allclose(_grad(lambda x: mg.softplus(x, threshold=2.0), [2.5]), [1.0])
+    np.testing.assert_allclose(_grad(lambda x: mg.atan2(x, x * 0), [0.0]), [0.0])
+    np.testing.assert_allclose(_grad(lambda x: mg.hypot(x, x * 0), [0.0]), [0.0])
+    np.testing.assert_allclose(_grad(lambda x: mg.xlogy(x * 0, x), [0.0]), [0.0])
+
+
+def test_large_inputs_neither_overflow_nor_give_nan():
+    big = np.array([-1000.0, -50.0, 50.0, 1000.0])
+    for fn in (mg.silu, mg.softplus, mg.elu, mg.selu, mg.celu, mg.mish, mg.logsigmoid,
+               mg.softsign, mg.erf, mg.erfc):
+        x = leaf(big, "cpu")
+        with np.errstate(over="raise", invalid="raise"):
+            y = fn(x)
+            (g,) = mg.grad(y.sum(), x)
+        assert np.isfinite(y.numpy()).all() and np.isfinite(g.numpy()).all(), fn.__name__
+    np.testing.assert_allclose(mg.logsigmoid(mg.tensor(big)).numpy(), [-1000, -50, 0, 0],
+                               atol=1e-20)
+    np.testing.assert_allclose(mg.erfc(mg.tensor(np.array([10.0]))).numpy(), [math.erfc(10)],
+                               rtol=1e-12)
+    both = leaf([-np.inf], "cpu")
+    (g,) = mg.grad(mg.logaddexp(both, both).sum(), both)
+    assert g.tolist() == [0.0]
+
+
+def test_second_derivatives(device, rng):
+    """create_graph through each backward, against finite differences of the gradient."""
+    for name in ("silu", "softplus", "elu", "mish", "logsigmoid", "erf", "erfc", "tan",
+                 "arcsin", "rsqrt", "expm1", "hardswish"):
+        fn = ACTIVATIONS[name][0]
+        x = leaf(rng.uniform(-0.8, 0.8, (2, 3)), device)
+        assert mg.gradcheck(lambda t: mg.grad((fn(t) ** 2).sum(), t, create_graph=True)[0],
+                            [x]), name
+    a, b = leaf(rng.standard_normal(3), device), leaf(rng.standard_normal(3), device)
+    for fn in (mg.atan2, mg.logaddexp, mg.hypot):
+        assert mg.gradcheck(lambda s, t: mg.grad((fn(s, t) ** 2).sum(), [s, t],
+                                                 create_graph=True)[0], [a, b])
+
+
+def test_integers_give_float32_and_methods_match(device):
+    i = mg.tensor([1, 2, 3], device=device)
+    for fn in (mg.sin, mg.log1p, mg.silu, mg.erf, mg.rsqrt, mg.softplus, lambda t: t.exp2()):
+        assert fn(i).dtype == np.float32
+    assert mg.square(i).dtype == np.int64
+    x = mg.tensor([0.5, 0.25], device=device)
+    for name in ("sin", "arcsin", "asin", "log2", "expm1", "erf", "square"):
+        np.testing.assert_array_equal(getattr(x, name)().numpy(),
+                                      getattr(mg, name)(x).numpy())
+    np.testing.assert_array_equal(x.atan2(x).numpy(), mg.arctan2(x, x).numpy())
+
+
+def test_bad_arguments():
+    x = mg.ones(3)
+    with pytest.raises(ValueError, match="softplus: beta"):
+        mg.softplus(x, beta=0)
+    with pytest.raises(ValueError, match="hardtanh: min_val 2"):
+        mg.hardtanh(x, 2.0, 1.0)
+    with pytest.raises(ValueError, match="celu: alpha"):
+        mg.celu(x, 0.0)
+    with pytest.raises(ValueError, match=r"Arctan2.*\(3,\).*\(2,\)"):
+        mg.atan2(x, mg.ones(2))

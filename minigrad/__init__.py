@@ -37,6 +37,7 @@ from .ops import (celu, elu, erf, erfc, hardsigmoid, hardswish, hardtanh, leaky_
 from .ops import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, asin,
                   asinh, atan, atan2, atanh, cos, cosh, exp2, expm1, hypot, lerp, log1p, log2,
                   log10, logaddexp, rsqrt, sin, sinh, square, tan, xlogy)
+from .ops import argsort, kthvalue, sort, topk
 from .tensor import Tensor
 
 div = divide          # PyTorch's name: div(a, b, rounding_mode=None)
@@ -75,4 +76,6 @@ __all__ = [
     "acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
     "asin", "asinh", "atan", "atan2", "atanh", "cos", "cosh", "exp2", "expm1", "hypot", "lerp",
     "log1p", "log2", "log10", "logaddexp", "rsqrt", "sin", "sinh", "square", "tan", "xlogy",
+    # sorting
+    "argsort", "kthvalue", "sort", "topk",
 ]

@@ -15,20 +15,11 @@ import weakref
 from . import autograd, inplace
 from .backend import _BY_ARRAY_TYPE as _ARRAY_TYPES
 from .backend import CPU, backend_of, is_array, parse_device
+from ._axes import FIRST_AXIS, LAST_AXIS, DefaultAxis  # noqa: F401  (re-exported)
 from .tensor_methods import TensorMethods
 
 DEFAULT_FLOAT = np.float32
 
-
-class DefaultAxis(int):
-    """An axis default that remembers it was not passed (`axis=-1` in a signature), so that
-    `dim=` may stand in for it without counting as a second axis. Prints as the plain int."""
-
-    __slots__ = ()
-
-
-LAST_AXIS = DefaultAxis(-1)     # softmax, log_softmax, logsumexp
-FIRST_AXIS = DefaultAxis(0)     # concat, stack, split
 
 
 def _normalise_dtype(dtype):

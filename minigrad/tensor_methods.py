@@ -8,6 +8,8 @@ way the engine reaches them).
 
 from __future__ import annotations
 
+from ._axes import LAST_AXIS
+
 _OPS = None          # minigrad.ops, set by ops/__init__.py
 
 
@@ -292,3 +294,21 @@ class TensorMethods:
     def lerp(self, end, weight):
         """x + weight·(end − x); see `minigrad.lerp`."""
         return _OPS.lerp(self, end, weight)
+
+    # -- sorting --------------------------------------------------------------------------------
+    def sort(self, axis=LAST_AXIS, *, dim=None, descending=False, stable=True):
+        """The values sorted along `axis` (NumPy's; positions: `argsort`); see
+        `minigrad.sort`."""
+        return _OPS.sort(self, axis, dim=dim, descending=descending, stable=stable)
+
+    def argsort(self, axis=LAST_AXIS, *, dim=None, descending=False, stable=True):
+        """The positions that sort along `axis`, stable; see `minigrad.argsort`."""
+        return _OPS.argsort(self, axis, dim=dim, descending=descending, stable=stable)
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        """(values, indices) of the k largest along `dim`; see `minigrad.topk`."""
+        return _OPS.topk(self, k, dim, largest, sorted)
+
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        """(value, index) of the k-th smallest along `dim`; see `minigrad.kthvalue`."""
+        return _OPS.kthvalue(self, k, dim, keepdim)

@@ -1,0 +1,104 @@
+"""Sorting and selecting by rank: argsort, sort, topk, kthvalue.
+
+The positions come from a stable sort of the data (no gradient), and the values are read at
+them with take_along_axis, so each value's gradient goes to the element it was read from. Equal
+elements keep their order (stable), in both directions, so ties are resolved the same way on
+every run and device.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..tensor import LAST_AXIS, Tensor
+from .common import axis_or_dim, constant, one_axis
+from .gather import take_along_axis
+from .shape import reshape
+
+
+def _stable_argsort(xp, data, axis: int, descending: bool):
+    """Positions that sort `data` along axis, equal elements in their original order."""
+    if descending:
+        # sort the reversed axis ascending and reverse back: larger first, ties in order
+        flipped = data[(slice(None),) * axis + (slice(None, None, -1),)]
+        order = _stable_argsort(xp, flipped, axis, False)
+        order = order[(slice(None),) * axis + (slice(None, None, -1),)]
+        return (data.shape[axis] - 1) - order
+    if xp is np:
+        return np.argsort(data, axis=axis, kind="stable")
+    return xp.argsort(data, axis=axis)                 # CuPy's sort is always stable
+
+
+def _prepare(x: Tensor, axis, dim, op: str):
+    axis = axis_or_dim(axis, dim, op)
+    if axis is None:
+        return reshape(x, -1), 0
+    if x.ndim == 0:
+        one_axis(axis, 0, op)
+        return reshape(x, 1), 0
+    return x, one_axis(axis, x.ndim, op)
+
+
+def argsort(x: Tensor, axis: int | None = LAST_AXIS, *, dim: int | None = None,
+            descending: bool = False, stable: bool = True) -> Tensor:
+    """The positions that sort x along `axis` (or `dim`; the flattened tensor when None), as
+    numpy.argsort and torch.argsort: int64, no gradient. Always stable: equal elements keep
+    their order, also with `descending`. NaN sorts as the largest value."""
+    shape = x.shape
+    x, axis = _prepare(x, axis, dim, "argsort")
+    order = _stable_argsort(x.xp, x.data, axis, descending).astype("int64")
+    return constant(order.reshape(shape) if not shape and order.size == 1 else order)
+
+
+def sort(x: Tensor, axis: int | None = LAST_AXIS, *, dim: int | None = None,
+         descending: bool = False, stable: bool = True) -> Tensor:
+    """x sorted along `axis` (or `dim`; the flattened tensor when None): the VALUES, as
+    numpy.sort. (torch.sort also returns the positions: use `argsort`, or `topk(x, n)` for
+    both.) Each value's gradient goes to the element it came from; stable, as `argsort`."""
+    shape = x.shape
+    x, axis = _prepare(x, axis, dim, "sort")
+    order = _stable_argsort(x.xp, x.data, axis, descending)
+    values = take_along_axis(x, Tensor._from_array(order), axis)
+    return reshape(values, ()) if not shape and values.size == 1 else values
+
+
+def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
+    """(values, indices) of the k largest (or, with largest=False, smallest) elements along
+    `dim`, as torch.topk, in order; among equal elements the earlier position comes first.
+    The values' gradient goes to the positions they were read from."""
+    shape = x.shape
+    x, axis = _prepare(x, dim, None, "topk")
+    n = x.shape[axis]
+    if not isinstance(k, numbers.Integral) or not 0 <= k <= n:
+        raise ValueError(f"topk: k must be an int in [0, {n}] for dim {axis} of shape "
+                         f"{tuple(x.shape)}, got {k!r}")
+    order = _stable_argsort(x.xp, x.data, axis, largest)
+    order = order[(slice(None),) * axis + (slice(0, int(k)),)]
+    values, index = take_along_axis(x, Tensor._from_array(order), axis), constant(
+        order.astype("int64"))
+    if not shape and k == 1:                           # a 0-d tensor's one element, 0-d
+        return reshape(values, ()), reshape(index, ())
+    return values, index
+
+
+def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
+    """(values, indices) of the k-th smallest element (k = 1 is the minimum) along `dim`, as
+    torch.kthvalue; among equal elements the earliest. The gradient goes to that position."""
+    shape = x.shape
+    x, axis = _prepare(x, dim, None, "kthvalue")
+    n = x.shape[axis]
+    if not isinstance(k, numbers.Integral) or not 1 <= k <= n:
+        raise ValueError(f"kthvalue: k must be an int in [1, {n}] for dim {axis} of shape "
+                         f"{tuple(shape)}, got {k!r}")
+    order = _stable_argsort(x.xp, x.data, axis, False)
+    picked = order[(slice(None),) * axis + (slice(int(k) - 1, int(k)),)]   # kept as size 1
+    values = take_along_axis(x, Tensor._from_array(picked), axis)
+    index = constant(picked.astype("int64"))
+    if not shape:
+        return reshape(values, ()), reshape(index, ())
+    if not keepdim:
+        kept = tuple(m for i, m in enumerate(values.shape) if i != axis)
+        return reshape(values, kept), reshape(index, kept)
+    return values, index

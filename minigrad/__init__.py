@@ -16,7 +16,8 @@ from .autograd import Function, grad
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, name_scope, no_grad,
                         set_grad_enabled)
 from .backend import Backend, cuda_available, manual_seed, register_backend, unregister_backend
-from .creation import (arange, empty, eye, full, ones, ones_like, rand, randn, tensor, zeros,
+from .creation import (arange, empty, eye, full, linspace, logspace, ones, ones_like, rand,
+                       randint, randn, randperm, tensor, tril_indices, triu_indices, zeros,
                        zeros_like)
 from .gradcheck import GradcheckError, check_backward, gradcheck
 from .ops import (abs, all, any, argmax, argmin, broadcast_to, cat, clip, concat, dropout, exp,
@@ -38,6 +39,7 @@ from .ops import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctan2
                   asinh, atan, atan2, atanh, cos, cosh, exp2, expm1, hypot, lerp, log1p, log2,
                   log10, logaddexp, rsqrt, sin, sinh, square, tan, xlogy)
 from .ops import argsort, kthvalue, sort, topk
+from .ops import allclose, isclose, isinf, isneginf, isposinf
 from .tensor import Tensor
 
 div = divide          # PyTorch's name: div(a, b, rounding_mode=None)
@@ -78,4 +80,7 @@ __all__ = [
     "log1p", "log2", "log10", "logaddexp", "rsqrt", "sin", "sinh", "square", "tan", "xlogy",
     # sorting
     "argsort", "kthvalue", "sort", "topk",
+    # predicates and creation
+    "allclose", "isclose", "isinf", "isneginf", "isposinf", "linspace", "logspace", "randint",
+    "randperm", "tril_indices", "triu_indices",
 ]

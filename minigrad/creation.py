@@ -76,10 +76,50 @@ def arange(start, stop=None, step=1, dtype=None, device="cpu") -> Tensor:
     return Tensor(host if dtype is None else host.astype(dtype), device=device)
 
 
-def eye(n: int, dtype=None, device="cpu") -> Tensor:
-    """The n × n identity matrix, float32 by default."""
-    return Tensor(np.eye(n, dtype=np.dtype(DEFAULT_FLOAT if dtype is None else dtype)),
+def eye(n: int, m: int | None = None, k: int = 0, dtype=None, device="cpu") -> Tensor:
+    """The n × m matrix (m = n by default) with ones on diagonal k (0: the main one, as
+    numpy.eye; torch.eye(n, m) is the same), float32 by default."""
+    return Tensor(np.eye(n, m, k, dtype=np.dtype(DEFAULT_FLOAT if dtype is None else dtype)),
                   device=device)
+
+
+def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, device="cpu", *,
+             steps: int | None = None) -> Tensor:
+    """`num` evenly spaced values from start to stop (included unless endpoint=False), as
+    numpy.linspace; PyTorch's `steps=` is num. float32 by default."""
+    num = num if steps is None else steps
+    if not isinstance(num, numbers.Integral) or num < 0:
+        raise ValueError(f"linspace: the number of values must be a non-negative int, got "
+                         f"{num!r}")
+    host = np.linspace(start, stop, int(num), endpoint=endpoint)
+    return Tensor(host.astype(np.dtype(DEFAULT_FLOAT if dtype is None else dtype)),
+                  device=device)
+
+
+def logspace(start, stop, num: int = 50, endpoint: bool = True, base: float = 10.0, dtype=None,
+             device="cpu", *, steps: int | None = None) -> Tensor:
+    """base ** linspace(start, stop, num), as numpy.logspace (PyTorch's `steps=` is num);
+    float32 by default."""
+    exponents = linspace(start, stop, num, endpoint, np.float64, steps=steps).numpy()
+    host = np.power(float(base), exponents)
+    return Tensor(host.astype(np.dtype(DEFAULT_FLOAT if dtype is None else dtype)),
+                  device=device)
+
+
+def tril_indices(n: int, k: int = 0, m: int | None = None, device="cpu") -> tuple[Tensor, Tensor]:
+    """(rows, cols) of the lower triangle of an n × m matrix (on and below diagonal k), as
+    numpy.tril_indices: two int64 tensors. torch.tril_indices(n, m, k) is their stack."""
+    rows, cols = np.tril_indices(n, k, m)
+    return (Tensor(rows.astype(np.int64), device=device),
+            Tensor(cols.astype(np.int64), device=device))
+
+
+def triu_indices(n: int, k: int = 0, m: int | None = None, device="cpu") -> tuple[Tensor, Tensor]:
+    """(rows, cols) of the upper triangle of an n × m matrix (on and above diagonal k), as
+    numpy.triu_indices."""
+    rows, cols = np.triu_indices(n, k, m)
+    return (Tensor(rows.astype(np.int64), device=device),
+            Tensor(cols.astype(np.int64), device=device))
 
 
 def _random(kind, shape, dtype, requires_grad, device) -> Tensor:
@@ -99,3 +139,29 @@ def randn(*shape, dtype=None, requires_grad: bool = False, device="cpu") -> Tens
 def rand(*shape, dtype=None, requires_grad: bool = False, device="cpu") -> Tensor:
     """Uniform samples in [0, 1), from minigrad's RNG (see manual_seed)."""
     return _random("uniform", shape, dtype, requires_grad, device)
+
+
+def randint(low, high=None, size=(), *, dtype="int64", device="cpu") -> Tensor:
+    """Integers drawn uniformly from [low, high) ([0, low) when high is None), from minigrad's
+    RNG (see manual_seed). NumPy's `randint(low, high, size)` and PyTorch's `randint(high,
+    size)` / `randint(low, high, size)` are both understood."""
+    if isinstance(high, (tuple, list)):              # PyTorch's randint(high, size)
+        low, high, size = 0, low, high
+    if high is None:
+        low, high = 0, low
+    if not isinstance(low, numbers.Integral) or not isinstance(high, numbers.Integral) or \
+            high <= low:
+        raise ValueError(f"randint: needs integers low < high, got low={low!r}, high={high!r}")
+    size = (size,) if isinstance(size, numbers.Integral) else tuple(size)
+    backend, index = parse_device(device)
+    u = backend.random("uniform", size, np.float64, index)     # [0, 1): floor lands in range
+    return Tensor._from_array((u * (high - low)).astype(np.int64) + int(low)).astype(dtype)
+
+
+def randperm(n: int, *, dtype="int64", device="cpu") -> Tensor:
+    """A random permutation of 0 … n − 1, from minigrad's RNG (see manual_seed)."""
+    if not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"randperm: n must be a non-negative int, got {n!r}")
+    backend, index = parse_device(device)
+    keys = backend.random("uniform", (int(n),), np.float64, index)
+    return Tensor._from_array(backend.xp.argsort(keys).astype(np.int64)).astype(dtype)

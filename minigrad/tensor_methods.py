@@ -312,3 +312,24 @@ class TensorMethods:
     def kthvalue(self, k, dim=-1, keepdim=False):
         """(value, index) of the k-th smallest along `dim`; see `minigrad.kthvalue`."""
         return _OPS.kthvalue(self, k, dim, keepdim)
+
+    # -- predicates -----------------------------------------------------------------------------
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        """|x − other| ≤ atol + rtol·|other|, elementwise; see `minigrad.isclose`."""
+        return _OPS.isclose(self, other, rtol, atol, equal_nan)
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        """Whether isclose holds everywhere (a Python bool); see `minigrad.allclose`."""
+        return _OPS.allclose(self, other, rtol, atol, equal_nan)
+
+    def isinf(self):
+        """True where ±inf; see `minigrad.isinf`."""
+        return _OPS.isinf(self)
+
+    def isnan(self):
+        """True where NaN; see `minigrad.isnan`."""
+        return _OPS.isnan(self)
+
+    def isfinite(self):
+        """True where neither inf nor NaN; see `minigrad.isfinite`."""
+        return _OPS.isfinite(self)

@@ -12,6 +12,7 @@ from .reduce import (all, any, logsumexp, max, mean, min, prod, std, std_mean, s
 from .shape import (astype, broadcast_to, cat, concat, reshape, split, squeeze, stack, sum_to,
                     swapaxes, to_device, transpose, unsqueeze)
 from .common import AxisError
+from .predicates import allclose, isclose, isinf, isneginf, isposinf
 from .sorting import argsort, kthvalue, sort, topk
 from .activations import (celu, elu, erf, erfc, hardsigmoid, hardswish, hardtanh, leaky_relu,
                           logsigmoid, mish, relu6, selu, silu, softmin, softplus, softsign)

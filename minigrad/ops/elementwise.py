@@ -458,10 +458,15 @@ class Where(Function):
 
 
 def where(cond, a, b) -> Tensor:
-    """a where the bool `cond` is True, else b (all three broadcast together)."""
+    """a where the bool `cond` is True, else b (all three broadcast together). With two
+    numbers, the result is float32 when either is a float, else int64 (bool for two bools),
+    on cond's device, as in PyTorch."""
     like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
     if like is None:
-        raise TypeError("where: a or b must be a Tensor")
+        if not isinstance(cond, Tensor):
+            cond = Tensor(cond)
+        a = Tensor(a, device=cond.device)               # a Python float becomes float32
+        like = a
     a, b = pair(a, b)
     cond = _as_mask(cond, like, "where")
     return Where.apply(cond, a, b)

@@ -1,0 +1,91 @@
+"""Predicates (isclose, allclose, isinf, isposinf, isneginf) and creation (linspace, logspace,
+eye(n, m, k), tril/triu_indices, randint, randperm, where with two numbers): against NumPy,
+devices, dtypes, seeding, errors."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+
+def test_isclose_and_allclose_match_numpy(device):
+    a = np.array([[1.0, 1.0 + 1e-6, np.inf, np.nan], [0.0, 1e-9, -np.inf, 2.0]])
+    b = np.array([1.0, 1.0, np.inf, np.nan])
+    x = mg.tensor(a, device=device)
+    for kwargs in ({}, dict(rtol=0.0, atol=1e-8), dict(equal_nan=True)):
+        out = mg.isclose(x, mg.tensor(b, device=device), **kwargs)
+        assert out.dtype == np.bool_ and out.device == device
+        np.testing.assert_array_equal(out.numpy(), np.isclose(a, b, **kwargs))
+    assert x.isclose(x, equal_nan=True).all().item()
+    assert mg.allclose(mg.tensor([1.0, 2.0]), [1.0, 2.0 + 1e-7]) is True
+    assert mg.tensor([1.0]).allclose(mg.tensor([1.1])) is False
+    assert not mg.isclose(mg.tensor([1.0], requires_grad=True), 1.0).requires_grad
+
+
+def test_infinity_predicates(device):
+    a = np.array([np.inf, -np.inf, np.nan, 0.0])
+    x = mg.tensor(a, device=device)
+    np.testing.assert_array_equal(mg.isinf(x).numpy(), np.isinf(a))
+    np.testing.assert_array_equal(mg.isposinf(x).numpy(), np.isposinf(a))
+    np.testing.assert_array_equal(mg.isneginf(x).numpy(), np.isneginf(a))
+    np.testing.assert_array_equal(x.isnan().numpy(), np.isnan(a))
+    np.testing.assert_array_equal(x.isfinite().numpy(), np.isfinite(a))
+    assert mg.isinf(mg.tensor(np.inf)).shape == ()
+
+
+def test_ranges_and_identities_match_numpy(device):
+    np.testing.assert_allclose(mg.linspace(-1, 2, 7, device=device).numpy(),
+                               np.linspace(-1, 2, 7).astype(np.float32))
+    np.testing.assert_allclose(mg.linspace(0, 1, steps=4, endpoint=False).numpy(),
+                               np.linspace(0, 1, 4, endpoint=False).astype(np.float32))
+    assert mg.linspace(0, 1, 3, dtype="float64").dtype == np.float64
+    assert mg.linspace(0, 1).shape == (50,) and mg.linspace(0, 1, 0).shape == (0,)
+    np.testing.assert_allclose(mg.logspace(0, 3, 4, base=2.0).numpy(), [1.0, 2.0, 4.0, 8.0])
+    for args in ((3,), (2, 4), (4, 3, 1), (3, 3, -2)):
+        out = mg.eye(*args, device=device)
+        assert out.dtype == np.float32 and out.device == device
+        np.testing.assert_array_equal(out.numpy(), np.eye(*args))
+    for fn, reference in ((mg.tril_indices, np.tril_indices), (mg.triu_indices,
+                                                               np.triu_indices)):
+        for args in ((3,), (3, 1), (3, -1, 4)):
+            rows, cols = fn(*args, device=device)
+            expected = reference(*args)
+            assert rows.dtype == np.int64 and rows.device == device
+            np.testing.assert_array_equal(rows.numpy(), expected[0])
+            np.testing.assert_array_equal(cols.numpy(), expected[1])
+
+
+def test_randint_and_randperm_are_seeded_and_in_range(device):
+    mg.manual_seed(3)
+    first = mg.randint(5, 9, (400,), device=device)
+    mg.manual_seed(3)
+    again = mg.randint(5, 9, (400,), device=device)
+    np.testing.assert_array_equal(first.numpy(), again.numpy())
+    values = first.numpy()
+    assert first.dtype == np.int64 and first.device == device
+    assert values.min() == 5 and values.max() == 8 and set(values.tolist()) == {5, 6, 7, 8}
+    assert mg.randint(3, (2, 2)).shape == (2, 2)                     # PyTorch's (high, size)
+    assert set(mg.randint(3, size=300).numpy().tolist()) == {0, 1, 2}    # NumPy's (high)
+    assert mg.randint(0, 2, 3, dtype="int32").dtype == np.int32
+    perm = mg.randperm(10, device=device)
+    assert sorted(perm.numpy().tolist()) == list(range(10)) and perm.dtype == np.int64
+    assert mg.randperm(0).shape == (0,)
+
+
+def test_where_with_two_numbers_makes_a_default_dtype_tensor(device):
+    cond = mg.tensor([True, False, True], device=device)
+    out = mg.where(cond, 1.5, 0.0)
+    assert out.dtype == np.float32 and out.device == device and out.tolist() == [1.5, 0.0, 1.5]
+    assert mg.where(cond, 2, 0).dtype == np.int64
+    assert mg.where(np.array([False, True]), 1.0, 2).tolist() == [2.0, 1.0]
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="randint: needs integers low < high"):
+        mg.randint(5, 5)
+    with pytest.raises(ValueError, match="randperm: n"):
+        mg.randperm(-1)
+    with pytest.raises(ValueError, match="linspace: the number"):
+        mg.linspace(0, 1, -2)
+    with pytest.raises(ValueError, match=r"isclose: shapes \(2,\) and \(3,\)"):
+        mg.isclose(mg.ones(2), mg.ones(3))

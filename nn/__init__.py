@@ -16,6 +16,8 @@ from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Identity, Layer
 from .activations import (CELU, ELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
                           LogSigmoid, LogSoftmax, Mish, ReLU6, SiLU, Softmax, Softmin, Softplus,
                           Softsign)
+from .loss_modules import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimilarity,
+                           KLDivLoss, NLLLoss)
 from .module import Module, ModuleDict, ModuleList, Parameter, RemovableHandle, Sequential
 from .optim import clip_grad_norm, clip_grad_norm_
 from .serialization import load, save

@@ -412,7 +412,8 @@ class CrossEntropy(_FusedFunction):
 
 
 def cross_entropy(logits: Tensor, targets, ignore_index: int | None = None,
-                  reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+                  reduction: str = "mean", label_smoothing: float = 0.0, *,
+                  weight=None) -> Tensor:
     """Softmax cross-entropy between `logits` (..., C) and integer class `targets` (...).
 
     ℓ_i = (1 − ε)·(−log p_{i,t_i}) + ε·mean_c(−log p_{i,c}), p = softmax(logits), ε =
@@ -420,6 +421,11 @@ def cross_entropy(logits: Tensor, targets, ignore_index: int | None = None,
     "mean" averages over the other positions (PyTorch's rule), "sum" adds, "none" returns (...).
     Stable for logits as large as 1e4. When every target is ignored, "mean" gives 0 (not the
     NaN of 0/0).
+
+    `weight` (C,) weighs each class, as PyTorch's: ℓ_i = (1 − ε)(−w_{t_i} log p_{i,t_i}) +
+    (ε/C) Σ_c (−w_c log p_{i,c}), and "mean" divides by Σ w_{t_i}. Float `targets` of the
+    logits' shape are class probabilities: ℓ_i = −Σ_c w_c q_{i,c} log p_{i,c} (q smoothed by
+    ε), averaged over positions by "mean".
     """
     _check_reduction(reduction, "cross_entropy")
     if logits.ndim == 0:
@@ -427,9 +433,26 @@ def cross_entropy(logits: Tensor, targets, ignore_index: int | None = None,
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
                          f"{label_smoothing}")
+    if _are_probabilities(targets, logits):
+        if ignore_index is not None:
+            raise ValueError("cross_entropy: ignore_index applies to class-index targets, not "
+                             "to probability targets")
+        return _soft_cross_entropy(logits, targets, weight, reduction, float(label_smoothing))
+    if weight is not None:
+        return _weighted_nll(mg.log_softmax(logits, axis=-1), targets, weight, ignore_index,
+                            reduction, float(label_smoothing), "cross_entropy")
     t = _targets_array(logits, targets, ignore_index, "cross_entropy")
     return CrossEntropy.apply(logits, targets=t.reshape(-1), ignore_index=ignore_index,
                               reduction=reduction, label_smoothing=float(label_smoothing))
+
+
+def _are_probabilities(targets, logits: Tensor) -> bool:
+    """Are these targets class probabilities (floats of the logits' shape), not indices?"""
+    dtype = getattr(targets, "dtype", None)
+    if dtype is None:
+        dtype = np.asarray(targets).dtype
+    shape = targets.shape if hasattr(targets, "shape") else np.shape(targets)
+    return np.dtype(dtype).kind == "f" and tuple(shape) == tuple(logits.shape)
 
 
 def _targets_array(scores: Tensor, targets, ignore_index, op: str):
@@ -454,12 +477,17 @@ def _targets_array(scores: Tensor, targets, ignore_index, op: str):
 
 
 def nll_loss(log_probs: Tensor, targets, ignore_index: int | None = None,
-             reduction: str = "mean") -> Tensor:
+             reduction: str = "mean", *, weight=None) -> Tensor:
     """Negative log-likelihood: ℓ_i = −log_probs[i, t_i], for log_probs (..., C) and targets
-    (...); ignored targets contribute 0, "mean" averages over the kept ones."""
+    (...); ignored targets contribute 0, "mean" averages over the kept ones. With class
+    weights `weight` (C,), ℓ_i = −w_{t_i} log_probs[i, t_i] and "mean" divides by Σ w_{t_i},
+    as PyTorch's."""
     _check_reduction(reduction, "nll_loss")
     if log_probs.ndim == 0:
         raise ValueError("nll_loss: log_probs must have a class axis, got a 0-d tensor")
+    if weight is not None:
+        return _weighted_nll(log_probs, targets, weight, ignore_index, reduction, 0.0,
+                            "nll_loss")
     t = _targets_array(log_probs, targets, ignore_index, "nll_loss").reshape(-1)
     xp = log_probs.xp
     classes = log_probs.shape[-1]
@@ -671,6 +699,10 @@ def _quadratic_then_linear(d: Tensor, edge: float, curvature: float, slope: floa
     return mg.where(magnitude < edge, quadratic, linear)
 
 
+from .losses import (binary_cross_entropy, cosine_embedding_loss,  # noqa: E402
+                     cosine_similarity, kl_div)
+from .losses import soft_cross_entropy as _soft_cross_entropy  # noqa: E402
+from .losses import weighted_nll as _weighted_nll  # noqa: E402
 from .attention_functional import (attention_weights, causal_mask,  # noqa: E402
                                    masked_softmax, padding_mask,
                                    scaled_dot_product_attention)

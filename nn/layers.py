@@ -207,16 +207,16 @@ class CrossEntropyLoss(Module):
     """Module form of `nn.functional.cross_entropy`: forward(logits (..., C), targets (...))."""
 
     def __init__(self, ignore_index: int | None = None, reduction: str = "mean",
-                 label_smoothing: float = 0.0):
+                 label_smoothing: float = 0.0, *, weight=None):
         super().__init__()
         self.ignore_index, self.reduction = ignore_index, reduction
-        self.label_smoothing = label_smoothing
+        self.label_smoothing, self.weight = label_smoothing, weight
 
     def forward(self, logits: mg.Tensor, targets) -> mg.Tensor:
-        """logits: (..., C); targets: integer (...). Returns the loss: () for "mean" and
-        "sum", (...) for "none"."""
+        """logits: (..., C); targets: integer (...), or class probabilities (..., C). Returns
+        the loss: () for "mean" and "sum", (...) for "none"."""
         return F.cross_entropy(logits, targets, self.ignore_index, self.reduction,
-                               self.label_smoothing)
+                               self.label_smoothing, weight=self.weight)
 
 
 class MSELoss(Module):

@@ -90,3 +90,186 @@ def test_functional_offers_the_activations_by_pytorchs_names():
     for name in ("silu", "mish", "softplus", "elu", "celu", "selu", "leaky_relu", "hardtanh",
                  "relu6", "hardsigmoid", "hardswish", "softsign", "logsigmoid", "softmin"):
         assert getattr(F, name) is getattr(mg, name)
+
+
+# -- losses -------------------------------------------------------------------------------------
+
+def _log_softmax(z):
+    m = z.max(-1, keepdims=True)
+    return z - m - np.log(np.exp(z - m).sum(-1, keepdims=True))
+
+
+def _weighted_ce_numpy(z, t, w, ignore_index=None, reduction="mean", eps=0.0, log_p=None):
+    """From PyTorch's definition, one position at a time."""
+    log_p = _log_softmax(z) if log_p is None else log_p
+    classes = z.shape[-1]
+    losses, total = np.zeros(t.shape), 0.0
+    for pos in np.ndindex(t.shape):
+        if ignore_index is not None and t[pos] == ignore_index:
+            continue
+        row = log_p[pos]
+        losses[pos] = (1 - eps) * -w[t[pos]] * row[t[pos]] + eps / classes * -(w * row).sum()
+        total += w[t[pos]]
+    if reduction == "none":
+        return losses
+    return losses.sum() if reduction == "sum" else losses.sum() / total
+
+
+@pytest.mark.parametrize("options", [dict(), dict(reduction="sum"), dict(reduction="none"),
+                                     dict(ignore_index=2), dict(label_smoothing=0.2),
+                                     dict(ignore_index=0, label_smoothing=0.1,
+                                          reduction="none")])
+def test_cross_entropy_and_nll_with_class_weights(options, rng):
+    z, t = rng.standard_normal((2, 3, 4)), rng.integers(0, 4, (2, 3))
+    w = rng.uniform(0.5, 2.0, 4)
+    eps = options.get("label_smoothing", 0.0)
+    expected = _weighted_ce_numpy(z, t, w, options.get("ignore_index"),
+                                  options.get("reduction", "mean"), eps)
+    x = f64(z)
+    np.testing.assert_allclose(F.cross_entropy(x, t, weight=w, **options).numpy(), expected)
+    assert mg.gradcheck(lambda v: F.cross_entropy(v, t, weight=f64(w, False), **options), [x])
+    if not eps:
+        log_p = _log_softmax(z)
+        nll_options = {k: v for k, v in options.items() if k != "label_smoothing"}
+        np.testing.assert_allclose(
+            F.nll_loss(f64(log_p), t, weight=w, **nll_options).numpy(),
+            _weighted_ce_numpy(z, t, w, log_p=log_p, reduction=options.get("reduction", "mean"),
+                               ignore_index=options.get("ignore_index")))
+    weight = f64(w)                                     # the weights get gradients too
+    assert mg.gradcheck(lambda v: F.cross_entropy(f64(z, False), t, weight=v, **options),
+                        [weight])
+
+
+@pytest.mark.parametrize("weighted, eps, reduction", [(False, 0.0, "mean"), (True, 0.1, "sum"),
+                                                      (True, 0.0, "none")])
+def test_cross_entropy_with_probability_targets(weighted, eps, reduction, rng):
+    z, q = rng.standard_normal((3, 4)), rng.dirichlet(np.ones(4), 3)
+    w = rng.uniform(0.5, 2.0, 4) if weighted else np.ones(4)
+    smoothed = (1 - eps) * q + eps / 4
+    losses = -(w * smoothed * _log_softmax(z)).sum(-1)
+    expected = {"mean": losses.mean(), "sum": losses.sum(), "none": losses}[reduction]
+    x = f64(z)
+    options = dict(weight=w if weighted else None, label_smoothing=eps, reduction=reduction)
+    np.testing.assert_allclose(F.cross_entropy(x, q, **options).numpy(), expected)
+    assert mg.gradcheck(lambda v, p: F.cross_entropy(v, p, **options), [x, f64(q)])
+    with pytest.raises(ValueError, match="ignore_index applies to class-index targets"):
+        F.cross_entropy(x, q, ignore_index=0)
+
+
+def _bce_numpy(p, y):
+    with np.errstate(divide="ignore"):
+        return -(y * np.maximum(np.log(p), -100) + (1 - y) * np.maximum(np.log(1 - p), -100))
+
+
+@pytest.mark.parametrize("shape, reduction", [((3, 4), "mean"), ((), "sum"), ((1,), "none")])
+def test_binary_cross_entropy_on_probabilities(shape, reduction, rng):
+    p, y, w = rng.uniform(0.05, 0.95, shape), rng.uniform(0, 1, shape), rng.uniform(0.5, 2, shape)
+    losses = w * _bce_numpy(p, y)
+    expected = {"mean": losses.mean(), "sum": losses.sum(), "none": losses}[reduction]
+    np.testing.assert_allclose(F.binary_cross_entropy(f64(p), y, w, reduction).numpy(), expected)
+    assert mg.gradcheck(lambda a, b: F.binary_cross_entropy(a, b, f64(w, False), reduction),
+                        [f64(p), f64(y)])
+
+
+def test_binary_cross_entropy_at_zero_and_one_is_finite_as_in_pytorch():
+    p = f64([0.0, 1e-50, 1.0, 1.0])
+    y = f64([0.0, 1.0, 1.0, 0.0])
+    loss = F.binary_cross_entropy(p, y, reduction="none")
+    np.testing.assert_allclose(loss.numpy(), [0.0, 100.0, 0.0, 100.0])
+    gp, gy = mg.grad(loss.sum(), [p, y])
+    np.testing.assert_allclose(gp.numpy(), [0.0, -1e12, 0.0, 1e12])   # PyTorch's values
+    np.testing.assert_allclose(gy.numpy(), [100.0, 100.0, -100.0, -100.0])
+    with pytest.raises(ValueError, match=r"binary_cross_entropy: input must hold probabilities"):
+        F.binary_cross_entropy(f64([1.5]), [1.0])
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none", "batchmean"])
+@pytest.mark.parametrize("log_target", [False, True])
+def test_kl_div(reduction, log_target, rng):
+    log_q = np.log(rng.dirichlet(np.ones(4), 3))
+    p = rng.dirichlet(np.ones(4), 3)
+    p[0, 1] = 0.0                                       # 0·log 0 = 0
+    target = np.log(p + 1e-3) if log_target else p
+    pointwise = (np.exp(target) * (target - log_q) if log_target
+                 else np.where(p > 0, p * (np.log(np.where(p > 0, p, 1)) - log_q), 0.0))
+    expected = {"mean": pointwise.mean(), "sum": pointwise.sum(), "none": pointwise,
+                "batchmean": pointwise.sum() / 3}[reduction]
+    out = F.kl_div(f64(log_q), target, reduction, log_target)
+    np.testing.assert_allclose(out.numpy(), expected)
+    assert mg.gradcheck(lambda a: F.kl_div(a, f64(target, False), reduction, log_target),
+                        [f64(log_q)])
+
+
+@pytest.mark.parametrize("shapes, dim", [(((3, 4), (3, 4)), 1), (((2, 3, 4), (4,)), -1),
+                                         (((4,), (4,)), 0), (((3, 1), (1, 5)), 0)])
+def test_cosine_similarity(shapes, dim, rng):
+    a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
+    norm = lambda v: np.maximum(np.sqrt((v * v).sum(dim)), 1e-8)     # noqa: E731
+    wide_a, wide_b = np.broadcast_arrays(a, b)
+    expected = (wide_a * wide_b).sum(dim) / (norm(wide_a) * norm(wide_b))
+    x, y = f64(np.array(a)), f64(np.array(b))
+    np.testing.assert_allclose(F.cosine_similarity(x, y, dim).numpy(), expected)
+    assert mg.gradcheck(lambda u, v: F.cosine_similarity(u, v, dim), [x, y])
+
+
+def test_cosine_similarity_of_a_zero_vector_is_zero_with_finite_gradients():
+    x, y = f64(np.zeros((1, 3))), f64([[1.0, 2.0, 2.0]])
+    out = F.cosine_similarity(x, y)
+    assert out.tolist() == [0.0]
+    gx, gy = mg.grad(out.sum(), [x, y])
+    assert np.isfinite(gx.numpy()).all() and np.isfinite(gy.numpy()).all()
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cosine_embedding_loss(reduction, rng):
+    a, b = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    y = np.array([1, -1, -1, 1])
+    cos = (a * b).sum(1) / np.sqrt(((a * a).sum(1) + 1e-12) * ((b * b).sum(1) + 1e-12))
+    losses = np.where(y == 1, 1 - cos, np.maximum(cos - 0.1, 0))
+    expected = {"mean": losses.mean(), "sum": losses.sum(), "none": losses}[reduction]
+    out = F.cosine_embedding_loss(f64(a), f64(b), y, 0.1, reduction)
+    np.testing.assert_allclose(out.numpy(), expected)
+    assert mg.gradcheck(lambda u, v: F.cosine_embedding_loss(u, v, y, 0.1, reduction),
+                        [f64(a), f64(b)])
+    one = F.cosine_embedding_loss(f64(a[0]), f64(b[0]), np.array(1))          # (D,), 0-d y
+    np.testing.assert_allclose(one.numpy(), 1 - cos[0])
+
+
+def test_loss_modules_call_their_functions(rng):
+    z, t = mg.tensor(rng.standard_normal((3, 4))), rng.integers(0, 4, 3)
+    w = rng.uniform(0.5, 2, 4)
+    p = mg.tensor(rng.uniform(0.1, 0.9, 3))
+    for module, expected in (
+            (nn.CrossEntropyLoss(weight=w), F.cross_entropy(z, t, weight=w)),
+            (nn.NLLLoss(w, reduction="sum"), F.nll_loss(z, t, reduction="sum", weight=w))):
+        np.testing.assert_allclose(module(z, t).numpy(), expected.numpy())
+    np.testing.assert_allclose(nn.BCELoss()(p, p.numpy()).numpy(),
+                               F.binary_cross_entropy(p, p.numpy()).numpy())
+    np.testing.assert_allclose(nn.BCEWithLogitsLoss(pos_weight=np.ones(3) * 2)(z[0, :3], p).numpy(),
+                               F.binary_cross_entropy_with_logits(z[0, :3], p,
+                                                                  pos_weight=np.ones(3) * 2).numpy())
+    np.testing.assert_allclose(nn.KLDivLoss("batchmean")(mg.log_softmax(z), mg.softmax(z)).item(),
+                               0.0, atol=1e-6)
+    np.testing.assert_allclose(nn.CosineSimilarity(dim=0)(z, z).numpy(), np.ones(4), rtol=1e-6)
+    assert nn.CosineEmbeddingLoss(0.2)(z, z, np.ones(3)).item() < 1e-6
+
+
+def test_losses_match_torch(rng):
+    torch = pytest.importorskip("torch")
+    TF = torch.nn.functional
+    z, t, w = rng.standard_normal((5, 4)), rng.integers(0, 4, 5), rng.uniform(0.5, 2, 4)
+    q = rng.dirichlet(np.ones(4), 5)
+    T = torch.tensor
+    for mine, theirs in (
+            (F.cross_entropy(f64(z), t, weight=w, label_smoothing=0.1),
+             TF.cross_entropy(T(z), T(t), weight=T(w), label_smoothing=0.1)),
+            (F.cross_entropy(f64(z), q, weight=w), TF.cross_entropy(T(z), T(q), weight=T(w))),
+            (F.nll_loss(f64(z), t, weight=w, ignore_index=1),
+             TF.nll_loss(T(z), T(t), weight=T(w), ignore_index=1)),
+            (F.kl_div(f64(np.log(q)), q[::-1].copy(), "batchmean"),
+             TF.kl_div(T(np.log(q)), T(q[::-1].copy()), reduction="batchmean")),
+            (F.cosine_similarity(f64(z), f64(z[::-1].copy())),
+             TF.cosine_similarity(T(z), T(z[::-1].copy()))),
+            (F.binary_cross_entropy(f64(q), q[::-1].copy()),
+             TF.binary_cross_entropy(T(q), T(q[::-1].copy())))):
+        np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-10)

@@ -1,0 +1,84 @@
+"""Module forms of the losses in nn.functional that PyTorch also offers as modules: NLLLoss,
+BCELoss, BCEWithLogitsLoss, KLDivLoss, CosineEmbeddingLoss, and CosineSimilarity. Each holds
+its options (class weights are kept as given, not as parameters) and calls its function."""
+
+from __future__ import annotations
+
+import minigrad as mg
+
+from . import functional as F
+from .module import Module
+
+
+class NLLLoss(Module):
+    """Module form of `nn.functional.nll_loss`."""
+
+    def __init__(self, weight=None, ignore_index: int | None = None, reduction: str = "mean"):
+        super().__init__()
+        self.weight, self.ignore_index, self.reduction = weight, ignore_index, reduction
+
+    def forward(self, log_probs: mg.Tensor, targets) -> mg.Tensor:
+        """log_probs: (..., C); targets: integer (...). Returns the loss."""
+        return F.nll_loss(log_probs, targets, self.ignore_index, self.reduction,
+                          weight=self.weight)
+
+
+class BCELoss(Module):
+    """Module form of `nn.functional.binary_cross_entropy` (on probabilities)."""
+
+    def __init__(self, weight=None, reduction: str = "mean"):
+        super().__init__()
+        self.weight, self.reduction = weight, reduction
+
+    def forward(self, input: mg.Tensor, target) -> mg.Tensor:
+        """input: probabilities in [0, 1]; target: the same shape. Returns the loss."""
+        return F.binary_cross_entropy(input, target, self.weight, self.reduction)
+
+
+class BCEWithLogitsLoss(Module):
+    """Module form of `nn.functional.binary_cross_entropy_with_logits`."""
+
+    def __init__(self, weight=None, reduction: str = "mean", pos_weight=None):
+        super().__init__()
+        self.weight, self.reduction, self.pos_weight = weight, reduction, pos_weight
+
+    def forward(self, logits: mg.Tensor, target) -> mg.Tensor:
+        """logits and target of one shape. Returns the loss."""
+        return F.binary_cross_entropy_with_logits(logits, target, self.weight, self.reduction,
+                                                  self.pos_weight)
+
+
+class KLDivLoss(Module):
+    """Module form of `nn.functional.kl_div`."""
+
+    def __init__(self, reduction: str = "mean", log_target: bool = False):
+        super().__init__()
+        self.reduction, self.log_target = reduction, log_target
+
+    def forward(self, input: mg.Tensor, target) -> mg.Tensor:
+        """input: log-probabilities; target: probabilities (log with log_target)."""
+        return F.kl_div(input, target, self.reduction, self.log_target)
+
+
+class CosineEmbeddingLoss(Module):
+    """Module form of `nn.functional.cosine_embedding_loss`."""
+
+    def __init__(self, margin: float = 0.0, reduction: str = "mean"):
+        super().__init__()
+        self.margin, self.reduction = margin, reduction
+
+    def forward(self, input1: mg.Tensor, input2: mg.Tensor, target) -> mg.Tensor:
+        """input1, input2: (N, D); target: (N,) of 1 and −1. Returns the loss."""
+        return F.cosine_embedding_loss(input1, input2, target, self.margin, self.reduction)
+
+
+class CosineSimilarity(Module):
+    """Module form of `nn.functional.cosine_similarity`."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1: mg.Tensor, x2: mg.Tensor) -> mg.Tensor:
+        """x1, x2: broadcastable. Returns their cosine similarity along dim."""
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)

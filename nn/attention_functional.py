@@ -269,19 +269,27 @@ class AttendValues(FusedFunction):
 
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask=None,
                                  scale: float | None = None, dropout_p: float = 0.0,
-                                 training: bool = True) -> tuple[Tensor, Tensor]:
+                                 training: bool = True, *, attn_mask=None,
+                                 is_causal: bool = False,
+                                 enable_gqa: bool = False) -> tuple[Tensor, Tensor]:
     """softmax(q kᵀ · scale) v over the last two axes, with any leading batch/head axes.
 
         S = scale · q kᵀ                   (..., Lq, Lk)
-        S[¬mask] = −inf
+        S[¬mask] = −inf, or S + mask for a float mask
         A = softmax(S, axis=-1)            (..., Lq, Lk)
         out = dropout(A) v                 (..., Lq, Dv)
 
     Args:
         q: (..., Lq, D); k: (..., Lk, D); v: (..., Lk, Dv). Leading axes broadcast.
-        mask: bool, broadcastable to (..., Lq, Lk), True = attention allowed; None = all allowed.
+        mask (or PyTorch's name `attn_mask`): bool, broadcastable to (..., Lq, Lk), True =
+            attention allowed; or a float mask added to the scores (−inf forbids, and a mask
+            that requires grad gets its gradient, as a learned position bias does); None =
+            all allowed.
         scale: multiplies the scores; None means 1/√D (Vaswani et al. 2017, §3.2.1).
         dropout_p: dropout on the weights (only when `training`).
+        is_causal: query i may attend to keys 0 … i only (no mask may be given with it).
+        enable_gqa: grouped-query attention: k and v may have fewer heads (axis −3) than q,
+            a divisor of q's; query head h uses key/value head h // (Hq / Hkv), as PyTorch.
 
     Returns:
         (out (..., Lq, Dv), weights (..., Lq, Lk)). `weights` is the softmax before dropout, so
@@ -289,14 +297,28 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask=None,
         output, and passes no gradient (no NaN).
     """
     op = "scaled_dot_product_attention"
+    if attn_mask is not None:
+        if mask is not None:
+            raise TypeError(f"{op}: got mask and attn_mask; they name the same argument, pass "
+                            f"one")
+        mask = attn_mask
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
         raise ValueError(f"{op}: q, k, v need at least 2 dimensions (..., L, D), got shapes "
                          f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+    if enable_gqa:
+        k, v = _shared_heads(q, k, op), _shared_heads(q, v, op)
     if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise ValueError(f"{op}: q (..., Lq, D), k (..., Lk, D) and v (..., Lk, Dv) do not fit: "
                          f"got shapes {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"{op}: dropout_p must be in [0, 1], got {dropout_p}")
+    if is_causal:
+        if mask is not None:
+            raise ValueError(f"{op}: give a mask or is_causal=True, not both")
+        lq, lk = q.shape[-2], k.shape[-2]
+        mask = mg.tensor(np.tril(np.ones((lq, lk), dtype=bool)), device=q.device)
+    if mask is not None and _is_float_mask(mask):
+        return _attention_with_bias(q, k, v, mask, scale, dropout_p, training, op)
     weights, mask, scale = _weights(q, k, mask, scale, op)  # (..., Lq, Lk)
     inputs = (q, k, v) if mask is None else (q, k, v, mask)
     if not training or dropout_p == 0.0:
@@ -307,6 +329,47 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask=None,
             >= dropout_p).data                              # Bernoulli(1 − p), as mg.dropout
     return AttendValues.apply(*inputs, scale=scale, weights=weights.data, keep=keep,
                               p=dropout_p), weights          # (..., Lq, Dv), (..., Lq, Lk)
+
+
+def _is_float_mask(mask) -> bool:
+    """Is this an additive float mask (rather than a bool one)?"""
+    if isinstance(mask, list):
+        mask = np.asarray(mask)
+    dtype = getattr(mask, "dtype", None)
+    return dtype is not None and np.dtype(dtype).kind == "f"
+
+
+def _shared_heads(q: Tensor, kv: Tensor, op: str) -> Tensor:
+    """k or v with its Hkv heads (axis −3) repeated to q's Hq, each Hq/Hkv times in a row."""
+    if q.ndim < 3 or kv.ndim < 3:
+        raise ValueError(f"{op}: enable_gqa needs a head axis (..., heads, L, D), got shapes "
+                         f"{tuple(q.shape)} and {tuple(kv.shape)}")
+    heads, shared = q.shape[-3], kv.shape[-3]
+    if shared == heads:
+        return kv
+    if shared == 0 or heads % shared:
+        raise ValueError(f"{op}: {heads} query heads cannot share {shared} key/value heads "
+                         f"(the number must divide {heads})")
+    return mg.repeat_interleave(kv, heads // shared, dim=kv.ndim - 3)
+
+
+def _attention_with_bias(q: Tensor, k: Tensor, v: Tensor, bias, scale, dropout_p: float,
+                         training: bool, op: str) -> tuple[Tensor, Tensor]:
+    """Attention with an additive float mask, from differentiable operations:
+    softmax(scale · q kᵀ + bias) v, so the bias gets its gradient (∂S, summed over the axes it
+    was broadcast along)."""
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    if not isinstance(bias, Tensor):
+        bias = mg.tensor(np.asarray(bias), dtype=q.dtype, device=q.device)
+    scores = mg.matmul(q * scale, k.swapaxes(-1, -2))            # (..., Lq, Lk)
+    try:
+        np.broadcast_shapes(tuple(bias.shape), tuple(scores.shape))
+    except ValueError:
+        raise ValueError(f"{op}: float mask of shape {tuple(bias.shape)} does not broadcast "
+                         f"to the attention scores' shape {tuple(scores.shape)}") from None
+    weights = mg.softmax(scores + bias, axis=-1)        # an all −inf row gives zeros, no NaN
+    kept = mg.dropout(weights, dropout_p, training)
+    return mg.matmul(kept, v), weights                  # (..., Lq, Dv), (..., Lq, Lk)
 
 
 def masked_softmax(scores: Tensor, mask=None, op: str = "masked_softmax") -> Tensor:

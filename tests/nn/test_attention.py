@@ -238,7 +238,7 @@ def test_sdpa_in_blocks_of_rows_gradcheck_and_on_a_device(rng, monkeypatch, sim_
 def test_mask_errors_are_clear(rng):
     q = _f64(rng, 2, 3, 4)
     with pytest.raises(TypeError, match="scaled_dot_product_attention: mask must be bool"):
-        F.scaled_dot_product_attention(q, q, q, np.ones((3, 3)))
+        F.scaled_dot_product_attention(q, q, q, np.ones((3, 3), dtype=int))   # float: added
     with pytest.raises(ValueError, match=r"mask of shape \(3, 2\) does not broadcast"):
         F.scaled_dot_product_attention(q, q, q, np.ones((3, 2), dtype=bool))
     with pytest.raises(ValueError, match="scaled_dot_product_attention: q .* do not fit"):

@@ -273,3 +273,88 @@ def test_losses_match_torch(rng):
             (F.binary_cross_entropy(f64(q), q[::-1].copy()),
              TF.binary_cross_entropy(T(q), T(q[::-1].copy())))):
         np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-10)
+
+
+# -- attention with a float mask and grouped key/value heads ------------------------------------
+
+def _attention_numpy(q, k, v, bias=None, allowed=None, scale=None):
+    """softmax(scale·q kᵀ + bias) v from the definition, forbidden scores set to −inf."""
+    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
+    s = scale * q @ np.swapaxes(k, -1, -2)
+    if bias is not None:
+        s = s + bias
+    if allowed is not None:
+        s = np.where(allowed, s, -np.inf)
+    m = s.max(-1, keepdims=True)
+    e = np.exp(s - np.where(np.isfinite(m), m, 0))
+    total = e.sum(-1, keepdims=True)
+    w = e / np.where(total == 0, 1, total)
+    return w @ v, w
+
+
+@pytest.mark.parametrize("bias_shape", [(3, 5), (2, 1, 3, 5), (1, 5)])
+def test_attention_with_an_additive_float_mask(bias_shape, rng):
+    q, k, v = (rng.standard_normal(s) for s in ((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 3)))
+    bias = rng.standard_normal(bias_shape)
+    out, weights = F.scaled_dot_product_attention(f64(q), f64(k), f64(v), attn_mask=bias)
+    expected, expected_w = _attention_numpy(q, k, v, bias)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10)
+    np.testing.assert_allclose(weights.numpy(), expected_w, rtol=1e-10)
+    assert mg.gradcheck(lambda a, b, c, d: F.scaled_dot_product_attention(a, b, c, d)[0],
+                        [f64(q), f64(k), f64(v), f64(bias)])        # the bias gets its gradient
+
+
+def test_float_mask_of_minus_infinity_forbids_and_a_full_row_gives_zeros(rng):
+    q, k, v = (f64(rng.standard_normal(s)) for s in ((3, 4), (3, 4), (3, 2)))
+    bias = np.zeros((3, 3))
+    bias[0, 1:] = -np.inf                       # query 0 sees key 0 only
+    bias[2, :] = -np.inf                        # query 2 sees nothing
+    out, weights = F.scaled_dot_product_attention(q, k, v, bias)
+    assert weights.numpy()[0].tolist() == [1.0, 0.0, 0.0]
+    assert weights.numpy()[2].tolist() == [0.0, 0.0, 0.0] and out.numpy()[2].tolist() == [0, 0]
+    grads = mg.grad(out.sum(), [q, k, v])
+    assert all(np.isfinite(g.numpy()).all() for g in grads)
+
+
+@pytest.mark.parametrize("kv_heads", [1, 2, 4])
+def test_grouped_query_attention(kv_heads, rng):
+    q = rng.standard_normal((2, 4, 3, 5))
+    k, v = rng.standard_normal((2, kv_heads, 6, 5)), rng.standard_normal((2, kv_heads, 6, 2))
+    allowed = np.tril(np.ones((3, 6), dtype=bool))
+    out, weights = F.scaled_dot_product_attention(f64(q), f64(k), f64(v), allowed,
+                                                  enable_gqa=True)
+    group = 4 // kv_heads                      # query head h reads key/value head h // group
+    expected, _ = _attention_numpy(q, np.repeat(k, group, axis=1), np.repeat(v, group, axis=1),
+                                   allowed=allowed)
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-10)
+    assert weights.shape == (2, 4, 3, 6)
+    assert mg.gradcheck(lambda a, b, c: F.scaled_dot_product_attention(
+        a, b, c, is_causal=True, enable_gqa=True)[0], [f64(q[:1, :, :2]), f64(k[:1, :, :2]),
+                                                        f64(v[:1, :, :2])])
+
+
+def test_attention_argument_errors():
+    q, k = mg.ones(2, 4, 3, 5), mg.ones(2, 3, 3, 5)
+    with pytest.raises(ValueError, match="4 query heads cannot share 3"):
+        F.scaled_dot_product_attention(q, k, k, enable_gqa=True)
+    with pytest.raises(ValueError, match="not both"):
+        F.scaled_dot_product_attention(q, q, q, np.ones((3, 3), bool), is_causal=True)
+    with pytest.raises(TypeError, match="mask and attn_mask"):
+        F.scaled_dot_product_attention(q, q, q, np.ones((3, 3), bool), attn_mask=np.ones((3, 3)))
+    with pytest.raises(ValueError, match=r"float mask of shape \(4, 4\)"):
+        F.scaled_dot_product_attention(q, q, q, np.zeros((4, 4)))
+
+
+def test_attention_matches_torch(rng):
+    torch = pytest.importorskip("torch")
+    q, k, v = (rng.standard_normal(s) for s in ((2, 4, 3, 8), (2, 2, 5, 8), (2, 2, 5, 6)))
+    bias = rng.standard_normal((3, 5))
+    T = torch.tensor
+    theirs = torch.nn.functional.scaled_dot_product_attention(T(q), T(k), T(v), attn_mask=T(bias),
+                                                              enable_gqa=True)
+    mine, _ = F.scaled_dot_product_attention(f64(q), f64(k), f64(v), attn_mask=bias,
+                                             enable_gqa=True)
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-10)
+    theirs = torch.nn.functional.scaled_dot_product_attention(T(q), T(q), T(q), is_causal=True)
+    mine, _ = F.scaled_dot_product_attention(f64(q), f64(q), f64(q), is_causal=True)
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-10)

@@ -31,8 +31,9 @@ class Tensor(TensorMethods):
 
     Make one with `minigrad.tensor(data, dtype=None, requires_grad=False, device="cpu")`.
     Python floats become float32; NumPy arrays keep their dtype; integer and bool tensors can
-    never require grad. Mixed dtypes in one operation follow NumPy's promotion rules, with
-    Python numbers weak (`x * 2.0` keeps x's dtype).
+    never require grad. Mixed dtypes in one operation follow the rule PyTorch uses: Python
+    numbers are weak (`x * 2.0` keeps x's dtype), and a float result of integer inputs is
+    float32 (see "Promotion at a glance" below, and the table in docs/operations.md).
 
     Attributes: `data` (the NumPy/CuPy array), `grad` (a Tensor or None), `requires_grad`,
     `shape`, `ndim`, `size`, `dtype`, `device`, `T`, `is_leaf`, `grad_fn`, `name` (a label for
@@ -50,11 +51,11 @@ class Tensor(TensorMethods):
     `module.zero_grad()` / `optimizer.zero_grad()`.
 
     Promotion at a glance: float32 with float64 gives float64 (and the float32 input's
-    gradient is float32 again); float32 with a Python number stays float32. Two surprises:
-    an integer tensor with a Python float gives float32 (NumPy would give float64, minigrad
-    treats the float like `tensor(2.5)`), while integer tensors with each other follow NumPy
-    exactly, so `arange(4) / 4` and `int64 tensor + float32 tensor` are float64; cast with
-    `.float()` first to stay in float32.
+    gradient is float32 again); a float tensor with a Python number keeps its dtype; an
+    integer tensor with a Python float, or with a float tensor of any shape, takes the float's
+    dtype (float32 for a Python float; NumPy would give float64); integers whose result is a
+    float (`arange(4) / 4`, `exp`, `sqrt`, `mean`, `int32 ** 0.5`) give float32; integers with
+    integers stay integers as in NumPy (`//`, `%`, `sum`).
     """
 
     # `data`, `_requires_grad` and `_fn` are set on every tensor; the rest keep these class-level

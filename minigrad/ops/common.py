@@ -53,17 +53,30 @@ def lift(x, like: Tensor) -> Tensor:
 
 
 def pair(a, b, promote_ints: bool = True) -> tuple[Tensor, Tensor]:
-    """Both operands as Tensors. With `promote_ints`, a Python float meeting an integer or bool
-    tensor makes a float32 result (NumPy would give float64): the integer tensor is converted
-    first, which loses no gradient since integer tensors never require grad."""
+    """Both operands as Tensors. With `promote_ints` (arithmetic), an integer or bool operand
+    meeting a float takes the float's dtype, as in PyTorch (NumPy would often give float64): a
+    Python float makes float32, a float tensor of any shape its own dtype. The integer operand
+    is converted first, which loses no gradient since integer tensors never require grad."""
     if isinstance(a, Tensor):
         if isinstance(b, Tensor):
+            if a.data.dtype is not b.data.dtype and promote_ints:
+                return _same_float_kind(a, b)
             return a, b
         return (_as_default_float(a, b) if promote_ints else a), lift(b, a)
     if isinstance(b, Tensor):
         return lift(a, b), (_as_default_float(b, a) if promote_ints else b)
     raise TypeError(f"expected at least one Tensor, got {type(a).__name__} and "
                     f"{type(b).__name__}")
+
+
+def _same_float_kind(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """(a, b) with an integer or bool one cast to the other's float dtype."""
+    kind_a, kind_b = a.data.dtype.kind, b.data.dtype.kind
+    if kind_a in "iub" and kind_b == "f":
+        return constant(a.data.astype(b.data.dtype)), b
+    if kind_b in "iub" and kind_a == "f":
+        return a, constant(b.data.astype(a.data.dtype))
+    return a, b
 
 
 def _as_default_float(t: Tensor, number) -> Tensor:

@@ -10,7 +10,7 @@ import numpy as np
 from ..autograd import Function
 from ..backend import backend_of
 from ..tensor import Tensor
-from .common import constant, pair
+from .common import as_float, constant, pair
 
 
 # -- arithmetic ----------------------------------------------------------------------------
@@ -84,7 +84,10 @@ class Div(Function):
 
 
 def div(a, b) -> Tensor:
-    return Div.apply(*pair(a, b))
+    a, b = pair(a, b)
+    if a.data.dtype.kind in "iub" and b.data.dtype.kind in "iub":
+        a, b = as_float(a), as_float(b)         # true division of integers: float32
+    return Div.apply(a, b)
 
 
 class Neg(Function):
@@ -139,14 +142,23 @@ class Pow(Function):
         xp = self.ops
         needs_a, needs_b = self.inputs[0]._requires_grad, self.inputs[1]._requires_grad
         # ∂z/∂a = b·a^(b−1), taken as 0 where b = 0 (z = 1 there, even at a = 0: not
-        # 0·0⁻¹ = NaN); ∂z/∂b = a^b·ln a (taken as 0 where a ≤ 0, where ln a is undefined)
-        grad_a = xp.where(b == 0, 0.0, g * b * a ** (b - 1)) if needs_a else None
-        grad_b = g * z * xp.log(xp.where(a > 0, a, 1.0)) if needs_b else None
+        # 0·0⁻¹ = NaN); ∂z/∂b = a^b·ln a, taken as 0 where a = 0 and b ≥ 0 (z is 0 or 1 there),
+        # and as PyTorch leaves it elsewhere: −inf where a = 0 and b < 0 (inf·ln 0), NaN for
+        # a < 0 (ln a undefined)
+        grad_a = grad_b = None
+        with np.errstate(divide="ignore", invalid="ignore"):   # 0⁻¹, ln 0, ln of a < 0
+            if needs_a:
+                grad_a = xp.where(b == 0, 0.0, g * b * a ** (b - 1))
+            if needs_b:
+                flat = (self.inputs[0].data == 0) & (self.inputs[1].data >= 0)
+                grad_b = xp.where(flat, 0.0, g * z * xp.log(xp.where(flat, 1.0, a)))
         return grad_a, grad_b
 
 
 def pow(a, b) -> Tensor:
     if isinstance(a, Tensor) and not isinstance(b, Tensor) and isinstance(b, (int, float)):
+        if isinstance(b, float):
+            a = as_float(a)                     # int32 ** 0.5 is float32, as int32 * 0.5
         return PowScalar.apply(a, exponent=b)
     return Pow.apply(*pair(a, b))
 
@@ -167,7 +179,7 @@ class Exp(Function):
 
 def exp(x: Tensor) -> Tensor:
     """eˣ, elementwise."""
-    return Exp.apply(x)
+    return Exp.apply(as_float(x))
 
 
 class Log(Function):
@@ -186,7 +198,7 @@ class Log(Function):
 
 def log(x: Tensor) -> Tensor:
     """The natural logarithm ln x, elementwise (−inf at 0, NaN below, as NumPy)."""
-    return Log.apply(x)
+    return Log.apply(as_float(x))
 
 
 class Sqrt(Function):
@@ -203,7 +215,7 @@ class Sqrt(Function):
 
 def sqrt(x: Tensor) -> Tensor:
     """√x, elementwise; the gradient 1/(2√x) is infinite at 0."""
-    return Sqrt.apply(x)
+    return Sqrt.apply(as_float(x))
 
 
 class Abs(Function):
@@ -239,7 +251,7 @@ class Tanh(Function):
 
 def tanh(x: Tensor) -> Tensor:
     """tanh(x), elementwise; ∂y/∂x = 1 − y²."""
-    return Tanh.apply(x)
+    return Tanh.apply(as_float(x))
 
 
 class Sigmoid(Function):
@@ -272,7 +284,7 @@ def _sigmoid(xp, x):
 
 def sigmoid(x: Tensor) -> Tensor:
     """σ(x) = 1 / (1 + e⁻ˣ), elementwise, computed without overflow for large |x|."""
-    return Sigmoid.apply(x)
+    return Sigmoid.apply(as_float(x))
 
 
 class Relu(Function):
@@ -341,6 +353,7 @@ class GeluTanh(Function):
 
 def gelu(x: Tensor, approximate: str = "none") -> Tensor:
     """GELU: x·Φ(x) with `approximate="none"`, or its tanh approximation with "tanh"."""
+    x = as_float(x)
     if approximate == "none":
         return Gelu.apply(x)
     if approximate == "tanh":

@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..autograd import Function
 from ..backend import backend_of
 from ..tensor import LAST_AXIS, Tensor
-from .common import axis_or_dim, normalize_axis
+from .common import as_float, axis_or_dim, normalize_axis, one_axis
+from .shape import reshape
 
 
 def _stable_shift(x, axis, xp):
@@ -42,6 +43,10 @@ def softmax(x: Tensor, axis: int = LAST_AXIS, *, dim: int | None = None) -> Tens
     overflow; an all −inf slice (every key masked out) gives zeros and zero gradient, never NaN.
     Shape: that of x."""
     axis = axis_or_dim(axis, dim, "softmax")
+    x = as_float(x)
+    if x.ndim == 0:                          # one element: softmax 1, gradient 0 (PyTorch's)
+        one_axis(axis, 0, "softmax")
+        return reshape(Softmax.apply(reshape(x, 1), axis=0), ())
     return Softmax.apply(x, axis=normalize_axis(axis, x.ndim, "softmax")[0])
 
 
@@ -75,6 +80,10 @@ def log_softmax(x: Tensor, axis: int = LAST_AXIS, *, dim: int | None = None) -> 
     """log(softmax(x)) along `axis` (or `dim`), computed stably in one step; an all −inf slice
     gives all −inf and zero gradient (see LogSoftmax), never NaN. Shape: that of x."""
     axis = axis_or_dim(axis, dim, "log_softmax")
+    x = as_float(x)
+    if x.ndim == 0:                          # one element: log softmax 0, gradient 0
+        one_axis(axis, 0, "log_softmax")
+        return reshape(LogSoftmax.apply(reshape(x, 1), axis=0), ())
     return LogSoftmax.apply(x, axis=normalize_axis(axis, x.ndim, "log_softmax")[0])
 
 

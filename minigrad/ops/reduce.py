@@ -338,6 +338,7 @@ def logsumexp(x: Tensor, axis=LAST_AXIS, keepdims: bool = False, *, dim=None) ->
     −inf (the log of an empty sum) and passes zero gradient, never NaN. `dim` is a synonym of
     `axis`; the reduced axes are dropped unless `keepdims`."""
     axis = axis_or_dim(axis, dim, "logsumexp")
+    x = as_float(x)
     return LogSumExp.apply(x, axes=normalize_axis(axis, x.ndim, "logsumexp"), keepdims=keepdims)
 
 

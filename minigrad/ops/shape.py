@@ -78,6 +78,9 @@ def transpose(x: Tensor, *axes) -> Tensor:
         axes = tuple(axes[0])
     if not axes:
         axes = _REVERSED_AXES[x.ndim]
+    for a in axes:
+        if not -x.ndim <= a < max(x.ndim, 1):
+            raise AxisError(f"transpose: axis {a} is out of range for a {x.ndim}-d tensor")
     if sorted(a % max(x.ndim, 1) for a in axes) != list(range(x.ndim)):
         raise ValueError(f"transpose: axes {axes} are not a permutation of the "
                          f"{x.ndim} axes of shape {tuple(x.shape)}")

@@ -428,3 +428,20 @@ def test_to_device_and_back(shape, device, rng):
     np.testing.assert_allclose(on_host.grad.numpy(), w, rtol=1e-12)
     check_primitive(lambda t: (t.to("cpu") * 2.0).to(device), lambda v: v * 2.0, [x], device)
     assert_forward(leaf(x, device).cpu(), x, "cpu")
+
+
+def test_pow_follows_pytorch_at_zero_and_negative_bases():
+    """a^b's gradients where ln a is undefined: ∂/∂b is 0 at a = 0 with b ≥ 0, −inf at a = 0
+    with b < 0, NaN for a < 0; ∂/∂a is 0 where b = 0. The values: 0⁻¹ = inf, (−2)^½ = NaN."""
+    a = leaf([0.0, 0.0, -2.0, 2.0, 0.0], "cpu")
+    b = leaf([2.0, -1.0, 0.5, 3.0, 0.0], "cpu")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = a ** b
+        ga, gb = mg.grad(z.sum(), [a, b])
+    np.testing.assert_array_equal(z.numpy(), [0.0, np.inf, np.nan, 8.0, 1.0])
+    np.testing.assert_array_equal(ga.numpy(), [0.0, -np.inf, np.nan, 12.0, 0.0])
+    np.testing.assert_allclose(gb.numpy(), [0.0, -np.inf, np.nan, 8 * np.log(2.0), 0.0])
+    x = leaf([0.0], "cpu")
+    with np.errstate(divide="ignore"):
+        (g,) = mg.grad((x ** -1.0).sum(), x)
+    assert g.tolist() == [-np.inf]

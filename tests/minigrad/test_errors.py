@@ -172,3 +172,17 @@ def test_mixing_devices_names_both_devices(sim_device):
         x[mg.tensor([0], device=sim_device)]
     with pytest.raises(RuntimeError, match="backward: gradient is on sim, output on cpu"):
         (x * 2).backward(mg.ones(2, 3, dtype="float64", device=sim_device))
+
+
+def test_an_axis_out_of_range_is_both_an_index_error_and_a_value_error():
+    x = mg.ones(2, 3)
+    calls = [lambda: x.sum(2), lambda: mg.softmax(x, -3), lambda: x.unsqueeze(4),
+             lambda: mg.stack([x, x], 4), lambda: x.transpose(0, 2), lambda: x.swapaxes(0, 3),
+             lambda: mg.concat([x, x], 2), lambda: x.size(2), lambda: mg.cumsum(x, 5),
+             lambda: mg.flip(x, 2), lambda: x.squeeze(3), lambda: mg.argmax(x, 2)]
+    for call in calls:
+        for error in (IndexError, ValueError):
+            with pytest.raises(error, match="axis"):
+                call()
+    with pytest.raises(mg.AxisError, match="sum: axis 2 is out of range for a 2-d tensor"):
+        x.sum(2)

@@ -170,3 +170,19 @@ def test_one_hot_errors(device):
         mg.one_hot(mg.tensor([-1], device=device), 3)
     with pytest.raises(TypeError, match="one_hot: indices must be integers, got dtype float"):
         mg.one_hot(mg.tensor([0.0, 1.0], device=device), 3)
+
+
+def test_mixed_basic_and_advanced_indexing_places_axes_as_numpy_does(device, rng):
+    """x[0, :, [0, 1]]: NumPy counts the int as an advanced index next to the list, separated
+    by a slice, so the indexed axis goes first: (2, 3). PyTorch applies the int first and gives
+    (3, 2); minigrad follows NumPy."""
+    a = rng.standard_normal((2, 3, 4))
+    x = mg.tensor(a, requires_grad=True, device=device)
+    out = x[0, :, [0, 1]]
+    assert out.shape == (2, 3)
+    np.testing.assert_array_equal(out.numpy(), a[0, :, [0, 1]])
+    weights = rng.standard_normal((2, 3))
+    (out * mg.tensor(weights, device=device)).sum().backward()
+    expected = np.zeros_like(a)
+    expected[0, :, [0, 1]] = weights
+    np.testing.assert_allclose(x.grad.numpy(), expected)

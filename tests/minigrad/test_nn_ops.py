@@ -115,3 +115,15 @@ def test_dropout_edge_cases(device, rng):
     for p in (-0.1, 1.5):
         with pytest.raises(ValueError, match="dropout: p must be in"):
             mg.dropout(x, p)
+
+
+def test_softmax_and_log_softmax_of_a_0d_tensor_are_one_and_zero(device):
+    x = mg.tensor(np.float64(3.5), requires_grad=True, device=device)
+    for fn, value in ((mg.softmax, 1.0), (mg.log_softmax, 0.0)):
+        y = fn(x)
+        assert y.shape == () and y.item() == value
+        (g,) = mg.grad(y, x)
+        assert g.item() == 0.0
+    assert mg.softmax(x, dim=0).item() == 1.0
+    with pytest.raises(IndexError, match="softmax: axis 1"):
+        mg.softmax(x, 1)

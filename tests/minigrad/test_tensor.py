@@ -223,9 +223,17 @@ def test_integer_tensors_with_python_numbers():
     assert (ints * 2).dtype == np.int64
     assert (mg.tensor([True, False]) * 0.5).dtype == np.float32
     np.testing.assert_array_equal((ints < 1.5).numpy(), [True, False, False])
-    # integer with integer follows NumPy exactly (the documented surprise)
-    assert (ints / 2).dtype == np.float64
-    assert (ints + mg.tensor([0.5, 0.5, 0.5])).dtype == np.float64
+    # a float result of integers is float32, as in PyTorch (NumPy gives float64); an integer
+    # tensor meeting a float tensor takes that tensor's dtype
+    assert (ints / 2).dtype == np.float32 and (ints / ints).dtype == np.float32
+    assert (ints + mg.tensor([0.5, 0.5, 0.5])).dtype == np.float32
+    assert (ints + mg.tensor(np.array([0.5, 0.5, 0.5]))).dtype == np.float64
+    assert (ints * mg.tensor(2.5)).dtype == np.float32
+    assert (mg.tensor([1, 4], dtype="int32") ** 0.5).dtype == np.float32
+    for fn in (mg.exp, mg.log, mg.sqrt, mg.tanh, mg.sigmoid, mg.gelu, mg.softmax, mg.logsumexp,
+               mg.log_softmax, mg.mean):
+        assert fn(ints).dtype == np.float32, fn.__name__
+    assert (ints // 2).dtype == np.int64 and (ints % 2).dtype == np.int64
 
 
 def test_float64_stays_float64_end_to_end():

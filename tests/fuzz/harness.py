@@ -79,19 +79,21 @@ def _tolerance(single: bool, against_differences: bool) -> tuple[float, float]:
 
 
 def _close(actual, expected, rtol, atol) -> bool:
-    scale = 1.0 + float(np.abs(expected).max(initial=0.0))
-    return bool(np.all(np.abs(actual - expected) <= atol * scale + rtol * np.abs(expected)))
+    size = np.abs(expected)
+    scale = 1.0 + float(size.max(initial=0.0))
+    return bool((np.abs(actual - expected) <= atol * scale + rtol * size).all())
 
 
 def _worst(actual, expected) -> str:
     """Where actual and expected differ most, for the message."""
     if actual.shape != expected.shape:
         return f"shapes {actual.shape} vs {expected.shape}"
-    diff = np.abs(actual - expected)
+    diff = np.abs(actual.astype(np.float64) - expected)
     at = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.size else ()
-    return (f"at {tuple(int(i) for i in at)}: {actual[at]!r} vs {expected[at]!r}; "
-            f"got {np.array2string(actual, precision=6)}, "
-            f"expected {np.array2string(expected, precision=6)}")
+    where = f" at {tuple(int(i) for i in at)}" if actual.ndim else ""
+    return (f"{where}: {float(actual[at]):.10g}, expected {float(expected[at]):.10g}"
+            + (f" (all: {np.array2string(actual, precision=6)} vs "
+               f"{np.array2string(expected, precision=6)})" if actual.size > 1 else ""))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,6 +191,7 @@ class _Checker:
         self.live = program.reaches_outputs()
         self.grad_nodes = [i for i, f in enumerate(self.flags) if f]
         self.typed = evaluate_numpy(program, exact=False)
+        self.stage = "forward"                     # the oracle running, for an exception
         self.single = any(v.dtype == np.float32 for v in self.typed)
 
     def fail(self, oracle: str, message: str) -> None:
@@ -346,26 +349,31 @@ class _Checker:
         self.live = [id(t) in live_ids for t in tensors]
 
     def run(self) -> list[str]:
+        self.stage = "forward"
         tensors = build(self.program, "cpu")
         self._merge_aliases(tensors)
         self.check_forward(tensors)
+        self.stage = "numeric"
         plain = self.gradients(tensors, retain_graph=True)
         arrays = self.check_numeric(tensors, plain)
+        self.stage = "paths"
         self.check_recorded(tensors, arrays)
         self.check_backward_twice(arrays)
         if self.device is not None:
+            self.stage = "device"
             self.check_device(tensors, arrays)
         return self.problems
 
 
 def check_program(program: Program, device: str | None = "sim") -> list[str]:
-    """Every oracle on one program; the problems found (an exception counts as one)."""
+    """Every oracle on one program; the problems found (an exception counts as one, under the
+    oracle that was running)."""
     checker = _Checker(program, device)
     with simulated_device(), np.errstate(all="ignore"):
         try:
             checker.run()
         except Exception as error:                 # noqa: BLE001 - any raise is a finding
-            checker.fail("raised", f"{type(error).__name__}: {error}")
+            checker.fail(checker.stage, f"raised {type(error).__name__}: {error}")
     return checker.problems
 
 

@@ -5,8 +5,9 @@ leaf's dtype when that is float32), its dtype and whether it requires grad. A st
 registry entry to earlier nodes with fixed options. Some nodes are outputs, each with a fixed
 float64 weight array: the program's loss is Σ_k Σ w_k ⊙ output_k.
 
-Generation draws every choice from a `Chooser` (hypothesis' draws, or a seeded NumPy generator
-in `SeededChooser`) and evaluates each new step in float64 NumPy as it goes, so that domains,
+Generation draws every structural choice from a `Chooser` (bytes hypothesis draws, or a seeded
+NumPy generator in `SeededChooser`; values, dtypes and use quotas come from a generator seeded
+by the first choice) and evaluates each new step in float64 NumPy as it goes, so that domains,
 kinks, ties and magnitudes are judged on the real values: a step whose inputs are unsuitable or
 whose result is not finite or exceeds BOUND is dropped and another drawn.
 """
@@ -41,15 +42,25 @@ class SeededChooser(Chooser):
         return int(self.rng.integers(n))
 
 
-class HypothesisChooser(Chooser):
-    """Choices drawn by hypothesis, so that a failing program shrinks."""
+class ByteChooser(Chooser):
+    """Choices read from a byte string, as hypothesis draws one: one byte for a choice among
+    up to 256, two for more, four for a seed. Hypothesis shrinks the bytes towards fewer and
+    smaller ones, hence towards the first (simplest) choices, so a failing program shrinks.
+    Once the bytes run out, choices come from a generator seeded by them."""
 
-    def __init__(self, draw):
-        from hypothesis import strategies as st
-        self._draw, self._integers = draw, st.integers
+    def __init__(self, data: bytes):
+        self.data, self.position = data, 0
+        self.rng = np.random.default_rng(list(data[:32]) or [0])
 
     def below(self, n: int) -> int:
-        return self._draw(self._integers(0, n - 1)) if n > 1 else 0
+        if n <= 1:
+            return 0
+        width = 1 if n <= 256 else 2 if n <= 2 ** 16 else 4
+        if self.position + width > len(self.data):
+            return int(self.rng.integers(n))
+        value = int.from_bytes(self.data[self.position:self.position + width], "big")
+        self.position += width
+        return value % n
 
 
 @dataclass
@@ -124,6 +135,12 @@ class Program:
         return [n.op.name for n in self.nodes if isinstance(n, Step)]
 
     # -- text --------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"<program of {len(self.nodes)} nodes:\n{self.source()}\n>"
+
+    def _repr_pretty_(self, printer, cycle) -> None:     # how hypothesis prints an example
+        printer.text(repr(self))
+
     def source(self) -> str:
         """The program as Python that rebuilds it (run from the repository root)."""
         lines = ["import numpy as np", "import minigrad as mg", "import nn",
@@ -225,8 +242,8 @@ class _Draft:
         self.ancestry = []       # per node: itself and every node it is computed from
 
     def leaf(self, shape, domain=REAL) -> int:
-        dtype = np.dtype(np.float32 if self.choose.below(3) == 2 else np.float64)
-        requires_grad = not self.nodes or self.choose.below(6) != 5
+        dtype = np.dtype(np.float32 if self.rng.random() < 1 / 3 else np.float64)
+        requires_grad = not self.nodes or self.rng.random() < 5 / 6
         value = np.asarray(domain.draw(self.rng, shape), dtype=np.float64)
         value = value.astype(dtype).astype(np.float64)
         self._add(Leaf(value, dtype, requires_grad), value, value.astype(dtype), requires_grad)
@@ -238,7 +255,7 @@ class _Draft:
         self.typed.append(typed)
         self.ancestry.append(frozenset((len(self.ancestry),)))
         self.uses.append(0)
-        self.quota.append(1 + self.choose.below(5))       # each value is wanted 1–5 times
+        self.quota.append(int(self.rng.integers(1, 6)))   # each value is wanted 1–5 times
         self.grad.append(requires_grad)
 
     def truncate(self, n: int) -> None:
@@ -252,14 +269,14 @@ class _Draft:
         pool = [i for i, v in enumerate(self.values) if v.shape == shape and domain.holds(v)]
         if pool and self.choose.below(6) != 5:
             wanting = [i for i in pool if self.uses[i] < self.quota[i]]
-            group = wanting if wanting and self.choose.below(4) != 3 else pool
+            group = wanting if wanting and self.rng.random() < 0.75 else pool
             return group[self.choose.below(len(group))]
         return self.leaf(shape, domain)
 
     def try_step(self, op: OpInfo) -> bool:
         shapes_present = {v.shape for v in self.values}
         fitting = [s for s in op.samples if s.shapes[0] in shapes_present]
-        menu = fitting if fitting and self.choose.below(5) != 4 else op.samples
+        menu = fitting if fitting and self.rng.random() < 0.8 else op.samples
         sample = menu[self.choose.below(len(menu))]
         start = len(self.nodes)
         operands = tuple(self.operand(s, op.domain(k)) for k, s in enumerate(sample.shapes))
@@ -311,6 +328,34 @@ def generate(choose: Chooser, ops: list[OpInfo] | None = None) -> Program:
     program.outputs = outputs
     program.weights = [rng.standard_normal(draft.values[i].shape) for i in outputs]
     return program
+
+
+class ProgramBuilder:
+    """A program written by hand, node by node, for the oracles to check:
+
+        b = ProgramBuilder()
+        x = b.leaf(2.0)                      # a 0-d float64 leaf requiring grad
+        y = b.step("mul", b.step("mul", x, x), x)
+        problems = check_program(b.program([y]))
+    """
+
+    def __init__(self):
+        self.nodes = []
+
+    def leaf(self, value, dtype=np.float64, requires_grad: bool = True) -> int:
+        value = np.asarray(value, dtype=dtype).astype(np.float64)
+        self.nodes.append(Leaf(value, np.dtype(dtype), requires_grad))
+        return len(self.nodes) - 1
+
+    def step(self, name: str, *operands: int, **options) -> int:
+        self.nodes.append(Step(BY_NAME[name], operands, options))
+        return len(self.nodes) - 1
+
+    def program(self, outputs: list[int], weights=None) -> Program:
+        program = Program(list(self.nodes), list(outputs))
+        shapes = [v.shape for v in evaluate_numpy(program)]
+        program.weights = weights or [np.ones(shapes[i]) for i in outputs]
+        return program
 
 
 def ops_named(names) -> list[OpInfo]:

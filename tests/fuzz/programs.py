@@ -24,7 +24,8 @@ from .registry import BY_NAME, REGISTRY, REAL, OpInfo, literal
 
 BOUND = 50.0            # |value| above this anywhere rejects a step: keeps float32 honest
 MAX_STEPS = 10
-START_SHAPES = [(), (), (1,), (2, 3), (3,), (2, 1), (1, 1)]
+START_SHAPES = [(), (), (), (1,), (2, 3), (3,), (2, 1), (1, 1)]
+QUOTAS = [1, 2, 3, 3, 4, 5]      # how often a value is wanted: fan-out of 3 or more is common
 
 
 class Chooser:
@@ -232,6 +233,20 @@ def build(program: Program, device: str = "cpu") -> list:
 # ---------------------------------------------------------------------------------------------
 # Generation.
 
+_SLOTS: dict[str, dict] = {}
+
+
+def _slots(op: OpInfo) -> dict:
+    """shape -> [(sample, operand position)] over the op's samples."""
+    found = _SLOTS.get(op.name)
+    if found is None:
+        found = _SLOTS[op.name] = {}
+        for sample in op.samples:
+            for k, shape in enumerate(sample.shapes):
+                found.setdefault(shape, []).append((sample, k))
+    return found
+
+
 class _Draft:
     """A program being generated, with each node's float64 value and how often it is used."""
 
@@ -255,7 +270,7 @@ class _Draft:
         self.typed.append(typed)
         self.ancestry.append(frozenset((len(self.ancestry),)))
         self.uses.append(0)
-        self.quota.append(int(self.rng.integers(1, 6)))   # each value is wanted 1–5 times
+        self.quota.append(QUOTAS[int(self.rng.integers(len(QUOTAS)))])
         self.grad.append(requires_grad)
 
     def truncate(self, n: int) -> None:
@@ -265,21 +280,37 @@ class _Draft:
 
     def operand(self, shape, domain) -> int:
         """An existing value of that shape in the domain (most often one still short of its
-        quota of uses, so fan-out of 3–5 is common), else a new leaf."""
+        quota of uses), else a new leaf."""
         pool = [i for i, v in enumerate(self.values) if v.shape == shape and domain.holds(v)]
         if pool and self.choose.below(6) != 5:
             wanting = [i for i in pool if self.uses[i] < self.quota[i]]
-            group = wanting if wanting and self.rng.random() < 0.75 else pool
+            group = wanting if wanting and self.rng.random() < 0.9 else pool
             return group[self.choose.below(len(group))]
         return self.leaf(shape, domain)
 
-    def try_step(self, op: OpInfo) -> bool:
-        shapes_present = {v.shape for v in self.values}
-        fitting = [s for s in op.samples if s.shapes[0] in shapes_present]
-        menu = fitting if fitting and self.rng.random() < 0.8 else op.samples
-        sample = menu[self.choose.below(len(menu))]
+    def try_step(self, ops: list[OpInfo]) -> bool:
+        """One more step, most often built around a value still short of its quota of uses
+        (so fan-out of 3–5 is common): an op and sample with a slot of that value's shape."""
+        # the values short of their quota, those already used most first: a value is used
+        # again and again until its quota is met, rather than all values once
+        wanting = sorted((i for i, (u, q) in enumerate(zip(self.uses, self.quota)) if u < q),
+                         key=lambda i: (-self.uses[i], -i))
+        focus, slot = None, None
+        if wanting and self.rng.random() < 0.9:
+            focus = wanting[self.choose.below(min(2, len(wanting)))]
+            shape = self.values[focus].shape
+            usable = [op for op in ops if shape in _slots(op)]
+            if usable:
+                op = usable[self.choose.below(len(usable))]
+                places = _slots(op)[shape]
+                sample, slot = places[self.choose.below(len(places))]
+        if slot is None:
+            op = ops[self.choose.below(len(ops))]
+            sample = op.samples[self.choose.below(len(op.samples))]
         start = len(self.nodes)
-        operands = tuple(self.operand(s, op.domain(k)) for k, s in enumerate(sample.shapes))
+        operands = tuple(
+            focus if k == slot and op.domain(k).holds(self.values[focus])
+            else self.operand(s, op.domain(k)) for k, s in enumerate(sample.shapes))
         options = sample.make_options(self.rng)
         arrays = [self.values[i] for i in operands]
         try:
@@ -315,7 +346,7 @@ def generate(choose: Chooser, ops: list[OpInfo] | None = None) -> Program:
     steps = attempts = 0
     while steps < wanted and attempts < 6 * wanted:
         attempts += 1
-        steps += draft.try_step(ops[choose.below(len(ops))])
+        steps += draft.try_step(ops)
     program = Program(draft.nodes)
     candidates = [i for i, n in enumerate(draft.nodes) if draft.grad[i] and isinstance(n, Step)]
     if not candidates:

@@ -50,7 +50,6 @@ from .programs import (Leaf, Program, SeededChooser, build, evaluate_numpy, gene
                        ops_named)
 
 EPS = 1e-6                        # central-difference step (float64)
-ORACLES = ("forward", "numeric", "paths", "twice", "device")
 
 
 @dataclass
@@ -111,9 +110,9 @@ _HOST = mg.Backend()
 
 
 class _QuickSim(SimBackend):
-    """The simulated device with the host's erf: the series fallback of the plain one costs
-    milliseconds per call (tests/minigrad checks it); here only the engine's device discipline
-    is under test."""
+    """The simulated device with the host's erf: the plain one runs erf's series operation by
+    operation through the device wrapper, milliseconds a call (tests/minigrad checks it);
+    here the engine's device discipline is what is under test."""
 
     def erf(self, array):
         return SimArray(np.asarray(_HOST.erf(array._array)))
@@ -184,6 +183,8 @@ def _directions(leaf: Leaf, index: int) -> list[np.ndarray]:
 
 
 class _Checker:
+    """The oracles on one program; `run` applies them all and returns the problems."""
+
     def __init__(self, program: Program, device: str):
         self.program, self.device = program, device
         self.problems: list[str] = []

@@ -30,7 +30,6 @@ from typing import Callable
 import numpy as np
 
 import minigrad as mg
-import nn
 from minigrad.ops import elementwise, indexing, linalg, nn_ops, reduce, shape as shape_ops
 from nn import attention_functional, functional, recurrent
 
@@ -300,7 +299,7 @@ def _attend(q, k, v, mask=None, dropout_p=0.0, seed=None):
 
 
 def _gru(gx, h0, w, b=None):
-    """h_t = (1 − z) ⊙ n + z ⊙ h_{t−1}, gates r, z, n from gx_t and W_hh h_{t−1} + b_hh."""
+    """h_t = (1 − z) ⊙ n + z ⊙ h_{t−1} over t, with the gates r, z, n of API.md."""
     H = h0.shape[-1]
     h, outputs = h0, []
     for t in range(gx.shape[1]):
@@ -674,7 +673,8 @@ def _entries() -> list[OpInfo]:
                _attention_weights_call, _attention_weights,
                tuple(Sample(p, _attention_mask_options(p, masked))
                      for p in attention_shapes for masked in (False, True)),
-               known_bug=_entangled, spell="nn.functional.attention_weights({0}, {1}, mask={mask})"))
+               known_bug=_entangled,
+               spell="nn.functional.attention_weights({0}, {1}, mask={mask})"))
     attend_shapes = [((2, 2), (2, 2), (2, 3)), ((1, 3), (2, 3), (2, 2)),
                      ((1, 2, 2), (1, 2, 2), (1, 2, 2)), ((2, 1), (3, 1), (3, 1)),
                      ((1, 1), (1, 1), (1, 1))]
@@ -789,5 +789,3 @@ def unregistered() -> list[type]:
     covered = {op.function for op in REGISTRY}
     return [c for c in all_function_classes() if c not in covered and c not in ABSTRACT]
 
-
-assert nn is not None        # `nn` is imported so that every nn Function is defined

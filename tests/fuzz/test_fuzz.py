@@ -62,7 +62,8 @@ def test_programs_reach_what_the_oracles_are_for():
         steps = [i for i, node in enumerate(program.nodes) if isinstance(node, Step)]
         assert max(uses) <= 5, program
         counts["fan-out ≥ 3"] += max(uses) >= 3
-        counts["0-d fan-out ≥ 3"] += any(u >= 3 and values[i].ndim == 0 for i, u in enumerate(uses))
+        counts["0-d fan-out ≥ 3"] += any(u >= 3 and values[i].ndim == 0
+                                         for i, u in enumerate(uses))
         counts["intermediate reused"] += any(uses[i] >= 2 for i in steps)
         counts["0-d result"] += any(values[i].ndim == 0 and all(
             values[j].ndim for j in program.nodes[i].operands) for i in steps)

@@ -104,7 +104,7 @@ def test_gradcheck(op, device, rng):
 
 
 def _first_gradient_projected(op, options, weights, directions):
-    """x ↦ Σ_i ⟨u_i, ∂⟨w, op(x)⟩/∂x_i⟩ with the gradient recorded: its own gradient is a
+    """x ↦ Σ_i ⟨u_i, ∂⟨w, op(x)⟩/∂x_i⟩, the gradient recorded: its own gradient is a
     Hessian-vector product, which gradcheck compares with differences of the first gradient."""
     def f(*xs):
         out = op.call(*xs, **options)

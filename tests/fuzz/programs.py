@@ -26,6 +26,7 @@ BOUND = 50.0            # |value| above this anywhere rejects a step: keeps floa
 MAX_STEPS = 10
 START_SHAPES = [(), (), (), (1,), (2, 3), (3,), (2, 1), (1, 1)]
 QUOTAS = [1, 2, 3, 3, 4, 5]      # how often a value is wanted: fan-out of 3 or more is common
+MAX_USES = 5
 
 
 class Chooser:
@@ -281,7 +282,8 @@ class _Draft:
     def operand(self, shape, domain) -> int:
         """An existing value of that shape in the domain (most often one still short of its
         quota of uses), else a new leaf."""
-        pool = [i for i, v in enumerate(self.values) if v.shape == shape and domain.holds(v)]
+        pool = [i for i, v in enumerate(self.values)
+                if v.shape == shape and self.uses[i] < MAX_USES and domain.holds(v)]
         if pool and self.choose.below(6) != 5:
             wanting = [i for i in pool if self.uses[i] < self.quota[i]]
             group = wanting if wanting and self.rng.random() < 0.9 else pool
@@ -324,7 +326,9 @@ class _Draft:
                 typed = np.asarray(op.reference(*(self.typed[i] for i in operands), **options))
         except (ValueError, IndexError, TypeError):       # a sample that does not apply
             ok = False
-        if not ok or not np.all(np.isfinite(value)) or np.abs(value).max(initial=0) > BOUND:
+        overused = any(self.uses[i] + operands.count(i) > MAX_USES for i in operands)
+        if not ok or overused or not np.all(np.isfinite(value)) or \
+                np.abs(value).max(initial=0) > BOUND:
             self.truncate(start)                          # forget the leaves it made
             return False
         for i in operands:

@@ -31,7 +31,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.ops import elementwise, indexing, linalg, nn_ops, reduce, shape as shape_ops
-from nn import attention_functional, functional, recurrent
+from nn import _recompute, attention_functional, functional, recurrent
 
 Shape = tuple
 
@@ -58,6 +58,8 @@ POSITIVE = Domain("positive", lambda rng, s: rng.uniform(0.5, 2.0, size=s),
                   lambda a: bool(a.min(initial=1.0) > 0.2))
 NONZERO = Domain("nonzero", lambda rng, s: _signed(rng, s, 0.5, 2.0),
                  lambda a: bool(np.abs(a).min(initial=1.0) > 0.3))
+UNIT = Domain("unit", lambda rng, s: rng.uniform(0.0, 1.0, size=s),
+              lambda a: bool(a.min(initial=0.0) >= 0 and a.max(initial=1.0) <= 1))
 MODERATE = Domain("moderate", lambda rng, s: _signed(rng, s, 0.1, 1.5),
                   lambda a: bool(np.abs(a).max(initial=0.0) <= 3.0))
 
@@ -281,6 +283,20 @@ def _cross_entropy(logits, targets, ignore_index, reduction, label_smoothing):
     if reduction == "sum":
         return loss.sum()
     return loss.sum() / max(int(kept.sum()), 1)
+
+
+def _softplus(a):
+    """log(1 + eᵃ), without overflow."""
+    return np.log1p(np.exp(-np.abs(a))) + np.maximum(a, 0)
+
+
+def _bce_with_logits(z, y, *extras, reduction, has_weight, has_pos_weight):
+    """−w·[p·y·log σ(z) + (1 − y)·log(1 − σ(z))] = w·[p·y·softplus(−z) + (1 − y)·softplus(z)]."""
+    w = extras[0] if has_weight else 1
+    p = extras[-1] if has_pos_weight else 1
+    loss = w * (p * y * _softplus(-z) + (1 - y) * _softplus(z))
+    loss = np.broadcast_to(loss, z.shape) if reduction == "none" else loss
+    return {"none": lambda l: l, "sum": np.sum, "mean": np.mean}[reduction](loss)
 
 
 def _attention_weights(q, k, mask=None):
@@ -667,6 +683,18 @@ def _entries() -> list[OpInfo]:
                tuple(Sample((s,), _targets_options(s, o)) for s, o in ce_cases),
                spell="nn.functional.cross_entropy({0}, {targets}, ignore_index={ignore_index}, "
                      "reduction={reduction}, label_smoothing={label_smoothing})"))
+    bce_cases = [((), (), "mean"), ((1,), (1,), "sum"), ((2, 3), (2, 3), "none"),
+                 ((2, 3), (2, 3), "mean", (3,)), ((2, 3), (2, 3), "sum", None, (3,)),
+                 ((2, 1), (2, 1), "none", (1,), (2, 1)), ((3,), (3,), "mean", (), ())]
+    bce_samples = []
+    for z_shape, y_shape, reduction, *extras in bce_cases:
+        extras = (extras + [None, None])[:2]
+        shapes = (z_shape, y_shape) + tuple(e for e in extras if e is not None)
+        bce_samples.append(Sample(shapes, {"reduction": reduction,
+                                           "has_weight": extras[0] is not None,
+                                           "has_pos_weight": extras[1] is not None}))
+    add(OpInfo("bce_with_logits", F.BinaryCrossEntropyWithLogits, _bce_call, _bce_with_logits,
+               tuple(bce_samples), domains=(REAL, UNIT, POSITIVE), spell=_bce_spell))
     attention_shapes = [((2, 2), (2, 2)), ((1, 3), (2, 3)), ((1, 2, 2), (1, 2, 2)),
                         ((2, 1), (3, 1)), ((1, 1), (1, 1))]
     add(OpInfo("attention_weights", attention_functional.AttentionWeights,
@@ -743,6 +771,20 @@ def _targets_options(logits_shape, fixed):
     return make
 
 
+def _bce_call(z, y, *extras, reduction, has_weight, has_pos_weight):
+    weight = extras[0] if has_weight else None
+    pos_weight = extras[-1] if has_pos_weight else None
+    return functional.binary_cross_entropy_with_logits(z, y, weight=weight, reduction=reduction,
+                                                       pos_weight=pos_weight)
+
+
+def _bce_spell(names, o):
+    weight = names[2] if o["has_weight"] else None
+    pos_weight = names[-1] if o["has_pos_weight"] else None
+    return (f"nn.functional.binary_cross_entropy_with_logits({names[0]}, {names[1]}, "
+            f"weight={weight}, reduction={o['reduction']!r}, pos_weight={pos_weight})")
+
+
 def _attention_mask_options(shapes, masked, **fixed):
     q, k = shapes[0], shapes[1]
     scores = np.broadcast_shapes(q[:-1], k[:-2] + (1,)) + (k[-2],)
@@ -769,7 +811,7 @@ BY_NAME: dict[str, OpInfo] = {op.name: op for op in REGISTRY}
 assert len(BY_NAME) == len(REGISTRY), "registry names must be unique"
 
 # Function subclasses that are shared bases, never applied themselves
-ABSTRACT = {reduce._Reduction, functional._FusedFunction}
+ABSTRACT = {reduce._Reduction, functional._FusedFunction, _recompute.FusedFunction}
 
 
 def all_function_classes() -> list[type]:

@@ -89,10 +89,12 @@ def _worst(actual, expected) -> str:
         return f"shapes {actual.shape} vs {expected.shape}"
     diff = np.abs(actual.astype(np.float64) - expected)
     at = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.size else ()
-    where = f" at {tuple(int(i) for i in at)}" if actual.ndim else ""
-    return (f"{where}: {float(actual[at]):.10g}, expected {float(expected[at]):.10g}"
-            + (f" (all: {np.array2string(actual, precision=6)} vs "
-               f"{np.array2string(expected, precision=6)})" if actual.size > 1 else ""))
+    text = f"{float(actual[at]):.10g}, expected {float(expected[at]):.10g}"
+    if actual.size > 1:
+        text += (f" at {tuple(int(i) for i in at)} (all: "
+                 f"{np.array2string(actual, precision=6)} vs "
+                 f"{np.array2string(expected, precision=6)})")
+    return text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,7 +223,7 @@ class _Checker:
                                      f"gives {expected.dtype} {expected.shape}")
                 continue
             if not _close(t.numpy().astype(np.float64), expected.astype(np.float64), rtol, atol):
-                self.fail("forward", f"v{i} differs from the NumPy reference "
+                self.fail("forward", f"v{i} differs from the NumPy reference: "
                                      f"{_worst(t.numpy(), expected)}")
             if bool(t.requires_grad) != self.flags[i]:
                 self.fail("forward", f"v{i}.requires_grad is {t.requires_grad}, expected "
@@ -276,7 +278,7 @@ class _Checker:
                 along = float(np.sum(analytic * u))
                 if abs(along - numeric) > atol * scale + rtol * abs(numeric):
                     expected = numeric_gradients(self.program, i)
-                    self.fail("numeric", f"∂loss/∂v{i} differs from central differences "
+                    self.fail("numeric", f"∂loss/∂v{i} differs from central differences: "
                                          f"{_worst(arrays[i], expected)}")
                     break
         return arrays

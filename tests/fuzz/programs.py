@@ -125,10 +125,13 @@ class Program:
                         live[j] = True
         return live
 
-    def uses(self) -> list[int]:
+    def uses(self, live_only: bool = False) -> list[int]:
+        """Per node: how many operands of later steps it is (with `live_only`, of steps whose
+        gradient reaches it: steps that lead to an output)."""
+        live = self.reaches_outputs() if live_only else None
         counts = [0] * len(self.nodes)
-        for node in self.nodes:
-            if isinstance(node, Step):
+        for i, node in enumerate(self.nodes):
+            if isinstance(node, Step) and (live is None or live[i]):
                 for j in node.operands:
                     counts[j] += 1
         return counts
@@ -293,10 +296,11 @@ class _Draft:
     def try_step(self, ops: list[OpInfo]) -> bool:
         """One more step, most often built around a value still short of its quota of uses
         (so fan-out of 3–5 is common): an op and sample with a slot of that value's shape."""
-        # the values short of their quota, those already used most first: a value is used
-        # again and again until its quota is met, rather than all values once
+        # the values short of their quota, those already used most first (0-d ones counted
+        # as used once more): a value is used again and again until its quota is met,
+        # rather than all values once, and 0-d values are the ones most often fanned out
         wanting = sorted((i for i, (u, q) in enumerate(zip(self.uses, self.quota)) if u < q),
-                         key=lambda i: (-self.uses[i], -i))
+                         key=lambda i: (-self.uses[i] - (self.values[i].ndim == 0), -i))
         focus, slot = None, None
         if wanting and self.rng.random() < 0.9:
             focus = wanting[self.choose.below(min(2, len(wanting)))]
@@ -340,7 +344,7 @@ class _Draft:
 
 def generate(choose: Chooser, ops: list[OpInfo] | None = None) -> Program:
     """A random program: 1–3 starting leaves, 2–10 steps drawn from `ops` (default: the whole
-    registry) whose operands are earlier values (or new leaves), then 1–3 outputs."""
+    registry) whose operands are earlier values (or new leaves), then its outputs."""
     ops = REGISTRY if ops is None else ops
     rng = np.random.default_rng(choose.below(2 ** 32))
     draft = _Draft(choose, rng)
@@ -355,11 +359,14 @@ def generate(choose: Chooser, ops: list[OpInfo] | None = None) -> Program:
     candidates = [i for i, n in enumerate(draft.nodes) if draft.grad[i] and isinstance(n, Step)]
     if not candidates:
         candidates = [i for i in range(len(draft.nodes)) if draft.grad[i]]
-    sinks = [i for i in candidates if draft.uses[i] == 0] or candidates
-    outputs = [candidates[-1]]
-    for _ in range(choose.below(3)):
-        group = sinks if choose.below(3) != 2 else candidates
-        outputs.append(group[choose.below(len(group))])
+    # most often every value nothing reads is an output, so no use is wasted on dead code;
+    # sometimes one is left out (a value that reaches no output gets no gradient), sometimes
+    # a value that is read is an output as well
+    outputs = [i for i in candidates if draft.uses[i] == 0] or candidates[-1:]
+    if len(outputs) > 1 and choose.below(4) == 0:
+        del outputs[choose.below(len(outputs))]
+    if choose.below(4) == 0:
+        outputs.append(candidates[choose.below(len(candidates))])
     program.outputs = outputs
     program.weights = [rng.standard_normal(draft.values[i].shape) for i in outputs]
     return program

@@ -50,17 +50,18 @@ def test_random_programs_pass_every_oracle(program):
 
 def test_programs_reach_what_the_oracles_are_for():
     """The generator's programs, counted: fan-out of 3 or more, 0-d values read 3 or more
-    times, reused intermediates, 0-d results of reductions and indexing, float32 meeting
-    float64, several outputs; every registry entry drawn; no value read more than 5 times."""
+    times, reused intermediates (all counting only reads whose gradient reaches the value),
+    0-d results of reductions and indexing, float32 meeting float64, several outputs; every
+    registry entry drawn; no value read more than 5 times."""
     programs = [program_at(0, k) for k in range(300)]
     counts = dict.fromkeys(["fan-out ≥ 3", "0-d fan-out ≥ 3", "intermediate reused",
                             "0-d result", "float32 and float64", "several outputs"], 0)
     drawn = set()
     for program in programs:
-        uses = program.uses()
+        assert max(program.uses()) <= 5, program
+        uses = program.uses(live_only=True)
         values = evaluate_numpy(program, exact=False)
         steps = [i for i, node in enumerate(program.nodes) if isinstance(node, Step)]
-        assert max(uses) <= 5, program
         counts["fan-out ≥ 3"] += max(uses) >= 3
         counts["0-d fan-out ≥ 3"] += any(u >= 3 and values[i].ndim == 0
                                          for i, u in enumerate(uses))
@@ -71,8 +72,8 @@ def test_programs_reach_what_the_oracles_are_for():
         counts["several outputs"] += len(program.outputs) >= 2
         drawn.update(program.ops())
     share = {k: v / len(programs) for k, v in counts.items()}
-    wanted = {"fan-out ≥ 3": 0.5, "0-d fan-out ≥ 3": 0.15, "intermediate reused": 0.3,
-              "0-d result": 0.15, "float32 and float64": 0.4, "several outputs": 0.4}
+    wanted = {"fan-out ≥ 3": 0.45, "0-d fan-out ≥ 3": 0.2, "intermediate reused": 0.3,
+              "0-d result": 0.15, "float32 and float64": 0.4, "several outputs": 0.6}
     assert all(share[k] >= v for k, v in wanted.items()), share
     assert drawn == {op.name for op in REGISTRY}, {op.name for op in REGISTRY} - drawn
 

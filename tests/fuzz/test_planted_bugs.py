@@ -125,3 +125,18 @@ def test_an_engine_sum_to_shape_that_keeps_one_copy_is_caught():
         patch.setattr(autograd, "_sum_to_array", lambda g, shape, owner="": _first_copy(g, shape))
     failures = new_failures(plant, n=25, ops=["add", "mul", "sum", "tanh"])
     assert failures and "[numeric]" in _oracles(failures)
+
+
+def test_the_lost_zero_d_contributions_of_the_old_engine_are_caught():
+    """The engine before `_accumulate` added a 0-d gradient's third and later contributions
+    into a NumPy scalar (`previous += g` rebinds a local): planted again here."""
+    real = _engine_function("_accumulate")
+
+    def plant(patch):
+        def lossy(grads, owned, key, g, create_graph):
+            if key in owned and not create_graph and len(grads[key].shape) == 0:
+                return
+            real(grads, owned, key, g, create_graph)
+        patch.setattr(autograd, "_accumulate", lossy)
+    failures = new_failures(plant, n=40, ops=["add", "mul", "sum", "getitem"])
+    assert any("differs from central differences" in p for f in failures for p in f.problems)

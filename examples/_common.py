@@ -116,8 +116,13 @@ def limit_blas_threads(threads: int | None = None) -> None:
 
 
 def check_device(device: str) -> None:
-    """Fail early, with minigrad's clear message, when `device` cannot be used."""
-    mg.zeros(1, device=device)
+    """Exit early with status 2 (a usage error, as argparse's) and minigrad's one-line reason
+    when `device` cannot be used: CuPy missing, no GPU, or an unknown device name."""
+    try:
+        mg.zeros(1, device=device)
+    except (RuntimeError, ValueError) as error:
+        print(f"{Path(sys.argv[0]).name}: error: --device {device}: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 # -- progress -------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import math
 import threading
 
 from .backend import backend_of
+from .grad_mode import STATE as grad_state
 
 
 class _State(threading.local):
@@ -49,7 +50,6 @@ def _check_finite(fn, array, where: str) -> None:
     xp = backend_of(array).xp
     if array.dtype.kind in "fc" and not bool(xp.isfinite(array).all()):
         bad = "NaN" if bool(xp.isnan(array).any()) else "inf"
-        from .autograd import STATE as grad_state
         scope = fn.scope or grad_state.scope
         where_scope = f" in scope '{scope}'" if scope else ""
         raise FloatingPointError(f"anomaly: {type(fn).__name__}{where_scope} produced {bad} "

@@ -13,137 +13,16 @@ input's shape, casts it to the input's dtype and adds it to what the input alrea
 
 from __future__ import annotations
 
-import functools
 import heapq
-import inspect
 import itertools
-import threading
 import weakref
-from typing import Callable
 
 import numpy as _numpy
 
 from . import anomaly, inplace
 from .backend import _BY_ARRAY_TYPE, backend_of
-
-
-# ---------------------------------------------------------------------------------------------
-# Per-thread state: grad mode and the name-scope stack (anomaly mode lives in anomaly.py).
-
-class _State(threading.local):
-    """Grad mode and the current scope of this thread, as in PyTorch: `no_grad` in one thread,
-    or a backward running in another, never changes what this one records."""
-
-    def __init__(self):
-        self.grad_enabled = True
-        self.scope = ""            # dotted name of the innermost name_scope, "" at top level
-
-
-STATE = _State()
-
-
-class _GradMode:
-    """Sets grad mode on entry and restores the old one on exit; also a decorator, of plain
-    functions and of generator functions (each resumption runs in the mode)."""
-
-    def __init__(self, enabled: bool):
-        self.enabled = enabled
-        self._saved: list[bool] = []
-
-    def __enter__(self):
-        self._saved.append(STATE.grad_enabled)
-        STATE.grad_enabled = self.enabled
-
-    def __exit__(self, *exc):
-        STATE.grad_enabled = self._saved.pop()
-
-    def __call__(self, func: Callable) -> Callable:
-        enabled = self.enabled
-        if inspect.isgeneratorfunction(func):
-            @functools.wraps(func)
-            def generator(*args, **kwargs):
-                inner = func(*args, **kwargs)
-                sent = None
-                while True:                  # each step runs in the mode, the caller's code
-                    with _GradMode(enabled):     # between steps in its own
-                        try:
-                            value = inner.send(sent)
-                        except StopIteration as stop:
-                            return stop.value
-                    sent = yield value
-            return generator
-
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            with _GradMode(enabled):
-                return func(*args, **kwargs)
-        return wrapper
-
-
-def _mode(enabled: bool, func):
-    return _GradMode(enabled) if func is None else _GradMode(enabled)(func)
-
-
-def no_grad(func: Callable | None = None):
-    """Record no graph inside: `with no_grad():`, `@no_grad()` or `@no_grad`."""
-    return _mode(False, func)
-
-
-def enable_grad(func: Callable | None = None):
-    """Record a graph again inside, e.g. within `no_grad`: a context manager or decorator."""
-    return _mode(True, func)
-
-
-def inference_mode(mode=True):
-    """`no_grad` under PyTorch's other name (minigrad keeps no extra per-tensor state that
-    inference could skip): `with inference_mode():`, `@inference_mode()` or `@inference_mode`."""
-    return _mode(False, mode) if callable(mode) else _GradMode(not mode)
-
-
-class set_grad_enabled(_GradMode):
-    """Turn recording on or off: at once as a call (`set_grad_enabled(False)`), or for a block
-    as a context manager, restoring the previous mode on exit."""
-
-    def __init__(self, mode: bool):
-        super().__init__(bool(mode))
-        self._before = STATE.grad_enabled
-        STATE.grad_enabled = self.enabled
-
-    def __enter__(self):
-        self._saved.append(self._before)
-
-    def __exit__(self, *exc):
-        STATE.grad_enabled = self._saved.pop()
-
-
-def is_grad_enabled() -> bool:
-    """Whether operations in this thread record a graph now."""
-    return STATE.grad_enabled
-
-
-class name_scope:
-    """Tag the operations created inside with a dotted scope ("encoder.layer0.self_attn").
-
-    Scopes nest: an inner scope "ffn" inside "encoder" tags operations "encoder.ffn". Graph
-    pictures (`minigrad.viz.draw`) group or collapse operations by their scope. One object may
-    be entered again while it is active (a module calling itself): each entry's outer scope is
-    kept on its own stack.
-    """
-
-    __slots__ = ("name", "_outers")
-
-    def __init__(self, name: str):
-        self.name = name
-        self._outers: list[str] = []
-
-    def __enter__(self):
-        outer = STATE.scope
-        self._outers.append(outer)
-        name = self.name
-        STATE.scope = f"{outer}.{name}" if outer and name else (name or outer)
-
-    def __exit__(self, *exc):
-        STATE.scope = self._outers.pop()
+from .gradients import _RELEASED, IndexedGradient, release
+from .grad_mode import STATE, _GradMode
 
 
 # ---------------------------------------------------------------------------------------------
@@ -186,12 +65,17 @@ class Function:
     needs_output = True        # False: backward never reads self.output, so no weakref is made
 
     def forward(self, *arrays):
+        """The output array from the inputs' backend arrays (use `self.xp` for functions)."""
         raise NotImplementedError(f"{type(self).__name__}.forward")
 
     def backward(self, grad):
+        """∂L/∂input for each input, given grad = ∂L/∂output (a Tensor): a tuple when there are
+        several inputs, None for an input that gets no gradient."""
         raise NotImplementedError(f"{type(self).__name__}.backward")
 
     def save_for_backward(self, *arrays) -> None:
+        """Keep arrays (a mask, a max's positions) for backward as `self.saved_tensors`; a
+        backward without retain_graph frees them."""
         self.saved_tensors = arrays
 
     def values(self, *tensors) -> tuple:
@@ -217,6 +101,7 @@ class Function:
 
     @property
     def output(self):
+        """The output Tensor (held weakly: None once nothing else holds it)."""
         if not self.needs_output:
             raise RuntimeError(f"{type(self).__name__}.output: not kept, since the class sets "
                                f"needs_output = False")
@@ -224,6 +109,8 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs, **options):
+        """`cls(**options).forward` on the inputs' arrays, as a Tensor linked into the graph
+        when grad mode is on and an input requires grad."""
         backend = _backend_of(cls, inputs)
         fn = cls(**options)
         fn.xp = backend.xp
@@ -284,100 +171,14 @@ def _backend_of(cls, inputs):
 
 def _check_one_device(cls, inputs) -> None:
     if len({t.device for t in inputs}) > 1:
-            devices = ", ".join(f"{t.device} {tuple(t.shape)}" for t in inputs)
-            raise RuntimeError(f"{cls.__name__}: all inputs must be on one device, got "
-                               f"{devices}; move them with .to(device)")
+        devices = ", ".join(f"{t.device} {tuple(t.shape)}" for t in inputs)
+        raise RuntimeError(f"{cls.__name__}: all inputs must be on one device, got "
+                           f"{devices}; move them with .to(device)")
 
 
-class _Released(tuple):
-    """The type of `saved_tensors` once a backward has freed them: empty, and recognisable."""
-
-
-_RELEASED = _Released()
 _new_tensor = object.__new__
 _sequence = itertools.count()      # creation order of recorded Functions
 _Tensor = None                     # set by tensor.py (the engine and Tensor refer to each other)
-
-
-class SpentTensor:
-    """What a freed graph keeps of an input it no longer needs: its producer (`_fn`), shape,
-    dtype and name, no values. A backward without `retain_graph` puts these in place of every
-    input that is not a leaf requiring grad, so that a kept `loss` keeps no activations alive
-    while the graph's structure can still be drawn."""
-
-    __slots__ = ("_fn", "shape", "dtype", "device", "name", "_requires_grad", "_tensor")
-    _retains_grad = False
-    _hooks = None
-    grad = None
-
-    def __init__(self, t):
-        data = t.data
-        self._fn, self.shape, self.dtype, self.name = t._fn, data.shape, data.dtype, t.name
-        self.device = "cpu" if type(data) is _numpy.ndarray else t.device
-        self._requires_grad, self._tensor = t._requires_grad, weakref.ref(t)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def tensor(self):
-        """The tensor itself while something else keeps it alive, else None."""
-        return self._tensor()
-
-
-def _release(functions) -> None:
-    """Free what recorded nodes hold for backward: saved arrays, and inputs other than leaves
-    that require grad (a kept root must not keep a step's activations alive). A tensor read by
-    several of them is replaced by one SpentTensor."""
-    spent: dict[int, SpentTensor] = {}
-    for fn in functions:
-        fn.saved_tensors = _RELEASED
-        inputs = []
-        for x in fn.inputs:
-            if x._fn is None and x._requires_grad or type(x) is SpentTensor:
-                inputs.append(x)
-            else:
-                stub = spent.get(id(x))
-                if stub is None:
-                    stub = spent[id(x)] = SpentTensor(x)
-                inputs.append(stub)
-        fn.inputs = tuple(inputs)
-
-
-# ---------------------------------------------------------------------------------------------
-# A gradient that is zero but at an index.
-
-class IndexedGradient:
-    """∂L/∂x when only x[index] was read: zero everywhere except `values` at `index`.
-
-    GetItem's backward returns one when no graph is recorded, so that the slices of one tensor
-    (the r, z, n gates cut out of a GRU's pre-activations, or q, k, v out of a packed
-    projection) add into one buffer instead of each filling and adding a full one.
-    """
-
-    __slots__ = ("shape", "index", "is_basic", "values", "xp")
-
-    def __init__(self, shape, index, is_basic: bool, values, xp):
-        self.shape, self.index, self.is_basic, self.values = shape, index, is_basic, values
-        self.xp = xp
-
-    def add_into(self, buffer) -> None:
-        """buffer[index] += values (repeated advanced indices accumulate)."""
-        if self.is_basic:                         # a basic index names each element once
-            view = buffer[self.index]
-            if view.ndim:                         # a view: add into it in place
-                view += self.values
-            else:                                 # one element, which comes as a copy
-                buffer[self.index] += self.values
-        else:
-            backend_of(buffer).scatter_add(buffer, self.index, self.values)
-
-    def dense(self):
-        """A new array of the full shape."""
-        buffer = self.xp.zeros(self.shape, dtype=self.values.dtype)
-        self.add_into(buffer)
-        return buffer
 
 
 # ---------------------------------------------------------------------------------------------
@@ -497,7 +298,7 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
             g, is_owned = _complete(grads[key], key in owned, leaf, create_graph)
             results[id(leaf)] = (leaf, g, is_owned)
     if not retain_graph:
-        _release(done)
+        release(done)
     return results
 
 

@@ -31,6 +31,7 @@ class Backend:
         """Raise RuntimeError saying what is missing when the device cannot be used."""
 
     def device_of(self, array) -> str:
+        """The device string of `array` ("cpu", "cuda:1", ...)."""
         return "cpu"
 
     def from_numpy(self, array: np.ndarray, index: int | None):
@@ -38,9 +39,11 @@ class Backend:
         return array
 
     def to_numpy(self, array) -> np.ndarray:
+        """`array` as a host NumPy array (a copy when it lives elsewhere)."""
         return array
 
     def asarray(self, data, dtype=None, index: int | None = None):
+        """`data` (numbers, lists, arrays) as an array of this device, of `dtype` if given."""
         return np.asarray(data, dtype=dtype)
 
     # -- operations that differ between array modules --------------------------------------
@@ -53,6 +56,7 @@ class Backend:
         return _host_erf(array)
 
     def seed(self, seed: int) -> None:
+        """Restart this device's random numbers from `seed` (see `minigrad.manual_seed`)."""
         self._rng = np.random.default_rng(seed)
 
     def random(self, kind: str, shape: tuple[int, ...], dtype, index: int | None = None):
@@ -83,7 +87,7 @@ class CupyBackend(Backend):
             except ImportError as error:
                 raise RuntimeError(
                     "device 'cuda' needs CuPy, which is not installed: "
-                    "pip install 'minigrad[cuda]' (cupy-cuda12x)") from error
+                    "pip install cupy-cuda12x (the [cuda] extra of this project)") from error
             self._cupy = cupy
             self.xp = cupy
             self.array_types = (cupy.ndarray,)
@@ -184,6 +188,7 @@ def register_backend(backend: Backend) -> None:
 
 
 def unregister_backend(device_type: str) -> None:
+    """Remove the backend registered for `device_type` (the undo of `register_backend`)."""
     backend = _BACKENDS.pop(device_type)
     for array_type in [t for t, b in _BY_ARRAY_TYPE.items() if b is backend]:
         del _BY_ARRAY_TYPE[array_type]

@@ -41,7 +41,7 @@ import graphviz
 import numpy as np
 
 from . import autograd
-from .autograd import SpentTensor
+from .gradients import SpentTensor
 from .backend import backend_of
 from .tensor import Tensor
 

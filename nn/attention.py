@@ -92,6 +92,9 @@ class DotProductAttention(_SoftAttention):
 
     def forward(self, query: Tensor, keys: Tensor, values: Tensor,
                 mask=None) -> tuple[Tensor, Tensor]:
+        """query (B, Lq, D), keys (B, Lk, D), values (B, Lk, Dv), mask bool (B, Lq, Lk)
+        broadcastable, True = allowed. Returns (context (B, Lq, Dv), weights (B, Lq, Lk)),
+        computed as one fused primitive."""
         self._check(query, keys, values)
         return scaled_dot_product_attention(query, keys, values, mask,
                                             scale=None if self.scaled else 1.0)
@@ -113,6 +116,7 @@ class BilinearAttention(_SoftAttention):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Draw W again from U(−1/√Dk, 1/√Dk)."""
         bound = 1.0 / math.sqrt(self.key_dim) if self.key_dim > 0 else 0.0
         init.uniform_(self.weight, -bound, bound)
 
@@ -275,6 +279,8 @@ class MultiHeadAttention(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """q/k/v projection weights from Xavier-uniform of the packed (3E, E) matrix, biases
+        zero, out_proj as a Linear (PyTorch's initialisation)."""
         # Xavier bound of the packed (3E, E) matrix: fan_in = E, fan_out = 3E
         bound = math.sqrt(6.0 / (4 * self.embed_dim))
         for proj in (self.q_proj, self.k_proj, self.v_proj):

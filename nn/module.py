@@ -141,6 +141,8 @@ class Module:
         self.__dict__.pop(name, None)
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register `param` as this module's parameter `name` (None reserves the name, as a
+        layer without bias does); the same as assigning `self.name = param`."""
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"register_parameter: {name!r} must be an nn.Parameter or None, "
                             f"got {type(param).__name__}")
@@ -160,6 +162,8 @@ class Module:
             self._non_persistent.add(name)
 
     def add_module(self, name: str, module: "Module | None") -> None:
+        """Register `module` as the submodule `name` (None reserves the name); the same as
+        assigning `self.name = module`."""
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module: {name!r} must be a Module or None, got "
                             f"{type(module).__name__}")
@@ -180,6 +184,7 @@ class Module:
 
     # -- calling --------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
+        """The computation of this module; subclasses define it, and `module(...)` calls it."""
         raise NotImplementedError(f"{type(self).__name__} does not implement forward()")
 
     def __call__(self, *args, **kwargs):
@@ -207,6 +212,7 @@ class Module:
             yield module
 
     def named_children(self) -> Iterator[tuple[str, "Module"]]:
+        """(name, module) for each direct submodule, in registration order, each once."""
         seen: set[int] = set()
         for name, child in self._modules.items():
             if child is not None and id(child) not in seen:
@@ -214,6 +220,7 @@ class Module:
                 yield name, child
 
     def children(self) -> Iterator["Module"]:
+        """The direct submodules, in registration order, each once."""
         for _, child in self.named_children():
             yield child
 
@@ -227,14 +234,17 @@ class Module:
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every parameter of this module and (with `recurse`) of its submodules, each once."""
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 
     def named_buffers(self, prefix: str = "", recurse: bool = True,
                       remove_duplicate: bool = True) -> Iterator[tuple[str, mg.Tensor]]:
+        """(dotted name, tensor) for every buffer (saved state that is not a parameter)."""
         yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[mg.Tensor]:
+        """Every buffer (saved state that is not a parameter) of this module and below."""
         for _, buffer in self.named_buffers(recurse=recurse):
             yield buffer
 
@@ -273,6 +283,7 @@ class Module:
         return self.train(False)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Set `requires_grad` of every parameter (False freezes the module); returns self."""
         for param in self.parameters():
             param.requires_grad = requires_grad
         return self
@@ -289,9 +300,12 @@ class Module:
                              if t.device != str(device) else t.data)
 
     def cpu(self) -> "Module":
+        """Move every parameter and buffer to the host, in place; returns self."""
         return self.to("cpu")
 
     def cuda(self, index: int = 0) -> "Module":
+        """Move every parameter and buffer to GPU `index` (needs CuPy), in place; returns
+        self."""
         return self.to(f"cuda:{index}")
 
     def double(self) -> "Module":
@@ -434,6 +448,7 @@ class Sequential(Module):
                 self.add_module(str(i), module)
 
     def forward(self, x):
+        """x through each module in turn; the last one's output (shapes as its layers')."""
         for module in self._modules.values():
             x = module(x)
         return x
@@ -452,6 +467,7 @@ class Sequential(Module):
         return modules[_list_index(index, len(modules), "Sequential")][1]
 
     def append(self, module: Module) -> "Sequential":
+        """Add `module` at the end (named by its position); returns self."""
         self.add_module(str(len(self._modules)), module)
         return self
 
@@ -510,15 +526,18 @@ class ModuleList(_NamedContainer):
         self.extend(modules)
 
     def append(self, module: Module) -> "ModuleList":
+        """Add `module` at the end (named by its position); returns self."""
         self.add_module(str(len(self._modules)), module)
         return self
 
     def extend(self, modules: Iterable[Module]) -> "ModuleList":
+        """Append each of `modules`; returns self."""
         for module in modules:
             self.append(module)
         return self
 
     def insert(self, index: int, module: Module) -> None:
+        """Put `module` before position `index`; later modules are renamed by position."""
         modules = list(self._modules.values())
         modules.insert(index, module)
         self._modules.clear()
@@ -549,20 +568,25 @@ class ModuleDict(_NamedContainer):
         return iter(self._modules)
 
     def keys(self):
+        """The submodules' names, in insertion order."""
         return self._modules.keys()
 
     def values(self):
+        """The submodules, in insertion order."""
         return self._modules.values()
 
     def items(self):
+        """(name, submodule) pairs, in insertion order."""
         return self._modules.items()
 
     def update(self, modules) -> None:
+        """Add or replace submodules from a dict or from (name, module) pairs."""
         items = modules.items() if hasattr(modules, "items") else modules
         for key, module in items:
             self[key] = module
 
     def pop(self, key: str) -> Module:
+        """Remove the submodule `key` and return it."""
         return self._modules.pop(key)
 
 

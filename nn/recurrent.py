@@ -72,6 +72,7 @@ class _CellParameters(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Draw every weight and bias again from U(−1/√H, 1/√H), as PyTorch does."""
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
         for param in self.parameters():
             init.uniform_(param, -bound, bound)
@@ -118,6 +119,7 @@ class _StackedParameters(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Draw every weight and bias again from U(−1/√H, 1/√H), as PyTorch does."""
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
         for param in self.parameters():
             init.uniform_(param, -bound, bound)
@@ -192,7 +194,7 @@ def _gru_step(gx: Tensor, h: Tensor, weight_hh: Tensor,
     return n + z * (h - n), r, z, n
 
 
-def _gru_unrolled(gx: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor | None,
+def _gru_unrolled(gx: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor | None = None,
                   gates: list | None = None) -> Tensor:
     """The GRU recurrence unrolled into the graph: gx (B, T, 3H), h (B, H) -> (B, T, H).
     With a `gates` list, appends GRUGates(r, z, n) (each (B, T, H)) to it."""
@@ -288,10 +290,7 @@ class GRUSequence(FusedFunction):
     def recorded_backward(self, grad):
         """The differentiable backward, used when create_graph records it: unroll the
         recurrence with minigrad ops and take that graph's vector-Jacobian product."""
-        gx, h0, weight_hh = self.inputs[:3]
-        bias_hh = self.inputs[3] if len(self.inputs) == 4 else None
-        out = _gru_unrolled(gx, h0, weight_hh, bias_hh)
-        return recorded_gradients(self, out, grad, range(len(self.inputs)))
+        return recorded_gradients(self, _gru_unrolled, grad, range(len(self.inputs)))
 
 
 def gru_sequence(gx: Tensor, h0: Tensor, weight_hh: Tensor,

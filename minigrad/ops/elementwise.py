@@ -165,6 +165,7 @@ class Exp(Function):
 
 
 def exp(x: Tensor) -> Tensor:
+    """eˣ, elementwise."""
     return Exp.apply(x)
 
 
@@ -183,6 +184,7 @@ class Log(Function):
 
 
 def log(x: Tensor) -> Tensor:
+    """The natural logarithm ln x, elementwise (−inf at 0, NaN below, as NumPy)."""
     return Log.apply(x)
 
 
@@ -199,6 +201,7 @@ class Sqrt(Function):
 
 
 def sqrt(x: Tensor) -> Tensor:
+    """√x, elementwise; the gradient 1/(2√x) is infinite at 0."""
     return Sqrt.apply(x)
 
 
@@ -217,6 +220,7 @@ class Abs(Function):
 
 
 def abs(x: Tensor) -> Tensor:
+    """|x|, elementwise; the gradient at 0 is 0."""
     return Abs.apply(x)
 
 
@@ -233,6 +237,7 @@ class Tanh(Function):
 
 
 def tanh(x: Tensor) -> Tensor:
+    """tanh(x), elementwise; ∂y/∂x = 1 − y²."""
     return Tanh.apply(x)
 
 
@@ -265,6 +270,7 @@ def _sigmoid(xp, x):
 
 
 def sigmoid(x: Tensor) -> Tensor:
+    """σ(x) = 1 / (1 + e⁻ˣ), elementwise, computed without overflow for large |x|."""
     return Sigmoid.apply(x)
 
 
@@ -283,6 +289,7 @@ class Relu(Function):
 
 
 def relu(x: Tensor) -> Tensor:
+    """max(x, 0), elementwise; the gradient at 0 is 0."""
     return Relu.apply(x)
 
 
@@ -357,6 +364,7 @@ class Maximum(Function):
 
 
 def maximum(a, b) -> Tensor:
+    """max(a, b) elementwise, broadcasting a and b; at ties each gets half the gradient."""
     return Maximum.apply(*pair(a, b))
 
 
@@ -375,6 +383,7 @@ class Minimum(Function):
 
 
 def minimum(a, b) -> Tensor:
+    """min(a, b) elementwise, broadcasting a and b; at ties each gets half the gradient."""
     return Minimum.apply(*pair(a, b))
 
 
@@ -498,8 +507,10 @@ def logical_not(x: Tensor) -> Tensor:
 
 
 def isfinite(x: Tensor) -> Tensor:
+    """True where x is neither inf nor NaN: a bool tensor of x's shape, no gradient."""
     return constant(x.xp.isfinite(x.data))
 
 
 def isnan(x: Tensor) -> Tensor:
+    """True where x is NaN: a bool tensor of x's shape, no gradient."""
     return constant(x.xp.isnan(x.data))

@@ -43,7 +43,6 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad import autograd
 
 from ..minigrad.simdevice import SimArray, SimBackend
 from .programs import (Leaf, Program, SeededChooser, build, evaluate_numpy, generate, loss_numpy,
@@ -131,20 +130,6 @@ def simulated_device():
         yield
     finally:
         mg.unregister_backend("sim")
-
-
-@contextlib.contextmanager
-def _engine_state_kept():
-    """Engine-wide flags (a hook anywhere switches the walk to its watchful path for good)
-    restored afterwards, so hooks in one program do not decide the path of the next."""
-    state = getattr(autograd, "STATE", None)
-    saved = dict(vars(state)) if state is not None and hasattr(state, "__dict__") else None
-    try:
-        yield
-    finally:
-        if saved is not None:
-            for name, value in saved.items():
-                setattr(state, name, value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -291,43 +276,41 @@ class _Checker:
                 self.compare("paths", f"∂loss/∂v{i} with create_graph=True vs without",
                              g.numpy(), arrays[i])
 
-    def check_backward_twice(self, arrays) -> None:
+    def check_backward_twice(self, tensors, arrays) -> None:
         """backward() on the weighted sum, with a hook on every node and retain_grad on every
         intermediate; then a second backward through the retained graph."""
-        with _engine_state_kept():
-            tensors = build(self.program, "cpu")
-            seen: dict[int, list] = {i: [] for i in self.grad_nodes}
-            for i in self.grad_nodes:
-                tensors[i].register_hook(lambda g, i=i: seen[i].append(g.numpy().copy()))
-                if not tensors[i].is_leaf:
-                    tensors[i].retain_grad()
-            total = None
-            for root, w in zip(self.roots(tensors), self.weights("cpu")):
-                term = (root * w).sum()
-                total = term if total is None else total + term
-            total.backward(retain_graph=True)
-            first = {}
-            for i in self.grad_nodes:
-                g = tensors[i].grad
-                if not self.check_gradient_form("paths", i, g, tensors[i]):
-                    continue
-                first[i] = g.numpy().copy()
-                if arrays[i] is not None:
-                    self.compare("paths", f"{self._name(i)}.grad after backward() vs mg.grad",
-                                 first[i], arrays[i])
-                if len(seen[i]) != 1 or not np.array_equal(seen[i][0], first[i]):
-                    self.fail("paths", f"the hook on {self._name(i)} saw {seen[i]}, its .grad "
-                                       f"is {first[i]}")
-            total.backward(retain_graph=True)
-            for i, g1 in first.items():
-                g = tensors[i].grad
-                g2 = None if g is None else g.numpy()
-                if g2 is None or not np.array_equal(g2, 2 * g1):
-                    self.fail("twice", f"{self._name(i)}.grad after two backward(retain_graph="
-                                       f"True): {g2}, expected exactly 2 × {g1}")
-                if len(seen[i]) != 2 or not np.array_equal(seen[i][1], seen[i][0]):
-                    self.fail("twice", f"the hook on {self._name(i)} saw {seen[i]} over two "
-                                       f"backward passes")
+        seen: dict[int, list] = {i: [] for i in self.grad_nodes}
+        for i in self.grad_nodes:
+            tensors[i].register_hook(lambda g, i=i: seen[i].append(g.numpy().copy()))
+            if not tensors[i].is_leaf:
+                tensors[i].retain_grad()
+        total = None
+        for root, w in zip(self.roots(tensors), self.weights("cpu")):
+            term = (root * w).sum()
+            total = term if total is None else total + term
+        total.backward(retain_graph=True)
+        first = {}
+        for i in self.grad_nodes:
+            g = tensors[i].grad
+            if not self.check_gradient_form("paths", i, g, tensors[i]):
+                continue
+            first[i] = g.numpy().copy()
+            if arrays[i] is not None:
+                self.compare("paths", f"{self._name(i)}.grad after backward() vs mg.grad",
+                             first[i], arrays[i])
+            if len(seen[i]) != 1 or not np.array_equal(seen[i][0], first[i]):
+                self.fail("paths", f"the hook on {self._name(i)} saw {seen[i]}, its .grad "
+                                   f"is {first[i]}")
+        total.backward(retain_graph=True)
+        for i, g1 in first.items():
+            g = tensors[i].grad
+            g2 = None if g is None else g.numpy()
+            if g2 is None or not np.array_equal(g2, 2 * g1):
+                self.fail("twice", f"{self._name(i)}.grad after two backward(retain_graph="
+                                   f"True): {g2}, expected exactly 2 × {g1}")
+            if len(seen[i]) != 2 or not np.array_equal(seen[i][1], seen[i][0]):
+                self.fail("twice", f"the hook on {self._name(i)} saw {seen[i]} over two "
+                                   f"backward passes")
 
     def check_device(self, tensors, arrays) -> None:
         other = build(self.program, self.device)
@@ -361,7 +344,7 @@ class _Checker:
         arrays = self.check_numeric(tensors, plain)
         self.stage = "paths"
         self.check_recorded(tensors, arrays)
-        self.check_backward_twice(arrays)
+        self.check_backward_twice(tensors, arrays)     # the same graph, retained so far
         if self.device is not None:
             self.stage = "device"
             self.check_device(tensors, arrays)

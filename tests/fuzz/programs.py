@@ -23,7 +23,7 @@ import minigrad as mg
 from .registry import BY_NAME, REGISTRY, REAL, OpInfo, literal
 
 BOUND = 50.0            # |value| above this anywhere rejects a step: keeps float32 honest
-MAX_STEPS = 10
+MAX_STEPS = 8
 START_SHAPES = [(), (), (), (1,), (2, 3), (3,), (2, 1), (1, 1)]
 QUOTAS = [1, 2, 3, 3, 4, 5]      # how often a value is wanted: fan-out of 3 or more is common
 MAX_USES = 5
@@ -343,7 +343,7 @@ class _Draft:
 
 
 def generate(choose: Chooser, ops: list[OpInfo] | None = None) -> Program:
-    """A random program: 1–3 starting leaves, 2–10 steps drawn from `ops` (default: the whole
+    """A random program: 1–3 starting leaves, 2–8 steps drawn from `ops` (default: the whole
     registry) whose operands are earlier values (or new leaves), then its outputs."""
     ops = REGISTRY if ops is None else ops
     rng = np.random.default_rng(choose.below(2 ** 32))

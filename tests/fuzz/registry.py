@@ -115,7 +115,7 @@ class OpInfo:
     exact_options: Callable | None = None   # options for the float64 reference of a program
     # (each operand's ancestry: the nodes it is computed from, itself included; operand
     # dtypes) -> True where a reported bug would fire: the fuzzer leaves that combination out,
-    # and test_known_bugs.py reproduces the bug directly
+    # and test_found_bugs.py reproduces the bug directly
     known_bug: Callable | None = None
     gradcheck_options: dict = field(default_factory=dict)   # e.g. a wider step for float32
 
@@ -291,7 +291,8 @@ def _softplus(a):
 
 
 def _bce_with_logits(z, y, *extras, reduction, has_weight, has_pos_weight):
-    """−w·[p·y·log σ(z) + (1 − y)·log(1 − σ(z))] = w·[p·y·softplus(−z) + (1 − y)·softplus(z)]."""
+    """ℓ = w·[p·y·softplus(−z) + (1 − y)·softplus(z)], which is −w·[p·y·log σ(z) +
+    (1 − y)·log(1 − σ(z))]."""
     w = extras[0] if has_weight else 1
     p = extras[-1] if has_pos_weight else 1
     loss = w * (p * y * _softplus(-z) + (1 - y) * _softplus(z))
@@ -577,6 +578,9 @@ def _entries() -> list[OpInfo]:
                spell="mg.mean({0}, axis={axis}, keepdims={keepdims})", **reductions))
     add(OpInfo("var", R.Var, mg.var, lambda a, axis, keepdims: np.var(a, axis, keepdims=keepdims),
                spell="mg.var({0}, axis={axis}, keepdims={keepdims})", **reductions))
+    add(OpInfo("std", R.Std, mg.std, _std, _std_samples(SHAPES), _std_samples(CHECK_SHAPES),
+               valid=_std_valid, nonsmooth=True,
+               spell="mg.std({0}, axis={axis}, keepdims={keepdims}, ddof={ddof})"))
     add(OpInfo("max", R.Max, mg.max, lambda a, axis, keepdims: np.max(a, axis, keepdims=keepdims),
                valid=lambda a, axis, keepdims: _no_near_ties(a, axis), nonsmooth=True,
                spell="mg.max({0}, axis={axis}, keepdims={keepdims})", **reductions))
@@ -701,7 +705,6 @@ def _entries() -> list[OpInfo]:
                _attention_weights_call, _attention_weights,
                tuple(Sample(p, _attention_mask_options(p, masked))
                      for p in attention_shapes for masked in (False, True)),
-               known_bug=_entangled,
                spell="nn.functional.attention_weights({0}, {1}, mask={mask})"))
     attend_shapes = [((2, 2), (2, 2), (2, 3)), ((1, 3), (2, 3), (2, 2)),
                      ((1, 2, 2), (1, 2, 2), (1, 2, 2)), ((2, 1), (3, 1), (3, 1)),
@@ -709,35 +712,47 @@ def _entries() -> list[OpInfo]:
     add(OpInfo("attend", attention_functional.AttendValues, _attend_call, _attend,
                tuple(Sample(p, _attention_mask_options(p, masked))
                      for p in attend_shapes for masked in (False, True)),
-               known_bug=_entangled,
                spell="nn.functional.scaled_dot_product_attention({0}, {1}, {2}, mask={mask})[0]"))
     add(OpInfo("attend_dropout", attention_functional.AttendValues, _attend_call, _attend,
                tuple(Sample(p, _attention_mask_options(p, False, dropout_p=0.5, seed=5))
                      for p in attend_shapes[:2] + attend_shapes[-1:]),
-               random=True, known_bug=_entangled,
+               random=True,
                spell="seeded({seed}, nn.functional.scaled_dot_product_attention, {0}, {1}, {2}, "
                      "dropout_p={dropout_p})[0]"))
     gru_shapes = [((1, 2, 3), (1, 1), (3, 1), (3,)), ((2, 2, 3), (2, 1), (3, 1)),
                   ((1, 2, 6), (1, 2), (6, 2), (6,))]
     add(OpInfo("gru_sequence", recurrent.GRUSequence, recurrent.gru_sequence, _gru,
-               tuple(Sample(s) for s in gru_shapes), known_bug=_gru_known_bug,
+               tuple(Sample(s) for s in gru_shapes), known_bug=_mixed_dtypes,
                spell=lambda names, o: f"nn.recurrent.gru_sequence({', '.join(names)})"))
     return ops
 
 
-def _entangled(ancestry, dtypes) -> bool:
-    """One operand is another, or is computed from another. Known bug: the recorded
-    (create_graph) backward of nn's fused primitives (attention, GRU) then counts the paths
-    through the later operand twice (test_known_bugs.py)."""
-    nodes = [max(a) for a in ancestry]           # a node comes after all it depends on
-    return any(j != k and nodes[j] in ancestry[k]
-               for j in range(len(nodes)) for k in range(len(nodes)))
+def _mixed_dtypes(ancestry, dtypes) -> bool:
+    """Operands of different float dtypes. Known bug: GRUSequence computes in gx's dtype
+    instead of promoting (test_found_bugs.py)."""
+    return len(set(dtypes)) > 1
 
 
-def _gru_known_bug(ancestry, dtypes) -> bool:
-    """Entangled operands, or operands of different float dtypes. Known bug: GRUSequence
-    computes in gx's dtype instead of promoting (test_known_bugs.py)."""
-    return _entangled(ancestry, dtypes) or len(set(dtypes)) > 1
+def _std(a, axis, keepdims, ddof):
+    return np.std(a, axis=axis, keepdims=keepdims, ddof=ddof)
+
+
+def _std_samples(shapes):
+    """The reductions' menu with ddof 0, and ddof 1 wherever at least two elements are reduced."""
+    out = []
+    for sample in _reduction_samples(shapes):
+        (shape,), options = sample.shapes, sample.options
+        out.append(Sample((shape,), {**options, "ddof": 0}))
+        if math.prod(shape[a] for a in _axes(options["axis"], len(shape))) >= 2:
+            out.append(Sample((shape,), {**options, "ddof": 1}))
+    return tuple(out)
+
+
+def _std_valid(a, axis, keepdims, ddof):
+    """Off the kink at std = 0: every reduced slice spreads, or is constant exactly (one
+    element, or copies of one value), where the gradient is 0 on both sides."""
+    y = np.std(a, axis=axis, ddof=ddof)
+    return bool(np.all((y == 0) | (y > 0.05)))
 
 
 def _layer_norm_call(x, *affine, n_axes, has_weight, has_bias):

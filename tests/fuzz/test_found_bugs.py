@@ -1,7 +1,7 @@
-"""Bugs the fuzzer found outside the engine, each reproduced at its smallest. They are marked
-xfail(strict=True): once fixed, the test passes, strict turns that into a failure, and the fix
-should remove the mark here and the matching `known_bug` predicate in registry.py, which keeps
-the fuzzer away from the case meanwhile."""
+"""Bugs the fuzzer found outside the engine, each reproduced at its smallest. One not fixed yet
+is marked xfail(strict=True): once fixed, the test passes, strict turns that into a failure,
+and the fix should remove the mark here and the matching `known_bug` predicate in registry.py,
+which keeps the fuzzer away from the case meanwhile."""
 
 import numpy as np
 import pytest
@@ -19,20 +19,17 @@ def _plain_and_recorded(loss, x):
     return plain, recorded
 
 
-@pytest.mark.xfail(strict=True, reason=REPORTED)
 def test_attention_recorded_gradient_counts_a_tensor_passed_as_q_k_and_v_once():
-    """scaled_dot_product_attention(x, x, x): the create_graph gradient counts each of x's
-    three roles with the full gradient of all three (nn/_recompute.py asks mg.grad for the
-    gradient of each input, and the engine then adds them)."""
+    """scaled_dot_product_attention(x, x, x): the create_graph gradient once counted each of
+    x's three roles with the full gradient of all three."""
     x = mg.tensor(np.array([[0.3, -1.2], [0.8, 0.5]]), requires_grad=True)
     plain, recorded = _plain_and_recorded(F.scaled_dot_product_attention(x, x, x)[0].sum(), x)
     np.testing.assert_allclose(recorded, plain, rtol=1e-10)
 
 
-@pytest.mark.xfail(strict=True, reason=REPORTED)
 def test_attention_weights_recorded_gradient_with_k_computed_from_q():
-    """k computed from q: the gradient for q also flows through k, and the recorded backward
-    counts that path twice."""
+    """k computed from q: the gradient for q also flows through k, a path the recorded
+    backward once counted twice."""
     q = mg.tensor(np.array([[0.7, -0.3, 1.1]]), requires_grad=True)
     a = mg.tensor(np.array([[1.2], [0.4]]), requires_grad=True)
     k = a @ q                                                    # (2, 3), from q
@@ -41,7 +38,6 @@ def test_attention_weights_recorded_gradient_with_k_computed_from_q():
     np.testing.assert_allclose(recorded, plain, rtol=1e-10)
 
 
-@pytest.mark.xfail(strict=True, reason=REPORTED)
 def test_gru_sequence_recorded_gradient_with_h0_computed_from_gx():
     gx = mg.tensor(np.linspace(-1, 1, 6).reshape(1, 2, 3), requires_grad=True)
     weight_hh = mg.tensor(np.array([[0.5], [-0.4], [0.3]]), requires_grad=True)

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import operator
 import weakref
 
 import numpy as _numpy
 
 from . import anomaly, inplace
 from .backend import _BY_ARRAY_TYPE, backend_of
+from .backend import CPU as _CPU
 from .gradients import _RELEASED, IndexedGradient, release
 from .grad_mode import STATE, _GradMode
 
@@ -86,7 +88,7 @@ class Function:
         Functions such as exp come from `self.ops`."""
         if STATE.grad_enabled:                   # the walk records exactly under create_graph
             return tensors
-        return tuple([t.data for t in tensors])
+        return tuple(map(_data_of, tensors))
 
     @property
     def ops(self):
@@ -113,7 +115,8 @@ class Function:
         when grad mode is on and an input requires grad."""
         backend = _backend_of(cls, inputs)
         fn = cls(**options)
-        fn.xp = backend.xp
+        if backend is not _CPU:
+            fn.xp = backend.xp                       # NumPy is the class default
         try:
             out = fn.forward(*[t.data for t in inputs])
         except (ValueError, TypeError, IndexError) as error:
@@ -127,24 +130,26 @@ class Function:
         result.data, result._requires_grad, result._fn = out, False, None
         if anomaly.STATE.enabled:
             anomaly.check_forward(fn, inputs, out)
-        if STATE.grad_enabled and cls.differentiable and out.dtype.kind in "fc" and \
-                _any_requires_grad(inputs):
-            fn.inputs = inputs
-            fn.sequence = next(_sequence)
-            fn.stamp = inplace.STATE.last
-            fn.scope = STATE.scope
-            if fn.needs_output:
-                fn._output_ref = weakref.ref(result)
-            result._requires_grad = True
-            result._fn = fn
+        if STATE.grad_enabled and cls.differentiable and out.dtype.kind in "fc":
+            for t in inputs:
+                if t._requires_grad:
+                    _link(fn, inputs, result)
+                    break
         return result
 
 
-def _any_requires_grad(inputs) -> bool:
-    for t in inputs:                     # a loop: any() over a generator costs more here
-        if t._requires_grad:
-            return True
-    return False
+def _link(fn, inputs: tuple, result) -> None:
+    """Record fn as the operation that made `result` from `inputs`."""
+    fn.inputs = inputs
+    fn.sequence = next(_sequence)
+    fn.stamp = inplace.STATE.last
+    scope = STATE.scope
+    if scope:
+        fn.scope = scope
+    if fn.needs_output:
+        fn._output_ref = weakref.ref(result)
+    result._requires_grad = True
+    result._fn = fn
 
 
 def _backend_of(cls, inputs):
@@ -177,6 +182,7 @@ def _check_one_device(cls, inputs) -> None:
 
 
 _new_tensor = object.__new__
+_data_of = operator.attrgetter("data")
 _sequence = itertools.count()      # creation order of recorded Functions
 _Tensor = None                     # set by tensor.py (the engine and Tensor refer to each other)
 
@@ -263,12 +269,15 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
         _accumulate(grads, owned, key, g, create_graph)
     results: dict[int, tuple] = {}
     done: list = []
+    checked = anomaly.STATE.enabled
     with _GradMode(create_graph):
         while waiting:                    # each key comes off once its gradient is complete
             key = heapq.heappop(waiting)
             tensor = tensors.pop(key)
             fn = tensor._fn
-            g, is_owned = _complete(grads.pop(key), key in owned, tensor, create_graph)
+            g, is_owned = grads.pop(key), key in owned
+            if type(g) is IndexedGradient or tensor._hooks:
+                g, is_owned = _complete(g, is_owned, tensor, create_graph)
             if tensor._retains_grad or id(tensor) in capture_ids:
                 results[id(tensor)] = (tensor, g, is_owned)
             if fn.saved_tensors is _RELEASED:
@@ -276,16 +285,16 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
             if inplace.STATE.last > fn.stamp:
                 inplace.check_unchanged(fn)
             done.append(fn)
-            input_grads = _call_backward(fn, g, create_graph)
+            input_grads = _call_backward(fn, g, create_graph, checked)
             for x, gx in zip(fn.inputs, input_grads):
                 if gx is None or not x._requires_grad:
                     continue
                 data = x.data         # an array of x's type, shape and dtype passes as it is
                 if type(gx) is not type(data) or gx.shape != data.shape or \
-                        gx.dtype != data.dtype:
+                        (gx.dtype is not data.dtype and gx.dtype != data.dtype):
                     gx = _conform(gx, x, fn, create_graph)
                     assert _conforms(gx, x, create_graph), (type(fn).__name__, data.shape)
-                if anomaly.STATE.enabled:
+                if checked:
                     anomaly.check_gradient(fn, gx)
                 x_fn = x._fn
                 x_key = id(x) if x_fn is None else ~x_fn.sequence       # as _key(x)
@@ -323,14 +332,14 @@ def _conforms(g, x, create_graph: bool) -> bool:
     return kind_ok and g.shape == data.shape and g.dtype == data.dtype
 
 
-def _call_backward(fn, g, create_graph: bool) -> tuple:
+def _call_backward(fn, g, create_graph: bool, checked: bool) -> tuple:
     """fn.backward on the gradient as a Tensor, its result as one entry per input."""
     if create_graph:
         grad = g
     else:
         grad = _new_tensor(_Tensor)              # Tensor._from_array(g): g is an array
         grad.data, grad._requires_grad, grad._fn = g, False, None
-    if anomaly.STATE.enabled:
+    if checked:
         with anomaly.paused():    # the ops inside are checked as fn's gradient, not one by one
             input_grads = fn.backward(grad)
     else:

@@ -58,9 +58,34 @@ class LoadResult(NamedTuple):
     unexpected_keys: list[str]
 
 
+class RemovableHandle:
+    """What `register_forward_hook` and `register_forward_pre_hook` return: `remove()`
+    unregisters the hook; as a context manager it removes the hook on exit."""
+
+    def __init__(self, hooks: dict):
+        self._hooks = hooks
+
+    def remove(self) -> None:
+        """Unregister the hook; removing it twice is harmless."""
+        self._hooks.pop(self, None)
+
+    def __enter__(self) -> "RemovableHandle":
+        """The handle itself: `with module.register_forward_hook(f): ...`."""
+        return self
+
+    def __exit__(self, *exc) -> None:
+        """Remove the hook when the block ends."""
+        self.remove()
+
+
 class Module:
     """Base class of every layer and model. Subclasses call `super().__init__()` first, assign
     Parameters and Modules as attributes, and implement `forward`."""
+
+    # hooks as in PyTorch; class-level None until one is registered, so a call checks two
+    # attributes and runs forward directly when there are none
+    _forward_pre_hooks: dict | None = None
+    _forward_hooks: dict | None = None
 
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", OrderedDict())
@@ -188,8 +213,63 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} does not implement forward()")
 
     def __call__(self, *args, **kwargs):
+        if self._forward_pre_hooks or self._forward_hooks:
+            return self._call_with_hooks(args, kwargs)
         with self._scope:                    # mg.name_scope(self.scope_name), made once
             return self.forward(*args, **kwargs)
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict):
+        """forward between the hooks: pre-hooks may replace the arguments, forward hooks the
+        output; each sees what the one before it returned. Hooks run outside the module's
+        name scope (they are not part of its computation)."""
+        for hook, with_kwargs in list((self._forward_pre_hooks or {}).values()):
+            if with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(f"{type(self).__name__}: a forward pre-hook with "
+                                           f"with_kwargs=True must return None or (args, "
+                                           f"kwargs), got {type(result).__name__}")
+                    args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        with self._scope:
+            output = self.forward(*args, **kwargs)
+        for hook, with_kwargs in list((self._forward_hooks or {}).values()):
+            result = hook(self, args, kwargs, output) if with_kwargs else \
+                hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
+
+    def register_forward_pre_hook(self, hook: Callable, *,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Call `hook(module, args)` before each `forward`, as PyTorch does; `args` is the tuple
+        of positional arguments. A returned value replaces them (a non-tuple is wrapped in
+        one). With `with_kwargs=True` the hook is `hook(module, args, kwargs)` and may return
+        `(args, kwargs)`. Hooks run in the order registered; returns a handle whose `remove()`
+        unregisters this one."""
+        if self._forward_pre_hooks is None:
+            object.__setattr__(self, "_forward_pre_hooks", {})
+        handle = RemovableHandle(self._forward_pre_hooks)
+        self._forward_pre_hooks[handle] = (hook, with_kwargs)
+        return handle
+
+    def register_forward_hook(self, hook: Callable, *,
+                              with_kwargs: bool = False) -> RemovableHandle:
+        """Call `hook(module, args, output)` after each `forward`, as PyTorch does (`args`: the
+        positional arguments forward got). A returned value other than None replaces the
+        output. With `with_kwargs=True` the hook is `hook(module, args, kwargs, output)`.
+        Hooks run in the order registered, outside the module's name scope; returns a handle
+        whose `remove()` unregisters this one. Recording statistics of every layer of a model
+        this way needs no change to the model's code (see `nn.Diagnostics`)."""
+        if self._forward_hooks is None:
+            object.__setattr__(self, "_forward_hooks", {})
+        handle = RemovableHandle(self._forward_hooks)
+        self._forward_hooks[handle] = (hook, with_kwargs)
+        return handle
 
     # -- traversal ------------------------------------------------------------------------
     def named_modules(self, prefix: str = "", remove_duplicate: bool = True,

@@ -190,6 +190,7 @@ def _gru_step(gx: Tensor, h: Tensor, weight_hh: Tensor,
     rz = mg.sigmoid(gx[:, :2 * H] + gh[:, :2 * H])          # (B, 2H): r and z in one op
     r, z = rz[:, :H], rz[:, H:]                              # 2 × (B, H)
     n = mg.tanh(gx[:, 2 * H:] + r * gh[:, 2 * H:])          # (B, H)
+    r.name, z.name, n.name = "r", "z", "n"                   # labels in graph pictures
     # h' = (1 − z) ⊙ n + z ⊙ h, written as n + z ⊙ (h − n): one op fewer per step
     return n + z * (h - n), r, z, n
 
@@ -376,6 +377,7 @@ def _update_gate_step(gx: Tensor, h: Tensor, weight_hh: Tensor,
     pre = gx + F.linear(h, weight_hh, bias_hh)              # (B, 2H): both gates are additive
     u = mg.sigmoid(pre[:, :H])                               # (B, H)
     c = mg.tanh(pre[:, H:])                                  # (B, H): the candidate h̃
+    u.name, c.name = "u", "h̃"                                # labels in graph pictures
     # h' = u ⊙ h + (1 − u) ⊙ h̃ = h̃ + u ⊙ (h − h̃)
     return c + u * (h - c), u, c
 
@@ -459,6 +461,7 @@ def _lstm_step(gx: Tensor, h: Tensor, c: Tensor, weight_hh: Tensor, bias_hh: Ten
     i, f = if_gates[:, :H], if_gates[:, H:]
     g = mg.tanh(pre[:, 2 * H:3 * H])
     o = mg.sigmoid(pre[:, 3 * H:])
+    i.name, f.name, g.name, o.name = "i", "f", "g", "o"      # labels in graph pictures
     c_new = f * c + i * g
     return o * mg.tanh(c_new), c_new, i, f, g, o
 

@@ -24,8 +24,9 @@ class Add(Function):
         return a + b
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # ∂z/∂a = ∂z/∂b = 1
-        return grad, grad
+        return g, g
 
 
 def add(a, b) -> Tensor:

@@ -133,7 +133,8 @@ class BroadcastTo(Function):
     def backward(self, grad):
         # ∂L/∂x_i = Σ_{j copied from i} ∂L/∂y_j: each element of x was copied to several
         # places, so add their gradients (the engine sums every gradient to its input's shape)
-        return grad
+        (g,) = self.values(grad)
+        return g
 
 
 def broadcast_to(x: Tensor, shape) -> Tensor:

@@ -70,9 +70,11 @@ def test_tour_block_custom_function(tmp_path, monkeypatch):
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz 'dot' not installed")
 def test_tour_block_graph_picture(tmp_path, monkeypatch):
     names = _run_block(3, tmp_path, monkeypatch)
+    # the picture and nothing else: no DOT text left behind beside it
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.svg", "readme_block_3.py"]
     svg = (tmp_path / "graph.svg").read_text(encoding="utf-8")
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
-    for label in ("MatMul", "Relu", "Mean", ">x<", ">W<"):
+    for label in ("MatMul", "Relu", "Mean", ">x<", ">W<", ">loss<", "linear scale from 0"):
         assert label in svg, label
     assert names["x"].grad is not None and names["W"].grad is not None
 

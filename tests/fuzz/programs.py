@@ -112,14 +112,15 @@ class Program:
         return flags
 
     def reaches_outputs(self) -> list[bool]:
-        """Per node: does some output depend on it through steps that require grad?"""
+        """Per node: does a gradient reach it from some output (through steps that require grad
+        and pass gradient on)?"""
         flags = self.requires_grad()
         live = [False] * len(self.nodes)
         for i in self.outputs:
             live[i] = True
         for i in range(len(self.nodes) - 1, -1, -1):
             node = self.nodes[i]
-            if live[i] and isinstance(node, Step):
+            if live[i] and isinstance(node, Step) and node.op.passes_gradient:
                 for j in node.operands:
                     if flags[j]:
                         live[j] = True

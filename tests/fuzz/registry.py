@@ -32,6 +32,7 @@ import numpy as np
 import minigrad as mg
 from minigrad.ops import elementwise, indexing, linalg, nn_ops, reduce, shape as shape_ops
 from nn import _recompute, attention_functional, functional, recurrent
+from nn import attention as nn_attention
 
 Shape = tuple
 
@@ -118,6 +119,7 @@ class OpInfo:
     # and test_found_bugs.py reproduces the bug directly
     known_bug: Callable | None = None
     gradcheck_options: dict = field(default_factory=dict)   # e.g. a wider step for float32
+    passes_gradient: bool = True            # False: its backward gives every operand None
 
     def domain(self, position: int) -> Domain:
         return self.domains[min(position, len(self.domains) - 1)]
@@ -719,6 +721,13 @@ def _entries() -> list[OpInfo]:
                random=True,
                spell="seeded({seed}, nn.functional.scaled_dot_product_attention, {0}, {1}, {2}, "
                      "dropout_p={dropout_p})[0]"))
+    hard_shapes = [((2, 2), (2, 2)), ((1, 3), (2, 3)), ((1, 2, 2), (1, 2, 2)), ((1, 1), (1, 1))]
+    add(OpInfo("hard_choice", nn_attention.HardChoice, _hard_choice_call, _hard_choice,
+               tuple(Sample(p, {"mode": "nearest"}) for p in hard_shapes),
+               tuple(Sample(p, {"mode": m}) for p in hard_shapes for m in ("nearest", "exact")),
+               valid=_hard_choice_valid, nonsmooth=True, passes_gradient=False,
+               spell="nn.HardAttention(mode={mode})({0}, {1}, "
+                     "mg.zeros({1}.shape[:-1] + (1,), dtype={0}.dtype, device={0}.device))[1]"))
     gru_shapes = [((1, 2, 3), (1, 1), (3, 1), (3,)), ((2, 2, 3), (2, 1), (3, 1)),
                   ((1, 2, 6), (1, 2), (6, 2), (6,))]
     add(OpInfo("gru_sequence", recurrent.GRUSequence, recurrent.gru_sequence, _gru,
@@ -753,6 +762,35 @@ def _std_valid(a, axis, keepdims, ddof):
     element, or copies of one value), where the gradient is 0 on both sides."""
     y = np.std(a, axis=axis, ddof=ddof)
     return bool(np.all((y == 0) | (y > 0.05)))
+
+
+def _hard_choice_call(q, k, mode):
+    """HardAttention's weights: the one-hot choice of a key for each query (HardChoice)."""
+    values = mg.zeros(k.shape[:-1] + (1,), dtype=q.dtype, device=q.device)
+    return nn_attention.HardAttention(mode=mode)(q, k, values)[1]
+
+
+def _hard_choice(q, k, mode):
+    """one_hot(argmax_j q·k_j) ("nearest", the first best key), or one_hot(first j with
+    k_j = q), zeros where none ("exact"); in q's dtype (the values' dtype in the call)."""
+    keys = k.shape[-2]
+    if mode == "nearest":
+        scores = q @ np.swapaxes(k, -1, -2)
+        chosen = np.argmax(scores, axis=-1)
+        found = np.ones(chosen.shape, dtype=bool)
+    else:
+        equal = np.all(q[..., :, None, :] == k[..., None, :, :], axis=-1)
+        chosen, found = np.argmax(equal, axis=-1), np.any(equal, axis=-1)
+    one_hot = (chosen[..., None] == np.arange(keys)) & found[..., None]
+    return one_hot.astype(q.dtype)
+
+
+def _hard_choice_valid(q, k, mode):
+    """The best key wins by a margin (a step's difference never changes the choice)."""
+    if mode != "nearest":
+        return True
+    scores = np.sort(q @ np.swapaxes(k, -1, -2), axis=-1)
+    return scores.shape[-1] < 2 or bool(np.all(scores[..., -1] - scores[..., -2] > KINK_MARGIN))
 
 
 def _layer_norm_call(x, *affine, n_axes, has_weight, has_bias):

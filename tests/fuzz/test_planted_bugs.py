@@ -140,3 +140,34 @@ def test_the_lost_zero_d_contributions_of_the_old_engine_are_caught():
         patch.setattr(autograd, "_accumulate", lossy)
     failures = new_failures(plant, n=40, ops=["add", "mul", "sum", "getitem"])
     assert any("differs from central differences" in p for f in failures for p in f.problems)
+
+
+def test_an_accumulation_that_drops_the_third_contribution_is_caught():
+    real = _engine_function("_accumulate")
+
+    def plant(patch):
+        counts: dict = {}
+
+        def third_lost(grads, owned, key, g, create_graph):
+            counts[key] = counts.get(key, 0) + 1
+            if counts[key] != 3:
+                real(grads, owned, key, g, create_graph)
+        patch.setattr(autograd, "_accumulate", third_lost)
+    failures = new_failures(plant, n=40)
+    assert any("differs from central differences" in p for f in failures for p in f.problems)
+
+
+def test_a_gradient_left_in_the_wrong_dtype_is_caught():
+    """The walk casts a float64 gradient of a float32 input back to float32: planted here, the
+    engine's own check of each gradient's dtype (or the oracles) must fail."""
+    real = _engine_function("_conform")
+
+    def plant(patch):
+        def uncast(g, x, fn, create_graph):
+            dtype = x.data.dtype
+            conformed = real(g, x, fn, create_graph)
+            if dtype == np.float64 or create_graph or not hasattr(conformed, "astype"):
+                return conformed
+            return conformed.astype(np.float64)           # the cast to x's dtype undone
+        patch.setattr(autograd, "_conform", uncast)
+    assert new_failures(plant, n=60)

@@ -215,10 +215,12 @@ def _accumulate(grads: dict, owned: set, key: int, g, create_graph: bool) -> Non
 
 
 def _dense(g, copy: bool = False):
-    """g as an array: an IndexedGradient filled in (a new buffer), or a copy when asked."""
+    """g as an array: an IndexedGradient filled in (a new buffer), or a copy when asked, laid
+    out as g is (the gradient of a weight read as W.T arrives transposed at every step, and
+    adds fastest into a buffer of the same layout)."""
     if type(g) is IndexedGradient:
         return g.dense()
-    return g.copy() if copy else g
+    return g.copy(order="K") if copy else g
 
 
 def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,

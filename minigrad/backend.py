@@ -10,6 +10,7 @@ New device types plug in with `register_backend`, exactly as CuPy does below.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -142,11 +143,20 @@ class CupyBackend(Backend):
 
 
 def _host_erf(array: np.ndarray) -> np.ndarray:
+    erf = _scipy_erf()
+    if erf is None:
+        return erf_from_series(np, array)
+    return erf(array).astype(array.dtype, copy=False)
+
+
+@functools.lru_cache(maxsize=1)
+def _scipy_erf():
+    """SciPy's erf when SciPy is installed, else None (looked up once, not at every call)."""
     try:
         from scipy.special import erf
     except ImportError:
-        return erf_from_series(np, array)
-    return erf(array).astype(array.dtype, copy=False)
+        return None
+    return erf
 
 
 def erf_from_series(xp, x):

@@ -731,15 +731,9 @@ def _entries() -> list[OpInfo]:
     gru_shapes = [((1, 2, 3), (1, 1), (3, 1), (3,)), ((2, 2, 3), (2, 1), (3, 1)),
                   ((1, 2, 6), (1, 2), (6, 2), (6,))]
     add(OpInfo("gru_sequence", recurrent.GRUSequence, recurrent.gru_sequence, _gru,
-               tuple(Sample(s) for s in gru_shapes), known_bug=_mixed_dtypes,
+               tuple(Sample(s) for s in gru_shapes),
                spell=lambda names, o: f"nn.recurrent.gru_sequence({', '.join(names)})"))
     return ops
-
-
-def _mixed_dtypes(ancestry, dtypes) -> bool:
-    """Operands of different float dtypes. Known bug: GRUSequence computes in gx's dtype
-    instead of promoting (test_found_bugs.py)."""
-    return len(set(dtypes)) > 1
 
 
 def _std(a, axis, keepdims, ddof):

@@ -1,7 +1,6 @@
-"""Bugs the fuzzer found outside the engine, each reproduced at its smallest. One not fixed yet
-is marked xfail(strict=True): once fixed, the test passes, strict turns that into a failure,
-and the fix should remove the mark here and the matching `known_bug` predicate in registry.py,
-which keeps the fuzzer away from the case meanwhile."""
+"""Bugs the fuzzer found outside the engine, each reproduced at its smallest. A bug not fixed
+yet is marked xfail(strict=True) here, with a `known_bug` predicate in registry.py that keeps
+the fuzzer away from the case meanwhile; its fix removes both."""
 
 import numpy as np
 import pytest
@@ -10,7 +9,6 @@ import minigrad as mg
 import nn
 
 F = nn.functional
-REPORTED = "reported bug: remove this mark and the registry's known_bug entry once fixed"
 
 
 def _plain_and_recorded(loss, x):
@@ -46,7 +44,6 @@ def test_gru_sequence_recorded_gradient_with_h0_computed_from_gx():
     np.testing.assert_allclose(recorded, plain, rtol=1e-10)
 
 
-@pytest.mark.xfail(strict=True, reason=REPORTED)
 def test_gru_sequence_promotes_mixed_dtypes():
     """A float64 h0 with float32 gx and weights: every other op computes in float64 then;
     GRUSequence rounds h0 to float32."""

@@ -3,7 +3,6 @@ yet is marked xfail(strict=True) here, with a `known_bug` predicate in registry.
 the fuzzer away from the case meanwhile; its fix removes both."""
 
 import numpy as np
-import pytest
 
 import minigrad as mg
 import nn

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import math
-import threading
 
 from .backend import backend_of
 from .grad_mode import STATE as grad_state
 
 
-class _State(threading.local):
-    def __init__(self):
-        self.enabled = False
+class _State:
+    enabled = False    # one switch for the process, as PyTorch's anomaly mode
 
 
 STATE = _State()

@@ -6,9 +6,11 @@ goes away as soon as nobody holds its root. Backward is one iterative walk over 
 operation first: an output is always made after its inputs, so reverse creation order is a
 topological order. Nothing recurses, so an unrolled GRU thousands of steps deep works.
 
-Every gradient takes one path: a Function's `backward` (written with minigrad operations, which
-record a graph only under `create_graph=True`), then `_accumulate`, which sums it back to its
-input's shape, casts it to the input's dtype and adds it to what the input already received.
+Every gradient takes one path: a Function's `backward`, then `_conform`, which sums it back to
+its input's shape and casts it to the input's dtype (a gradient that already fits passes as it
+is), then `_accumulate`, which adds it to what the input already received. `backward` computes
+on arrays, or on Tensors when `create_graph=True` records the backward itself (see
+`Function.values`): one formula per derivative serves both.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import weakref
 import numpy as _numpy
 
 from . import anomaly, inplace
-from .backend import _BY_ARRAY_TYPE, backend_of
+from .backend import _BY_ARRAY_TYPE, backend_of, backend_of_inputs
 from .backend import CPU as _CPU
 from .gradients import _RELEASED, IndexedGradient, release
 from .grad_mode import STATE, _GradMode
@@ -53,7 +55,9 @@ class Function:
     Available inside: `self.inputs` (input Tensors), `self.output` (the output Tensor, held
     weakly; a class whose backward never reads it may set `needs_output = False`), `self.xp`
     (the array module of the inputs' device), `self.save_for_backward(*a)` and
-    `self.saved_tensors` for anything else backward needs (freed after backward).
+    `self.saved_tensors` for anything else backward needs (freed after backward), and
+    `self.values(grad, *self.inputs)` / `self.ops` to write one backward that computes on bare
+    arrays unless create_graph records it (the built-in primitives do; see `values`).
     """
 
     inputs: tuple = ()
@@ -113,7 +117,7 @@ class Function:
     def apply(cls, *inputs, **options):
         """`cls(**options).forward` on the inputs' arrays, as a Tensor linked into the graph
         when grad mode is on and an input requires grad."""
-        backend = _backend_of(cls, inputs)
+        backend = backend_of_inputs(cls.__name__, inputs)
         fn = cls(**options)
         if backend is not _CPU:
             fn.xp = backend.xp                       # NumPy is the class default
@@ -150,35 +154,6 @@ def _link(fn, inputs: tuple, result) -> None:
         fn._output_ref = weakref.ref(result)
     result._requires_grad = True
     result._fn = fn
-
-
-def _backend_of(cls, inputs):
-    """The backend all inputs live on, or a clear error naming the op and the devices."""
-    try:
-        kind = type(inputs[0].data)
-        backend = _BY_ARRAY_TYPE[kind]
-    except (AttributeError, IndexError, KeyError):
-        if not inputs:
-            raise TypeError(f"{cls.__name__}.apply: needs at least one input Tensor") from None
-        for t in inputs:
-            if not isinstance(t, _Tensor):
-                raise TypeError(f"{cls.__name__}.apply: inputs must be Tensors, got "
-                                f"{type(t).__name__}; wrap arrays with minigrad.tensor()") \
-                    from None
-        backend = backend_of(inputs[0].data)
-        kind = type(inputs[0].data)
-    for t in inputs:
-        if type(t.data) is not kind or backend.multi_device:
-            _check_one_device(cls, inputs)
-            break
-    return backend
-
-
-def _check_one_device(cls, inputs) -> None:
-    if len({t.device for t in inputs}) > 1:
-        devices = ", ".join(f"{t.device} {tuple(t.shape)}" for t in inputs)
-        raise RuntimeError(f"{cls.__name__}: all inputs must be on one device, got "
-                           f"{devices}; move them with .to(device)")
 
 
 _new_tensor = object.__new__
@@ -240,10 +215,12 @@ def _accumulate(grads: dict, owned: set, key: int, g, create_graph: bool) -> Non
 
 
 def _dense(g, copy: bool = False):
-    """g as an array: an IndexedGradient filled in (a new buffer), or a copy when asked."""
+    """g as an array: an IndexedGradient filled in (a new buffer), or a copy when asked, laid
+    out as g is (the gradient of a weight read as W.T arrives transposed at every step, and
+    adds fastest into a buffer of the same layout)."""
     if type(g) is IndexedGradient:
         return g.dense()
-    return g.copy() if copy else g
+    return g.copy(order="K") if copy else g
 
 
 def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,

@@ -239,11 +239,13 @@ class GRUSequence(FusedFunction):
         xp = self.xp
         B, T, G = gx.shape
         H = G // 3
-        out = xp.empty((B, T, H), dtype=gx.dtype)
-        h_prev = xp.empty((T, B, H), dtype=gx.dtype)         # h_{t−1} for every t
-        rz_all = xp.empty((T, B, 2 * H), dtype=gx.dtype)
-        n_all = xp.empty((T, B, H), dtype=gx.dtype)
-        gh_n_all = xp.empty((T, B, H), dtype=gx.dtype)
+        # mixed dtypes promote as in any other op (a float64 h0 makes the sequence float64)
+        dtype = xp.result_type(*(a for a in (gx, h0, weight_hh, bias_hh) if a is not None))
+        out = xp.empty((B, T, H), dtype=dtype)
+        h_prev = xp.empty((T, B, H), dtype=dtype)            # h_{t−1} for every t
+        rz_all = xp.empty((T, B, 2 * H), dtype=dtype)
+        n_all = xp.empty((T, B, H), dtype=dtype)
+        gh_n_all = xp.empty((T, B, H), dtype=dtype)
         w_hh_t = weight_hh.T
         h = h0
         for t in range(T):

@@ -86,7 +86,7 @@ def _without_timings(value):
     return value
 
 
-@pytest.mark.parametrize("script", ["soft_vs_hard", "gru_to_attention"])
+@pytest.mark.parametrize("script", ["soft_vs_hard"])
 def test_a_run_is_deterministic_for_a_seed(script, tmp_path):
     # two fresh processes, as the documented runs are made (one BLAS thread, set before NumPy
     # loads); both at once, since each is mostly interpreter start-up

@@ -11,18 +11,7 @@ import pytest
 import minigrad as mg
 from minigrad.ops import elementwise, nn_ops, reduce
 
-from .primitive_checks import leaf
-
-
-class Cube(mg.Function):
-    """y = x³, ∂y/∂x = 3x²."""
-
-    def forward(self, x):
-        return x ** 3
-
-    def backward(self, grad):
-        (x,) = self.inputs
-        return grad * 3 * x * x
+from .primitive_checks import Cube, leaf
 
 
 class CubeDerivativeOffByX(Cube):

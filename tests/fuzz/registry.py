@@ -853,12 +853,15 @@ def _attend_call(q, k, v, mask=None, dropout_p=0.0, seed=None):
     return functional.scaled_dot_product_attention(q, k, v, mask=mask)[0]
 
 
-REGISTRY: list[OpInfo] = _entries()
+from .registry_porting import ABSTRACT_PORTING, porting_entries  # noqa: E402  (uses the above)
+
+REGISTRY: list[OpInfo] = _entries() + porting_entries()
 BY_NAME: dict[str, OpInfo] = {op.name: op for op in REGISTRY}
 assert len(BY_NAME) == len(REGISTRY), "registry names must be unique"
 
 # Function subclasses that are shared bases, never applied themselves
-ABSTRACT = {reduce._Reduction, functional._FusedFunction, _recompute.FusedFunction}
+ABSTRACT = {reduce._Reduction, functional._FusedFunction, _recompute.FusedFunction,
+            *ABSTRACT_PORTING}
 
 
 def all_function_classes() -> list[type]:

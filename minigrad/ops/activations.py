@@ -2,8 +2,8 @@
 hardsigmoid, hardswish, mish, softsign, logsigmoid, softmin, and erf/erfc.
 
 Each piecewise one states its derivative at the kinks as PyTorch takes it: the branch that
-holds at the kink itself (leaky_relu's slope at 0, elu's α at 0, hardswish's −½ at −3 and 1.5
-at 3), and 0 at hardtanh's bounds. An exponential on the branch that is not taken is fed a
+holds at the kink itself (leaky_relu's slope at 0, elu's α at 0, hardswish's outer slopes 0
+and 1 at −3 and 3), and 0 at hardtanh's bounds. An exponential on the branch that is not taken is fed a
 clipped input, so it never overflows into an inf·0 = NaN gradient.
 """
 
@@ -198,16 +198,16 @@ class Hardswish(_Activation):
 
     def backward(self, grad):
         g, x = self.values(grad, *self.inputs)
-        below = self._mask(lambda v: v < -3)
-        above = self._mask(lambda v: v > 3)
-        # ∂y/∂x = 0 for x < −3, x/3 + ½ for −3 ≤ x ≤ 3 (−½ and 3/2 at the ends, PyTorch's),
-        # 1 for x > 3
+        below = self._mask(lambda v: v <= -3)
+        above = self._mask(lambda v: v >= 3)
+        # ∂y/∂x = 0 for x ≤ −3, x/3 + ½ for −3 < x < 3, 1 for x ≥ 3 (at the ends the outer
+        # pieces' slopes, as PyTorch takes them)
         xp = self.ops
         return g * xp.where(below, 0.0, xp.where(above, 1.0, x / 3 + 0.5))
 
 
 def hardswish(x: Tensor) -> Tensor:
-    """x·relu6(x + 3)/6; gradients −½ at −3 and 3/2 at 3, as PyTorch takes them."""
+    """x·relu6(x + 3)/6; gradients 0 at −3 and 1 at 3 (the outer pieces'), as PyTorch."""
     return Hardswish.apply(as_float(x))
 
 

@@ -15,6 +15,8 @@ import math
 
 import numpy as np
 
+from ._erf import fast_erf, fast_erfc
+
 
 class Backend:
     """The NumPy backend, device "cpu". Subclasses override what differs on their device."""
@@ -53,15 +55,16 @@ class Backend:
         np.add.at(target, index, values)
 
     def erf(self, array):
-        """The error function, elementwise (NumPy has none: SciPy's when present)."""
+        """The error function, elementwise (NumPy has none: SciPy's when present, else the
+        piecewise polynomials of minigrad/_erf.py)."""
         return _host_erf(array)
 
     def erfc(self, array):
-        """1 − erf, elementwise, accurate in the upper tail too (SciPy's when present)."""
-        try:
-            from scipy.special import erfc
-        except ImportError:
-            return erfc_from_series(np, array)
+        """1 − erf, elementwise, accurate in the upper tail too (SciPy's when present, else
+        minigrad/_erf.py's)."""
+        erfc = _scipy_special("erfc")
+        if erfc is None:
+            return fast_erfc(np, array)
         return erfc(array).astype(array.dtype, copy=False)
 
     def seed(self, seed: int) -> None:
@@ -155,20 +158,21 @@ class CupyBackend(Backend):
 
 
 def _host_erf(array: np.ndarray) -> np.ndarray:
-    erf = _scipy_erf()
+    erf = _scipy_special("erf")
     if erf is None:
-        return erf_from_series(np, array)
+        return fast_erf(np, array)
     return erf(array).astype(array.dtype, copy=False)
 
 
-@functools.lru_cache(maxsize=1)
-def _scipy_erf():
-    """SciPy's erf when SciPy is installed, else None (looked up once, not at every call)."""
+@functools.lru_cache(maxsize=2)
+def _scipy_special(name: str):
+    """SciPy's special function `name` when SciPy is installed, else None (looked up once,
+    not at every call)."""
     try:
-        from scipy.special import erf
+        from scipy import special
     except ImportError:
         return None
-    return erf
+    return getattr(special, name)
 
 
 def erf_from_series(xp, x):

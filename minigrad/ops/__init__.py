@@ -16,10 +16,10 @@ from .predicates import allclose, isclose, isinf, isneginf, isposinf
 from .sorting import argsort, kthvalue, sort, topk
 from .activations import (celu, elu, erf, erfc, hardsigmoid, hardswish, hardtanh, leaky_relu,
                           logsigmoid, mish, relu6, selu, silu, softmin, softplus, softsign)
-from .transcendental import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctan2,
-                             arctanh, asin, asinh, atan, atan2, atanh, cos, cosh, exp2, expm1,
-                             hypot, lerp, log1p, log2, log10, logaddexp, rsqrt, sin, sinh,
-                             square, tan, xlogy)
+from .transcendental import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh,
+                             asin, asinh, atan, atanh, cos, cosh, exp2, expm1, log1p, log2, log10,
+                             rsqrt, sin, sinh, square, tan)
+from .binary_functions import arctan2, atan2, hypot, lerp, logaddexp, xlogy
 from .gather import (argwhere, gather, index_select, masked_select, nonzero, scatter,
                      scatter_add, scatter_reduce, take_along_axis)
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp

@@ -15,6 +15,7 @@ from minigrad.ops import elementwise as E
 from minigrad.ops import nn_ops
 from minigrad.ops import layout, rounding, scan
 from minigrad.ops import reduce as R
+from minigrad.ops import binary_functions as B
 from minigrad.ops import transcendental as T
 from minigrad.ops.einsum import Einsum
 from minigrad.ops.gather import ScatterExtreme
@@ -200,10 +201,10 @@ def porting_entries() -> list[OpInfo]:
         add(OpInfo(name, cls, function, reference, domains=(domain,),
                    spell=f"mg.{function.__name__}({{0}})", **unary))
     for name, cls, function, reference, domains in [
-            ("arctan2", T.Arctan2, mg.arctan2, np.arctan2, (REAL, REAL)),
-            ("logaddexp", T.LogAddExp, mg.logaddexp, np.logaddexp, (REAL, REAL)),
-            ("hypot", T.Hypot, mg.hypot, np.hypot, (REAL, REAL)),
-            ("xlogy", T.Xlogy, mg.xlogy, lambda a, b: a * np.log(b), (REAL, POSITIVE))]:
+            ("arctan2", B.Arctan2, mg.arctan2, np.arctan2, (REAL, REAL)),
+            ("logaddexp", B.LogAddExp, mg.logaddexp, np.logaddexp, (REAL, REAL)),
+            ("hypot", B.Hypot, mg.hypot, np.hypot, (REAL, REAL)),
+            ("xlogy", B.Xlogy, mg.xlogy, lambda a, b: a * np.log(b), (REAL, POSITIVE))]:
         add(OpInfo(name, cls, function, reference, domains=domains,
                    spell=f"mg.{function.__name__}({{0}}, {{1}})", **binary))
 
@@ -311,7 +312,7 @@ def porting_entries() -> list[OpInfo]:
                tuple(Sample((s, s), {"reduction": "mean"}) for s in CHECK_SHAPES),
                domains=(PROBABILITY, UNIT),
                spell="nn.functional.binary_cross_entropy({0}, {1}, reduction={reduction})"))
-    add(OpInfo("kl_div", T.Xlogy, functional.kl_div,
+    add(OpInfo("kl_div", B.Xlogy, functional.kl_div,
                lambda log_q, p, reduction: _kl_div(log_q, p, reduction),
                tuple(Sample((s, s), {"reduction": r}) for s in SHAPES
                      for r in ("batchmean", "sum")),

@@ -1,0 +1,101 @@
+"""Markdown tables from the metrics.json files that examples/g2p.py writes, for the README:
+the numbers in the docs are copied from this output, never typed.
+
+    python examples/g2p_report.py runs/g2p [runs/g2p-additive-5min ...]
+
+The first folder is the main run (full tables: results, by word length, hardest errors);
+every folder, the first included, gets one row of the comparison table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def clock(m: dict) -> str:
+    return "CPU" if m["clock"] == "cpu" else "wall-clock"
+
+
+def pct(x) -> str:
+    return "—" if x is None else f"{100 * x:.2f} %"
+
+
+def describe(m: dict) -> str:
+    c = m["config"]
+    if m["model"] == "transformer":
+        return (f"Transformer {c['layers']}+{c['layers']} layers, d = {c['d_model']}, "
+                f"{c['heads']} heads")
+    feed = ", input feeding" if c.get("input_feeding") else ""
+    return (f"BiGRU {c['enc_layers']}×{c['enc_hidden']} + GRU {c['dec_hidden']}, "
+            f"{c['attention']} attention{feed}")
+
+
+def comparison(runs: list[tuple[str, dict]]) -> str:
+    lines = ["| run | model | parameters | training (min) | steps | epochs | test WER greedy "
+             "| test PER greedy | test WER beam | test PER beam |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, m in runs:
+        beam = m["test_beam"] or {}
+        lines.append(f"| `{name}` | {describe(m)} | {m['n_parameters']:,} | "
+                     f"{m['train_seconds'] / 60:.1f} {clock(m)} | {m['steps']:,} | {m['epochs']:.2f} | "
+                     f"{pct(m['test_greedy']['wer'])} | {pct(m['test_greedy']['per'])} | "
+                     f"{pct(beam.get('wer'))} | {pct(beam.get('per'))} |")
+    return "\n".join(lines)
+
+
+def by_length(m: dict) -> str:
+    greedy, beam = m["test_greedy"]["by_length"], (m["test_beam"] or {}).get("by_length", {})
+    lines = ["| letters | words | WER greedy | PER greedy | WER beam | PER beam |",
+             "|---|---|---|---|---|---|"]
+    for n in sorted(greedy, key=int):
+        g, b = greedy[n], beam.get(n, {})
+        lines.append(f"| {n} | {g['words']} | {pct(g['wer'])} | {pct(g['per'])} | "
+                     f"{pct(b.get('wer'))} | {pct(b.get('per'))} |")
+    return "\n".join(lines)
+
+
+def errors(m: dict, count: int) -> str:
+    lines = ["| word | model output (greedy) | reference(s) | edit distance |",
+             "|---|---|---|---|"]
+    for e in m["hardest_errors"][:count]:
+        lines.append(f"| {e['word']} | {e['output']} | {' / '.join(e['references'])} | "
+                     f"{e['distance']} |")
+    return "\n".join(lines)
+
+
+def curve(m: dict) -> str:
+    c = m["curve"]
+    lines = [f"| step | training ({clock(m)} min) | dev WER | dev PER |", "|---|---|---|---|"]
+    for step, seconds, wer, per in zip(c["eval_step"], c["eval_seconds"], c["dev_wer"],
+                                       c["dev_per"]):
+        lines.append(f"| {step:,} | {seconds / 60:.1f} | {pct(wer)} | {pct(per)} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> str:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("--errors", type=int, default=12)
+    args = parser.parse_args(argv)
+    runs = [(str(p), json.loads((p / "metrics.json").read_text())) for p in args.runs]
+    main_name, main_run = runs[0]
+    m = main_run
+    text = "\n\n".join([
+        f"Main run `{main_name}`: {describe(m)}, {m['n_parameters']:,} parameters, "
+        f"{m['steps']:,} steps ({m['epochs']:.2f} epochs) in {m['train_seconds'] / 60:.1f} "
+        f"{clock(m)} minutes of training ({m['train_wall_seconds'] / 60:.1f} min wall-clock, "
+        f"{m['steps_per_second']:.2f} steps/s); test set {m['test_greedy']['words']} words: "
+        f"greedy WER {pct(m['test_greedy']['wer'])}, PER {pct(m['test_greedy']['per'])}"
+        + ("" if m["test_beam"] is None else
+           f"; beam {m['config']['beam']}: WER {pct(m['test_beam']['wer'])}, PER "
+           f"{pct(m['test_beam']['per'])}") + ".",
+        comparison(runs), curve(m), by_length(m), errors(m, args.errors)])
+    print(text)
+    return text
+
+
+if __name__ == "__main__":
+    main()

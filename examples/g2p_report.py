@@ -39,7 +39,8 @@ def comparison(runs: list[tuple[str, dict]]) -> str:
     for name, m in runs:
         beam = m["test_beam"] or {}
         lines.append(f"| `{name}` | {describe(m)} | {m['n_parameters']:,} | "
-                     f"{m['train_seconds'] / 60:.1f} {clock(m)} | {m['steps']:,} | {m['epochs']:.2f} | "
+                     f"{m['train_seconds'] / 60:.1f} {clock(m)} | {m['steps']:,} | "
+                     f"{m['epochs']:.2f} | "
                      f"{pct(m['test_greedy']['wer'])} | {pct(m['test_greedy']['per'])} | "
                      f"{pct(beam.get('wer'))} | {pct(beam.get('per'))} |")
     return "\n".join(lines)

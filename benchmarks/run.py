@@ -55,8 +55,8 @@ def _fix_malloc_thresholds() -> bool:
     before: in a process that runs three implementations in turn, on the others. Fixed
     thresholds (blocks up to 32 MiB from the heap, which is not trimmed back) make the cost of
     an allocation a property of the code being timed. Not done for the memory runs, which
-    measure each process as its users run it (minigrad sets thresholds of its own on import,
-    see minigrad/_malloc.py; the timed process asks it not to, keeping these)."""
+    measure each process as its users run it (minigrad's with `minigrad.tune_malloc()`, as
+    the examples call it; see minigrad/_malloc.py)."""
     import ctypes
     try:
         libc = ctypes.CDLL("libc.so.6")
@@ -203,6 +203,9 @@ def _high_water_mb() -> float:
 def memory_child(framework: str) -> None:
     """Runs in a fresh process: 20 W3 steps of one implementation; prints JSON."""
     workload = WORKLOADS["W3"]
+    if framework == "minigrad":
+        import minigrad
+        minigrad.tune_malloc()                    # as the examples run minigrad
     problem = workload.make_problem(np.random.default_rng(SEED))
     instance = workload.implementations[framework].load()(problem)
     rss = []
@@ -219,23 +222,12 @@ def memory_child(framework: str) -> None:
 _LAUNCHER = "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)"
 
 
-# MINIGRAD_MALLOC_TUNING as this process found it: the timed runs set it to keep their own
-# malloc thresholds, the memory children get it back and run minigrad as its users do
-_OWN_MALLOC_TUNING = os.environ.get("MINIGRAD_MALLOC_TUNING")
-
-
 def measure_memory(frameworks: list[str]) -> dict[str, dict]:
     results = {}
     for framework in frameworks:
         command = [sys.executable, "-c", _LAUNCHER, sys.executable,
                    str(Path(__file__).resolve()), "--memory-child", framework]
-        env = dict(os.environ)
-        if _OWN_MALLOC_TUNING is None:
-            env.pop("MINIGRAD_MALLOC_TUNING", None)
-        else:
-            env["MINIGRAD_MALLOC_TUNING"] = _OWN_MALLOC_TUNING
-        completed = subprocess.run(command, capture_output=True, text=True, cwd=str(ROOT),
-                                   env=env)
+        completed = subprocess.run(command, capture_output=True, text=True, cwd=str(ROOT))
         if completed.returncode != 0:
             results[framework] = {"error": completed.stderr.strip().splitlines()[-1:]}
             print(f"memory {framework}: failed\n{completed.stderr}", file=sys.stderr)
@@ -523,8 +515,6 @@ def main() -> int:
         return 0
 
     malloc_fixed = _fix_malloc_thresholds()
-    if malloc_fixed:                # minigrad's import would lower the trim threshold again
-        os.environ["MINIGRAD_MALLOC_TUNING"] = "0"
     mode_name, mode = ("quick", QUICK) if args.quick else ("full", FULL)
     selected = [w.strip().upper() for w in args.only.split(",") if w.strip()] or list(WORKLOADS)
     unknown = [w for w in selected if w not in WORKLOADS]

@@ -80,13 +80,15 @@ def base_parser(description: str | None, default_out: str) -> argparse.ArgumentP
 
 
 def prepare_run(args: argparse.Namespace) -> Path:
-    """Seed the RNGs, check the device, create the output folder; return the folder.
+    """Seed the RNGs, check the device, keep freed memory for the next step (glibc), create
+    the output folder; return the folder.
 
     After it, `args.resume` is None or the Path of the checkpoint to resume from.
     """
     seed_everything(args.seed)
     check_device(args.device)
     limit_blas_threads()
+    mg.tune_malloc()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.resume is not None:

@@ -7,9 +7,11 @@
     x.grad          # tensor([2., 4., 6.])
 """
 
-from . import _malloc, viz
-from .autograd import (Function, detect_anomaly, enable_grad, grad, is_grad_enabled,
-                       name_scope, no_grad)
+from . import viz
+from ._malloc import tune_malloc
+from .anomaly import detect_anomaly
+from .autograd import (Function, enable_grad, grad, inference_mode, is_grad_enabled, name_scope,
+                       no_grad, set_grad_enabled)
 from .backend import Backend, cuda_available, manual_seed, register_backend, unregister_backend
 from .creation import (arange, empty, eye, full, ones, ones_like, rand, randn, tensor, zeros,
                        zeros_like)
@@ -20,15 +22,14 @@ from .ops import (abs, all, any, argmax, argmin, broadcast_to, clip, concat, dro
                   squeeze, stack, sum, sum_to, swapaxes, tanh, transpose, unsqueeze, var, where)
 from .tensor import Tensor
 
-_malloc.tune()          # keep freed array memory for reuse (glibc; see _malloc.py)
-
 float32 = "float32"
 float64 = "float64"
 
 __all__ = [
     "Tensor", "Function", "tensor", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
     "arange", "eye", "randn", "rand", "manual_seed",
-    "no_grad", "enable_grad", "is_grad_enabled", "grad", "name_scope", "detect_anomaly",
+    "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "grad",
+    "name_scope", "detect_anomaly", "tune_malloc",
     "gradcheck", "GradcheckError", "cuda_available", "Backend", "register_backend",
     "unregister_backend", "viz",
     "abs", "all", "any", "argmax", "argmin", "broadcast_to", "clip", "concat", "dropout", "exp",

@@ -8,12 +8,13 @@ and the next forward pass takes the same amount of memory again, page by page: e
 a page fault, a few microseconds on a virtual machine. A GRU of 50 steps written from primitives
 touched 3,400–6,500 new pages per step this way: about 40 % of its step time.
 
-At import, minigrad sets glibc's two thresholds to the values glibc itself reaches in a process
+`minigrad.tune_malloc()` sets glibc's two thresholds to the values glibc itself reaches in a process
 that has freed a 32 MiB block: blocks under 32 MiB come from the heap (above it, mmap, as
 before) and up to 64 MiB of free heap stays with the process for reuse. Nothing else changes;
-memory is still returned to the OS beyond that. Not done when the process sets the thresholds
-itself (glibc's MALLOC_TRIM_THRESHOLD_ or MALLOC_MMAP_THRESHOLD_, or the same in GLIBC_TUNABLES),
-when MINIGRAD_MALLOC_TUNING=0, or off glibc (macOS, Windows, musl).
+memory is still returned to the OS beyond that. Importing minigrad changes nothing: the call is
+explicit (the examples and benchmarks make it). It does nothing when the process sets the
+thresholds itself (glibc's MALLOC_TRIM_THRESHOLD_ or MALLOC_MMAP_THRESHOLD_, or the same in
+GLIBC_TUNABLES), or off glibc (macOS, Windows, musl).
 """
 
 from __future__ import annotations
@@ -35,12 +36,14 @@ _GLIBC_TUNABLES = ("glibc.malloc.trim_threshold", "glibc.malloc.mmap_threshold")
 tuned = False                        # did the thresholds get set in this process?
 
 
-def tune() -> bool:
-    """Set glibc's trim and mmap thresholds unless something says not to; True when set."""
+def tune_malloc() -> bool:
+    """Keep up to 64 MiB of freed array memory for the next training step instead of handing
+    it back to the OS (glibc's malloc only; see minigrad/_malloc.py). Returns True when the
+    thresholds are set, False where nothing was changed (not glibc, or the process set them)."""
     global tuned
     if tuned:
         return True
-    if not sys.platform.startswith("linux") or os.environ.get("MINIGRAD_MALLOC_TUNING") == "0":
+    if not sys.platform.startswith("linux"):
         return False
     tunables = os.environ.get("GLIBC_TUNABLES", "")
     if any(name in os.environ for name in _GLIBC_VARIABLES) or \

@@ -10,7 +10,9 @@ import numbers
 
 import numpy as np
 
-from . import autograd
+import weakref
+
+from . import autograd, inplace
 from .backend import _BY_ARRAY_TYPE as _ARRAY_TYPES
 from .backend import CPU, backend_of, is_array, parse_device
 
@@ -44,6 +46,7 @@ class Tensor:
     name = None
     _retains_grad = False
     _hooks = None
+    _version = 0               # in-place changes made through this tensor (see inplace.py)
     __array_ufunc__ = None     # ndarray <op> Tensor defers to Tensor's reflected operator
 
     def __init__(self, data, dtype=None, requires_grad: bool = False, device=None):
@@ -125,7 +128,10 @@ class Tensor:
         """The Function that made this tensor, or None for a leaf."""
         return self._fn
 
-    # T, the property, is bound at the end of this module straight to ops.transpose
+    @property
+    def T(self) -> "Tensor":
+        """The transpose: all axes reversed."""
+        return ops.transpose(self)
 
     def __len__(self) -> int:
         if self.data.ndim == 0:
@@ -171,7 +177,6 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError("retain_grad: this tensor does not require grad")
         self._retains_grad = True
-        autograd.STATE.watched = True         # the graph walk now looks at each tensor
 
     def register_hook(self, hook):
         """Call `hook(grad)` when this tensor's gradient is computed; a returned Tensor replaces
@@ -180,7 +185,6 @@ class Tensor:
             raise RuntimeError("register_hook: this tensor does not require grad")
         if self._hooks is None:
             self._hooks = []
-            autograd.STATE.watched = True     # the graph walk now looks at each tensor
         self._hooks.append(hook)
         return _HookHandle(self, hook)
 
@@ -193,11 +197,21 @@ class Tensor:
         return host
 
     def __array__(self, dtype=None, copy=None):
+        """`np.asarray(t)`: the tensor's own array when no copy is asked for, read-only when
+        the tensor requires grad (the graph may have saved it for backward, and writing
+        through it would silently corrupt gradients); `np.array(t)` copies."""
         if backend_of(self.data) is not CPU:
             raise TypeError(f"cannot convert a tensor on {self.device} to NumPy implicitly; "
                             f"call .numpy() or .cpu()")
         array = self.data if dtype is None else self.data.astype(dtype)
-        return array.copy() if copy and array is self.data else array   # np.array copies
+        if array is not self.data:
+            return array                                     # astype made a copy already
+        if copy:
+            return array.copy()
+        if self._requires_grad:
+            array = array.view()
+            array.flags.writeable = False
+        return array
 
     def item(self):
         if self.data.size != 1:
@@ -207,6 +221,41 @@ class Tensor:
 
     def tolist(self):
         return self.numpy().tolist()
+
+    # -- the Python number protocol: a single-element tensor stands for its number --------
+    def _number(self, op: str):
+        if self.data.size != 1:
+            raise ValueError(f"{op}: only single-element tensors convert to a Python number, "
+                             f"got shape {tuple(self.shape)}")
+        return self.item()
+
+    def __float__(self) -> float:
+        """float(t), and through it math.exp(t) and friends."""
+        return float(self._number("float()"))
+
+    def __int__(self) -> int:
+        """int(t), truncating toward zero as int(2.7) does."""
+        return int(self._number("int()"))
+
+    def __index__(self) -> int:
+        """operator.index(t) for integer (and bool) tensors, so range(t) and lst[t] work;
+        floating tensors are refused, as PyTorch does."""
+        if self.data.dtype.kind not in "biu":
+            raise TypeError(f"only integer tensors of a single element can be used as an "
+                            f"index, got dtype {self.dtype} and shape {tuple(self.shape)}")
+        return int(self._number("index"))
+
+    def __format__(self, spec: str) -> str:
+        """f"{loss:.3f}": a single-element tensor formats as its number; a larger tensor
+        formats each element with `spec` inside tensor([...]); an empty spec gives str(t)
+        (a 0-d tensor: its number, as PyTorch prints it)."""
+        if not spec:
+            return format(self.item()) if self.data.ndim == 0 else str(self)
+        if self.data.size == 1:
+            return format(self.item(), spec)
+        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(",
+                               formatter={"all": lambda v: format(v.item(), spec)})
+        return f"tensor({body})"
 
     def to(self, device) -> "Tensor":
         """This tensor on `device` ("cpu", "cuda", "cuda:1"); differentiable."""
@@ -229,8 +278,12 @@ class Tensor:
         return self.astype(np.float64)
 
     # -- operators ------------------------------------------------------------------------
-    # + − * / @ and [] are bound at the end of this module straight to their ops (one Python
-    # call fewer per operation); the reflected and other operators call into ops here.
+    def __add__(self, other): return ops.add(self, other)
+    def __sub__(self, other): return ops.sub(self, other)
+    def __mul__(self, other): return ops.mul(self, other)
+    def __truediv__(self, other): return ops.div(self, other)
+    def __matmul__(self, other): return ops.matmul(self, other)
+    def __getitem__(self, index): return ops.getitem(self, index)
     def __radd__(self, other): return ops.add(other, self)
     def __rsub__(self, other): return ops.sub(other, self)
     def __rmul__(self, other): return ops.mul(other, self)
@@ -242,9 +295,77 @@ class Tensor:
     def __pos__(self): return self
     def __abs__(self): return ops.abs(self)
 
+    # -- in-place changes: never recorded; see inplace.py for the check they feed -----------
     def __setitem__(self, index, value):
-        raise TypeError("minigrad tensors are immutable; build a new one with where(), "
-                        "masked_fill() or concat()")
+        """self[index] = value, in place (only outside the graph: see `add_`)."""
+        if isinstance(index, Tensor):
+            index = index.data
+        elif isinstance(index, tuple):
+            index = tuple(i.data if isinstance(i, Tensor) else i for i in index)
+        operand = self._operand(value, "__setitem__")
+        return self._change("__setitem__", lambda a: a.__setitem__(index, operand))
+
+    def add_(self, other, alpha=1) -> "Tensor":
+        """self += alpha · other, in place; returns self. Allowed on tensors that do not require
+        grad, and under `no_grad` (as an optimizer step); a graph that saved this tensor then
+        refuses to run backward instead of computing a wrong gradient."""
+        operand = self._operand(other, "add_")
+        return self._change("add_", lambda a: a.__iadd__(operand if alpha == 1
+                                                         else alpha * operand))
+
+    def sub_(self, other, alpha=1) -> "Tensor":
+        """self −= alpha · other, in place; returns self (see `add_`)."""
+        operand = self._operand(other, "sub_")
+        return self._change("sub_", lambda a: a.__isub__(operand if alpha == 1
+                                                         else alpha * operand))
+
+    def mul_(self, other) -> "Tensor":
+        """self *= other, in place; returns self (see `add_`)."""
+        operand = self._operand(other, "mul_")
+        return self._change("mul_", lambda a: a.__imul__(operand))
+
+    def div_(self, other) -> "Tensor":
+        """self /= other, in place; returns self (see `add_`)."""
+        operand = self._operand(other, "div_")
+        return self._change("div_", lambda a: a.__itruediv__(operand))
+
+    def copy_(self, src) -> "Tensor":
+        """Copy src's values into self (broadcast to self's shape), in place; returns self."""
+        operand = self._operand(src, "copy_")
+        return self._change("copy_", lambda a: a.__setitem__(Ellipsis, operand))
+
+    def fill_(self, value) -> "Tensor":
+        """Set every element to `value`, in place; returns self."""
+        return self._change("fill_", lambda a: a.fill(value))
+
+    def zero_(self) -> "Tensor":
+        """Set every element to 0, in place; returns self (e.g. `t.grad.zero_()`)."""
+        return self.fill_(0)
+
+    def _operand(self, value, op: str):
+        """An in-place operand as an array on self's device, or a Python number."""
+        if isinstance(value, Tensor):
+            if value.device != self.device:
+                raise RuntimeError(f"{op}: operand on {value.device}, tensor on {self.device}")
+            return value.data
+        if is_array(value) and backend_of(value) is not backend_of(self.data):
+            raise RuntimeError(f"{op}: operand array is not on {self.device}")
+        return value
+
+    def _change(self, op: str, change) -> "Tensor":
+        if self._requires_grad and autograd.STATE.grad_enabled:
+            raise RuntimeError(f"{op}: in-place change of a tensor that requires grad (shape "
+                               f"{tuple(self.shape)}); minigrad records no in-place operations. "
+                               f"Use the out-of-place form, or wrap the change in "
+                               f"minigrad.no_grad() (as an optimizer step does)")
+        shape = self.data.shape
+        try:
+            change(self.data)
+        except (ValueError, TypeError, IndexError) as error:
+            raise type(error)(f"{op}: {error} (tensor shape {tuple(shape)}, "
+                              f"{self.dtype})") from error
+        inplace.mark_changed(self)
+        return self
 
     def __lt__(self, other): return ops.less(self, other)
     def __le__(self, other): return ops.less_equal(self, other)
@@ -273,7 +394,10 @@ class Tensor:
     def squeeze(self, axis=None): return ops.squeeze(self, axis)
     def unsqueeze(self, axis): return ops.unsqueeze(self, axis)
     def broadcast_to(self, shape): return ops.broadcast_to(self, shape)
-    # exp, tanh, sigmoid and relu are bound at the end of this module straight to their ops
+    def exp(self): return ops.exp(self)
+    def tanh(self): return ops.tanh(self)
+    def sigmoid(self): return ops.sigmoid(self)
+    def relu(self): return ops.relu(self)
     def log(self): return ops.log(self)
     def sqrt(self): return ops.sqrt(self)
     def abs(self): return ops.abs(self)
@@ -288,11 +412,15 @@ class Tensor:
 
 
 class _HookHandle:
+    """What `register_hook` returns: `.remove()` unregisters the hook. Holds its tensor weakly,
+    so a kept handle does not keep the tensor (and its graph) alive."""
+
     def __init__(self, tensor: Tensor, hook):
-        self._tensor, self._hook = tensor, hook
+        self._tensor, self._hook = weakref.ref(tensor), hook
 
     def remove(self) -> None:
-        hooks = self._tensor._hooks
+        tensor = self._tensor()
+        hooks = tensor._hooks if tensor is not None else None
         if hooks and self._hook in hooks:
             hooks.remove(self._hook)
 
@@ -351,10 +479,3 @@ def is_scalar(x) -> bool:
 
 autograd._Tensor = Tensor
 from . import ops  # noqa: E402  (ops import Tensor from this module)
-
-# self + other is ops.add(self, other), and so on: the hottest operators and methods skip a
-# wrapper (x.T is ops.transpose(x), x.tanh() is ops.tanh(x)).
-Tensor.__add__, Tensor.__sub__, Tensor.__mul__ = ops.add, ops.sub, ops.mul
-Tensor.__truediv__, Tensor.__matmul__, Tensor.__getitem__ = ops.div, ops.matmul, ops.getitem
-Tensor.T = property(ops.transpose, doc="The transpose: all axes reversed.")
-Tensor.exp, Tensor.tanh, Tensor.sigmoid, Tensor.relu = ops.exp, ops.tanh, ops.sigmoid, ops.relu

@@ -41,6 +41,7 @@ import graphviz
 import numpy as np
 
 from . import autograd
+from .autograd import SpentTensor
 from .backend import backend_of
 from .tensor import Tensor
 
@@ -241,11 +242,11 @@ def draw(tensor: Tensor | Sequence[Tensor], show_shapes: bool = True, show_value
                 type(fn).__name__
             clusters.add_node(fn.scope, _op_id(fn), _escape(type(fn).__name__),
                               dict(_OP_STYLE, tooltip=_escape(tooltip)))
-            for x in fn.inputs:
+            for x in _inputs(fn):
                 edges.append((_tensor_id(x), _op_id(fn), _edge_style(ramp, x)))
             edges.append((_op_id(fn), _tensor_id(t), _edge_style(ramp, t)))
         else:
-            for x in fn.inputs:
+            for x in _inputs(fn):
                 if folding.is_input_of(box, x) and folding.add_box_input(box, x):
                     edges.append((_tensor_id(x), folding.box_id(box), _edge_style(ramp, x)))
             if not folding.is_hidden(t):
@@ -343,6 +344,17 @@ def _parent_scope(scope: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # The graph: tensors in data-flow order and who uses each.
 
+def _inputs(fn) -> list:
+    """fn's inputs, each a live tensor where one exists: after a backward without retain_graph
+    the graph keeps a SpentTensor (shape, dtype, name, no values) for a tensor nobody holds."""
+    inputs = []
+    for x in fn.inputs:
+        if isinstance(x, SpentTensor) and x.tensor is not None:
+            x = x.tensor
+        inputs.append(x)
+    return inputs
+
+
 class _Graph:
     """Every tensor the roots depend on, each listed after its inputs, found without recursion
     (a GRU unrolled over a long sequence is tens of thousands of operations deep)."""
@@ -362,10 +374,10 @@ class _Graph:
                 stack.append((node, True))          # come back once its inputs are listed
                 fn = node._fn
                 if fn is not None:
-                    stack.extend((x, False) for x in reversed(fn.inputs))
+                    stack.extend((x, False) for x in reversed(_inputs(fn)))
         for t in self.order:
             if t._fn is not None:
-                for x in t._fn.inputs:
+                for x in _inputs(t._fn):
                     self.consumers.setdefault(id(x), []).append(t._fn)
 
     def home_scope(self, t: Tensor) -> str:
@@ -443,7 +455,7 @@ def _freed_function(root: Tensor):
         seen.add(id(fn))
         if fn._freed:
             return fn
-        stack.extend(x for x in fn.inputs if x._requires_grad)
+        stack.extend(x for x in _inputs(fn) if x._requires_grad)
     return None
 
 
@@ -532,13 +544,15 @@ class _Labeller:
         if t.name is not None:
             lines.append(str(t.name))
         if self.show_shapes:
-            dtype = t.data.dtype
+            dtype = t.dtype
             if dtype not in self._dtype_names:
                 self._dtype_names[dtype] = str(dtype)
             device = t.device
             lines.append(f"{tuple(t.shape)} {self._dtype_names[dtype]}" +
                          ("" if device == "cpu" else f" {device}"))
-        if self.show_values or (kind == "constant" and t.data.size == 1):
+        if isinstance(t, SpentTensor):
+            pass                                   # freed by backward: no values to show
+        elif self.show_values or (kind == "constant" and t.data.size == 1):
             lines.extend(self._values(t))
         if id(t) in self.norms:
             lines.append(_grad_text(self.norms[id(t)]))
@@ -677,7 +691,7 @@ class _Folding:
         box = self.box_of_tensor(t)
         if box is None or any(t is r for r in self.graph.roots):
             return False
-        if t._fn is None and not t._requires_grad and t.data.size > 1:
+        if t._fn is None and not t._requires_grad and math.prod(t.shape) > 1:
             return False
         return all(self.box_of(fn) == box for fn in self.graph.consumers.get(id(t), []))
 

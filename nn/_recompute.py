@@ -1,4 +1,4 @@
-"""The recorded backward of a fused primitive, shared by the fused nn Functions."""
+"""Fused primitives: a derivative written once on arrays, and a recorded one for create_graph."""
 
 from __future__ import annotations
 
@@ -6,14 +6,44 @@ import minigrad as mg
 
 
 def recorded_gradients(fn: mg.Function, output: mg.Tensor, grad: mg.Tensor,
-                       candidates) -> tuple:
-    """fn's input gradients for create_graph: `output` is fn's result rebuilt from its inputs
-    with differentiable minigrad operations; its vector-Jacobian product with `grad` is taken
-    for the inputs among `candidates` (indices) that require grad, None for the rest."""
-    wanted = [i for i in candidates if fn.inputs[i].requires_grad]
-    found = mg.grad(output, [fn.inputs[i] for i in wanted], grad_outputs=grad,
+                       candidates, inputs=None) -> tuple:
+    """fn's input gradients for create_graph: `output` is fn's result rebuilt from `inputs`
+    (fn's inputs, or `fresh_inputs(fn)`) with differentiable minigrad operations; its
+    vector-Jacobian product with `grad` is taken for the inputs among `candidates` (indices)
+    that require grad, None for the rest."""
+    inputs = fn.inputs if inputs is None else inputs
+    wanted = [i for i in candidates if inputs[i].requires_grad]
+    found = mg.grad(output, [inputs[i] for i in wanted], grad_outputs=grad,
                     create_graph=True, allow_unused=True)
     grads = [None] * len(fn.inputs)
     for i, g in zip(wanted, found):
         grads[i] = g
     return tuple(grads)
+
+
+def fresh_inputs(fn: mg.Function) -> list:
+    """fn's inputs, each that requires grad replaced by a new node equal to it (t + 0), to
+    rebuild the output from. The vector-Jacobian product then follows only the paths through
+    fn: taken with respect to fn's inputs themselves, it would also follow an input computed
+    from another one (a target y = g(z) of a loss of z) back to that one, and the backward
+    that called fn would add that path a second time."""
+    return [t + 0.0 if t.requires_grad else t for t in fn.inputs]
+
+
+class FusedFunction(mg.Function):
+    """A primitive whose derivative is written by hand on arrays, in `array_backward(grad)`
+    (grad: ∂L/∂output as an array; returns one array or None per input). When a backward with
+    create_graph=True records the gradient itself, `recorded_backward(grad)` instead rebuilds
+    the output from the inputs with differentiable minigrad operations (see
+    `recorded_gradients`), so higher derivatives are exact too."""
+
+    def backward(self, grad):
+        if mg.is_grad_enabled():                 # create_graph: the backward is recorded
+            return self.recorded_backward(grad)
+        return self.array_backward(grad.data)
+
+    def array_backward(self, grad):
+        raise NotImplementedError(f"{type(self).__name__}.array_backward")
+
+    def recorded_backward(self, grad):
+        raise NotImplementedError(f"{type(self).__name__}.recorded_backward")

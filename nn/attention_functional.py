@@ -19,7 +19,7 @@ import numpy as np
 import minigrad as mg
 from minigrad import Tensor
 
-from ._recompute import recorded_gradients
+from ._recompute import FusedFunction, recorded_gradients
 
 __all__ = ["scaled_dot_product_attention", "attention_weights", "AttentionWeights",
            "AttendValues", "masked_softmax", "causal_mask", "padding_mask"]
@@ -51,7 +51,7 @@ def _forbidden(mask) -> Tensor | np.ndarray:
     return ~mask
 
 
-class AttentionWeights(mg.Function):
+class AttentionWeights(FusedFunction):
     """w = softmax(scale · q kᵀ) over the last axis, with w = 0 where the mask is False: the
     scores, the mask and the softmax as one primitive.
 
@@ -61,8 +61,8 @@ class AttentionWeights(mg.Function):
         ∂S = w ⊙ (g − Σ_j g_j w_j)      (softmax; 0 wherever w = 0, so masked scores get none)
         ∂q = scale · ∂S k,   ∂k = scale · ∂Sᵀ q
 
-    `vjp` computes this on arrays. When a graph of the backward is recorded (create_graph=True),
-    `backward` rebuilds w from matmul, masked_fill and softmax and differentiates that.
+    `array_backward` computes this on arrays. When a graph of the backward is recorded
+    (create_graph=True), `recorded_backward` rebuilds w from matmul, masked_fill and softmax and differentiates that.
     """
 
     def __init__(self, scale: float):
@@ -85,7 +85,7 @@ class AttentionWeights(mg.Function):
             _softmax_rows(xp, block, None if mask is None else mask[index + rows])
         return w
 
-    def vjp(self, grad):
+    def array_backward(self, grad):
         """The backward on arrays (grad: ∂L/∂w)."""
         xp = self.xp
         q, k = self.inputs[0].data, self.inputs[1].data
@@ -100,7 +100,7 @@ class AttentionWeights(mg.Function):
         grad_k = (grad_s.swapaxes(-1, -2) @ q) * scale       # (..., Lk, D)
         return (grad_q, grad_k, None) if len(self.inputs) == 3 else (grad_q, grad_k)
 
-    def backward(self, grad):
+    def recorded_backward(self, grad):
         """The same vector-Jacobian product from differentiable minigrad ops, used when
         create_graph records the backward."""
         q, k = self.inputs[:2]
@@ -180,7 +180,7 @@ def _weights(q: Tensor, k: Tensor, mask, scale: float | None, op: str):
     return AttentionWeights.apply(q, k, mask, scale=scale), mask, scale
 
 
-class AttendValues(mg.Function):
+class AttendValues(FusedFunction):
     """out = A v, where A = softmax(scale · q kᵀ) (masked) is the array AttentionWeights made
     from the same q, k and mask, optionally with dropout: out = (A ⊙ K) v, K = keep / (1 − p).
 
@@ -210,7 +210,7 @@ class AttendValues(mg.Function):
         self.save_for_backward(a, keep, dropped)
         return dropped @ v                                   # (..., Lq, Dv)
 
-    def vjp(self, grad):
+    def array_backward(self, grad):
         xp = self.xp
         q, k, v = (t.data for t in self.inputs[:3])
         weights, keep, dropped = self.saved_tensors
@@ -218,7 +218,7 @@ class AttendValues(mg.Function):
         grad_v = dropped.swapaxes(-1, -2) @ grad if self.inputs[2]._requires_grad else None
         if not (needs_q or needs_k):
             return (None, None, grad_v) + (None,) * (len(self.inputs) - 3)
-        out = self._output_ref().data
+        out = self.output.data
         delta = xp.einsum("...d,...d->...", grad, out)[..., None]      # (..., Lq, 1)
         v_t = v.swapaxes(-1, -2)
         blocks = _row_blocks(q, k, v, grad, weights)
@@ -254,7 +254,7 @@ class AttendValues(mg.Function):
         grad_s *= weights
         return grad_s
 
-    def backward(self, grad):
+    def recorded_backward(self, grad):
         """The same vector-Jacobian product from differentiable minigrad ops (create_graph)."""
         q, k, v = self.inputs[:3]
         mask = self.inputs[3] if len(self.inputs) == 4 else None

@@ -3,7 +3,13 @@
 `linear`, `layer_norm` and `cross_entropy` are single fused primitives (one graph node each,
 with their backward written as math) because they sit on every hot path: a GRU calls `linear`
 twice per time step, a Transformer calls `layer_norm` twice per layer and `cross_entropy` over
-the whole vocabulary.
+the whole vocabulary. `binary_cross_entropy_with_logits` is one primitive for correctness: composed
+from relu and abs, the one-sided gradients of their kinks would give −y at logits exactly 0
+instead of σ(0) − y.
+
+Losses with kinks follow PyTorch's conventions there: sign(0) = 0 for l1_loss, and
+smooth_l1_loss and huber_loss take their linear piece from |d| = β (δ) on, where both pieces
+have the same slope.
 """
 
 from __future__ import annotations
@@ -16,21 +22,20 @@ import numpy as np
 import minigrad as mg
 from minigrad import dropout, gelu, log_softmax, relu, sigmoid, softmax, tanh  # noqa: F401
 
+from ._recompute import fresh_inputs, recorded_gradients
+
 Tensor = mg.Tensor
 
 
 class _FusedFunction(mg.Function):
-    """A fused primitive whose `_gradients(grad, on_arrays)` holds its derivative once, for
-    both paths: on bare arrays (`vjp`, and `backward` outside grad mode; `grad` is then an
-    array) and on Tensors (`backward` when create_graph records the gradient's own graph)."""
+    """A fused primitive whose `_gradients(grad, on_arrays)` holds its derivative once, written
+    with operations that arrays and Tensors share: on bare arrays when no graph is recorded
+    (the hot path), on Tensors when create_graph records the gradient's own graph."""
 
     def backward(self, grad):
         if mg.is_grad_enabled():
             return self._gradients(grad, on_arrays=False)
         return self._gradients(grad.data, on_arrays=True)
-
-    def vjp(self, grad):
-        return self._gradients(grad, on_arrays=True)
 
     def _gradients(self, grad, on_arrays: bool):
         raise NotImplementedError(f"{type(self).__name__}._gradients")
@@ -437,14 +442,190 @@ def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
     return _reduce(diff * diff, reduction)
 
 
-def binary_cross_entropy_with_logits(logits: Tensor, target, reduction: str = "mean") -> Tensor:
-    """ℓ = −[y log σ(z) + (1 − y) log(1 − σ(z))], computed stably as
-    max(z, 0) − z·y + log(1 + e^(−|z|))."""
-    _check_reduction(reduction, "binary_cross_entropy_with_logits")
-    target = _target_like(logits, target, "binary_cross_entropy_with_logits", "logits")
-    loss = mg.relu(logits) - logits * target + mg.log(1.0 + mg.exp(-abs(logits)))
+class BinaryCrossEntropyWithLogits(_FusedFunction):
+    """ℓ = −w·[p·y·log σ(z) + (1 − y)·log(1 − σ(z))] for logits z and targets y, with weight w
+    and pos_weight p (1 when absent), reduced by "mean" (over all elements), "sum" or "none".
+
+    With softplus(x) = log(1 + eˣ) = log1p(e^(−|x|)) + max(x, 0), which never overflows,
+    −log σ(z) = softplus(−z) and −log(1 − σ(z)) = softplus(z), so
+
+        ℓ = w·[p·y·softplus(−z) + (1 − y)·softplus(z)],
+
+    a sum of non-negative terms for y ∈ [0, 1] (a tiny loss keeps its digits). The kinks of
+    |z| and max(±z, 0) cancel in softplus, so its derivative σ holds at z = 0 too (σ(0) = ½):
+
+        ∂ℓ/∂z = w·(L·σ(z) − p·y),  L = 1 + (p − 1)·y   (w·(σ(z) − y) without pos_weight)
+        ∂ℓ/∂y = w·(p·softplus(−z) − softplus(z))       (−w·z without pos_weight)
+        ∂ℓ/∂w = ℓ/w,   ∂ℓ/∂p = w·y·softplus(−z)
+
+    Inputs: z, y (z's shape), then w and p when present (each broadcastable to z's shape).
+    """
+
+    needs_output = False
+
+    def __init__(self, reduction: str, has_weight: bool, has_pos_weight: bool):
+        self.reduction = reduction
+        self.has_weight, self.has_pos_weight = has_weight, has_pos_weight
+
+    def _extras(self, values):
+        """(w, p) from the inputs after z and y, None where absent."""
+        weight = values[0] if self.has_weight else None
+        pos_weight = values[-1] if self.has_pos_weight else None
+        return weight, pos_weight
+
+    def forward(self, z, y, *extras):
+        xp = self.xp
+        weight, pos_weight = self._extras(extras)
+        e = xp.exp(-xp.abs(z))                               # e^(−|z|) ∈ (0, 1]: no overflow
+        inv = 1 / (1 + e)
+        self.save_for_backward(xp.where(z >= 0, inv, e * inv))   # σ(z), stable both ways
+        positive, negative = _softplus_pair(xp, z, xp.log1p(e))
+        py = y if pos_weight is None else pos_weight * y
+        loss = py * positive + (1 - y) * negative
+        if weight is not None:
+            loss = loss * weight
+        if self.reduction == "none":
+            return loss
+        total = loss.sum() if self.reduction == "sum" else loss.mean()
+        return xp.asarray(total, dtype=loss.dtype)
+
+    def _gradients(self, grad, on_arrays: bool):
+        if not on_arrays:
+            # recording a graph (create_graph): differentiate the same loss built from
+            # smooth minigrad operations
+            inputs = fresh_inputs(self)
+            loss = _bce_with_logits_reference(*inputs, self.reduction, self.has_weight,
+                                              self.has_pos_weight)
+            return recorded_gradients(self, loss, grad, range(len(inputs)), inputs)
+        xp = self.xp
+        z, y = self.inputs[0].data, self.inputs[1].data
+        weight, pos_weight = self._extras([t.data for t in self.inputs[2:]])
+        needs = [t.requires_grad for t in self.inputs]
+        (sigma,) = self.saved_tensors
+        # ∂L/∂ℓ_i: one number for "sum" and "mean" (÷ N), z's shape for "none"
+        upstream = grad / z.size if self.reduction == "mean" else grad
+        weighted = upstream if weight is None else upstream * weight
+        py = y if pos_weight is None else pos_weight * y
+        grads = [None] * len(self.inputs)
+        if needs[0]:
+            # ∂ℓ/∂z = w·(L·σ(z) − p·y), L·σ − p·y = (1 − y + p·y)·σ − p·y
+            core = sigma - y if pos_weight is None else (1 - y + py) * sigma - py
+            grads[0] = xp.broadcast_to(core * weighted, z.shape)
+        if any(needs[1:]):
+            positive, negative = _softplus_pair(xp, z, xp.log1p(xp.exp(-xp.abs(z))))
+            if needs[1]:
+                # ∂ℓ/∂y = w·(p·softplus(−z) − softplus(z)) = −w·z when p = 1
+                core = -z if pos_weight is None else pos_weight * positive - negative
+                grads[1] = core * weighted
+            if self.has_weight and needs[2]:
+                grads[2] = (py * positive + (1 - y) * negative) * upstream     # ℓ/w
+            if self.has_pos_weight and needs[-1]:
+                grads[-1] = y * positive * weighted          # w·y·softplus(−z)
+        return tuple(grads)
+
+
+def _softplus_pair(xp, z, log1p_e):
+    """(softplus(−z), softplus(z)) = (−log σ(z), −log(1 − σ(z))), given log1p(e^(−|z|))."""
+    return log1p_e + xp.maximum(-z, 0), log1p_e + xp.maximum(z, 0)
+
+
+def _bce_with_logits_reference(z, y, *rest):
+    """BinaryCrossEntropyWithLogits from differentiable minigrad operations: softplus(±z) is
+    logsumexp([0, ±z]), whose gradient ±σ(±z) is right at z = 0 as well (σ(0) = ½)."""
+    *extras, reduction, has_weight, has_pos_weight = rest
+    weight = extras[0] if has_weight else None
+    pos_weight = extras[-1] if has_pos_weight else None
+    zero = mg.zeros_like(z)
+    positive = mg.logsumexp(mg.stack([zero, -z], axis=-1), axis=-1)     # −log σ(z)
+    negative = mg.logsumexp(mg.stack([zero, z], axis=-1), axis=-1)      # −log(1 − σ(z))
+    py = y if pos_weight is None else pos_weight * y
+    loss = py * positive + (1 - y) * negative
+    if weight is not None:
+        loss = loss * weight
     return _reduce(loss, reduction)
 
+
+def binary_cross_entropy_with_logits(logits: Tensor, target, weight=None,
+                                     reduction: str = "mean", pos_weight=None) -> Tensor:
+    """Sigmoid and binary cross-entropy in one stable primitive, as PyTorch defines them:
+
+        ℓ = −w·[p·y·log σ(z) + (1 − y)·log(1 − σ(z))],
+
+    for logits z and targets y ∈ [0, 1] of one shape; `weight` w rescales each element and
+    `pos_weight` p the positive term (e.g. a per-class (C,) array: negatives/positives), both
+    broadcastable to z's shape. "mean" averages over all elements, "sum" adds, "none" keeps
+    z's shape. The gradient is w·((1 + (p − 1)y)·σ(z) − p·y), which is w·(½ − y) at z = 0.
+    Stable for |z| up to 1e4 and beyond.
+    """
+    op = "binary_cross_entropy_with_logits"
+    _check_reduction(reduction, op)
+    target = _target_like(logits, target, op, "logits")
+    inputs = [logits, target]
+    for name, extra in (("weight", weight), ("pos_weight", pos_weight)):
+        if extra is None:
+            continue
+        if isinstance(extra, str):
+            raise TypeError(f"{op}: {name} must be a Tensor or an array, got the string "
+                            f"{extra!r} (pass reduction= by keyword)")
+        if not isinstance(extra, Tensor):                    # data takes the logits' dtype
+            extra = mg.tensor(extra, dtype=logits.dtype, device=logits.device)
+        try:
+            broadcast = np.broadcast_shapes(tuple(extra.shape), tuple(logits.shape))
+        except ValueError:
+            broadcast = None
+        if broadcast != tuple(logits.shape):
+            raise ValueError(f"{op}: {name} shape {tuple(extra.shape)} does not broadcast to "
+                             f"the logits shape {tuple(logits.shape)}")
+        inputs.append(extra)
+    return BinaryCrossEntropyWithLogits.apply(*inputs, reduction=reduction,
+                                              has_weight=weight is not None,
+                                              has_pos_weight=pos_weight is not None)
+
+
+def l1_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
+    """Mean absolute error: ℓ = |input − target|, reduced as in mse_loss. At input = target
+    the gradient is 0 (sign(0) = 0, as in PyTorch)."""
+    _check_reduction(reduction, "l1_loss")
+    target = _target_like(input, target, "l1_loss")
+    return _reduce(mg.abs(input - target), reduction)
+
+
+def smooth_l1_loss(input: Tensor, target, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """ℓ = ½d²/β where |d| < β, |d| − ½β elsewhere (d = input − target), reduced as in
+    mse_loss. The gradient d/β inside and sign(d) outside meet at |d| = β (±1 there) and is 0
+    at d = 0; β = 0 is l1_loss, as in PyTorch."""
+    _check_reduction(reduction, "smooth_l1_loss")
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be >= 0, got {beta}")
+    target = _target_like(input, target, "smooth_l1_loss")
+    if beta == 0:
+        return l1_loss(input, target, reduction)
+    return _reduce(_quadratic_then_linear(input - target, float(beta), 0.5 / beta, 1.0),
+                   reduction)
+
+
+def huber_loss(input: Tensor, target, reduction: str = "mean", delta: float = 1.0) -> Tensor:
+    """ℓ = ½d² where |d| < δ, δ·(|d| − ½δ) elsewhere (d = input − target), reduced as in
+    mse_loss; huber_loss = δ·smooth_l1_loss with β = δ. The gradient d inside and δ·sign(d)
+    outside meet at |d| = δ (±δ there) and is 0 at d = 0, as in PyTorch."""
+    _check_reduction(reduction, "huber_loss")
+    if not delta > 0:
+        raise ValueError(f"huber_loss: delta must be > 0, got {delta}")
+    target = _target_like(input, target, "huber_loss")
+    return _reduce(_quadratic_then_linear(input - target, float(delta), 0.5, float(delta)),
+                   reduction)
+
+
+def _quadratic_then_linear(d: Tensor, edge: float, curvature: float, slope: float) -> Tensor:
+    """curvature·d² where |d| < edge, slope·(|d| − ½·edge) elsewhere (the two meet at the
+    edge when curvature = slope / (2·edge)). The square reads d clipped to [−edge, edge]: the
+    same value where it is chosen, and elsewhere finite, so its unused gradient (0 times the
+    clipped d) can never be 0·inf = NaN when d is huge or infinite."""
+    magnitude = mg.abs(d)
+    inside = mg.clip(d, -edge, edge)
+    quadratic = curvature * (inside * inside)
+    linear = slope * (magnitude - 0.5 * edge)
+    return mg.where(magnitude < edge, quadratic, linear)
 
 
 from .attention_functional import (attention_weights, causal_mask,  # noqa: E402

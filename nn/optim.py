@@ -93,10 +93,11 @@ class Optimizer:
                 xp = modules.get(type(data))
                 if xp is None:
                     xp = modules[type(data)] = p.xp
-                p.data = self._update(data, grad, state, group, xp)
+                self._update(p, grad, state, group, xp)
 
-    def _update(self, w, g, state: dict, group: dict, xp):
-        """The new value of one parameter array `w` given its gradient `g`."""
+    def _update(self, p: mg.Tensor, g, state: dict, group: dict, xp) -> None:
+        """Update parameter `p` in place (through its in-place methods, so that a graph that
+        saved p refuses a backward afterwards) given its gradient array `g`."""
         raise NotImplementedError
 
     # -- saving and resuming -------------------------------------------------------------
@@ -203,7 +204,8 @@ class SGD(Optimizer):
         super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay,
                                       nesterov=nesterov, dampening=dampening))
 
-    def _update(self, w, g, state, group, xp):
+    def _update(self, p, g, state, group, xp):
+        w = p.data
         if group["weight_decay"]:
             g = g + group["weight_decay"] * w
         momentum = group["momentum"]
@@ -216,8 +218,7 @@ class SGD(Optimizer):
                 buf += (1.0 - group["dampening"]) * g
                 state["momentum_buffer"] = buf
             g = g + momentum * buf if group["nesterov"] else buf
-        w -= group["lr"] * g                         # in place, as PyTorch updates parameters
-        return w
+        p.sub_(group["lr"] * g)                      # in place, as PyTorch updates parameters
 
 
 class Adam(Optimizer):
@@ -242,11 +243,12 @@ class Adam(Optimizer):
         super().__init__(params, dict(lr=lr, betas=(float(beta1), float(beta2)), eps=eps,
                                       weight_decay=weight_decay))
 
-    def _update(self, w, g, state, group, xp):
+    def _update(self, p, g, state, group, xp):
+        w = p.data
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
         decay = group["weight_decay"]
         if decay and self.decoupled_weight_decay:
-            w *= 1.0 - lr * decay                    # AdamW: shrink the weights first
+            p.mul_(1.0 - lr * decay)                 # AdamW: shrink the weights first
         elif decay:
             g = g + decay * w
         if "step" not in state:
@@ -265,8 +267,7 @@ class Adam(Optimizer):
         denom = xp.sqrt(v)
         denom /= math.sqrt(1.0 - beta2 ** t)
         denom += eps
-        w -= step_size * (m / denom)                 # in place, as PyTorch updates parameters
-        return w
+        p.sub_(step_size * (m / denom))              # in place, as PyTorch updates parameters
 
 
 class AdamW(Adam):

@@ -8,10 +8,8 @@ loop, x (B, T, I) @ W_ihᵀ -> (B, T, G·H), so each step adds only the recurren
 h W_hhᵀ and the elementwise gates. The recurrence itself runs one of two ways:
 
 - unrolled (LSTM, UpdateGateRNN, GRU with `return_gates=True`): each step's operations go into
-  the graph, so backpropagation through time is just the engine's backward. The per-step
-  slices of the projection are cut by repeated halving (`_unbind_time`): the gradient of a
-  slice is a zero array of its parent's shape with the slice filled in, so cutting T slices
-  straight from (B, T, ·) would write T full-size arrays in backward, halving about log₂T;
+  the graph, so backpropagation through time is just the engine's backward. The gradients of
+  the per-step slices gx[:, t] add into one buffer of the projection's shape;
 - fused (GRU otherwise): a layer's whole recurrence is one primitive, `GRUSequence`, with
   backpropagation through time written out by hand. Same numbers, without the bookkeeping
   of ~15 graph nodes per step.
@@ -31,7 +29,7 @@ from minigrad import Tensor
 
 from . import functional as F
 from . import init
-from ._recompute import recorded_gradients
+from ._recompute import FusedFunction, recorded_gradients
 from .module import Module, Parameter
 
 __all__ = ["GRUCell", "GRU", "GRUGates", "GRUSequence", "gru_sequence", "UpdateGateCell",
@@ -40,22 +38,6 @@ __all__ = ["GRUCell", "GRU", "GRUGates", "GRUSequence", "gru_sequence", "UpdateG
 
 # ---------------------------------------------------------------------------------------------
 # Shared helpers
-
-def _unbind_time(seq: Tensor) -> list[Tensor]:
-    """(B, T, D) -> T tensors (B, D), cut by repeated halving along the time axis."""
-    pieces = [seq]
-    result: list[Tensor] = []
-    while pieces:
-        piece = pieces.pop()
-        T = piece.shape[1]
-        if T == 1:
-            result.append(piece[:, 0])                       # (B, D)
-        else:
-            half = T // 2
-            pieces.append(piece[:, half:])                   # popped after the first half
-            pieces.append(piece[:, :half])
-    return result
-
 
 def _reverse_time(seq: Tensor) -> Tensor:
     """(B, T, D) -> the same steps in reverse order, (B, T, D)."""
@@ -271,8 +253,8 @@ def _gru_unrolled(gx: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor | No
     """The GRU recurrence unrolled into the graph: gx (B, T, 3H), h (B, H) -> (B, T, H).
     With a `gates` list, appends GRUGates(r, z, n) (each (B, T, H)) to it."""
     hs, rs, zs, ns = [], [], [], []
-    for gx_t in _unbind_time(gx):
-        h, r, z, n = _gru_step(gx_t, h, weight_hh, bias_hh)
+    for t in range(gx.shape[1]):
+        h, r, z, n = _gru_step(gx[:, t], h, weight_hh, bias_hh)
         hs.append(h)
         if gates is not None:
             rs.append(r)
@@ -283,7 +265,7 @@ def _gru_unrolled(gx: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor | No
     return mg.stack(hs, axis=1)                              # (B, T, H)
 
 
-class GRUSequence(mg.Function):
+class GRUSequence(FusedFunction):
     """One GRU layer over a whole sequence as a single primitive:
 
         gh_t = W_hh h_{t−1} + b_hh,  [r_t, z_t] = σ(gx_t[:2H] + gh_t[:2H])
@@ -301,8 +283,8 @@ class GRUSequence(mg.Function):
         g_{t−1} += g ⊙ z + ∂gh_t W_hh
 
     then ∂W_hh = Σ_t ∂gh_tᵀ h_{t−1} and ∂b_hh = Σ_t ∂gh_t, each one matmul or sum over all
-    steps (`vjp`, on arrays). When a graph of the backward is recorded (create_graph=True),
-    `backward` instead rebuilds the unrolled graph from the inputs and differentiates that,
+    steps (`array_backward`). When a graph of the backward is recorded (create_graph=True),
+    `recorded_backward` instead rebuilds the unrolled graph from the inputs and differentiates that,
     so higher derivatives are exact too.
     """
 
@@ -331,7 +313,7 @@ class GRUSequence(mg.Function):
         self.save_for_backward(h_prev, rz_all, n_all, gh_n_all)
         return out
 
-    def vjp(self, grad):
+    def array_backward(self, grad):
         """Backpropagation through time on arrays (grad: ∂L/∂output, (B, T, H))."""
         xp = self.xp
         h_prev, rz_all, n_all, gh_n_all = self.saved_tensors
@@ -359,7 +341,7 @@ class GRUSequence(mg.Function):
             grads.append(flat_gh.sum(axis=0))
         return tuple(grads)
 
-    def backward(self, grad):
+    def recorded_backward(self, grad):
         """The differentiable backward, used when create_graph records it: unroll the
         recurrence with minigrad ops and take that graph's vector-Jacobian product."""
         gx, h0, weight_hh = self.inputs[:3]
@@ -506,8 +488,8 @@ class UpdateGateRNN(_StackedParameters):
         weight_ih, weight_hh, bias_ih, bias_hh = self._layer_weights(k, suffix)
         gx = F.linear(seq, weight_ih, bias_ih)              # (B, T, 2H)
         hs, us, cs = [], [], []
-        for gx_t in _unbind_time(gx):
-            h, u, c = _update_gate_step(gx_t, h, weight_hh, bias_hh)
+        for t in range(gx.shape[1]):
+            h, u, c = _update_gate_step(gx[:, t], h, weight_hh, bias_hh)
             hs.append(h)
             if return_gates:
                 us.append(u)
@@ -610,8 +592,8 @@ class LSTM(_StackedParameters):
         gx = F.linear(seq, weight_ih, bias_ih)              # (B, T, 4H)
         h, c = state
         hs, record = [], ([], [], [], [], [])
-        for gx_t in _unbind_time(gx):
-            h, c, i, f, g, o = _lstm_step(gx_t, h, c, weight_hh, bias_hh)
+        for t in range(gx.shape[1]):
+            h, c, i, f, g, o = _lstm_step(gx[:, t], h, c, weight_hh, bias_hh)
             hs.append(h)
             if return_gates:
                 for values, v in zip(record, (i, f, g, o, c)):

@@ -36,6 +36,8 @@ def lift(x, like: Tensor) -> Tensor:
                                                                 index=_index(like)))
     if is_array(x):
         return Tensor._from_array(x)
+    if isinstance(x, np.generic):           # a NumPy scalar (0-d operations return them)
+        return Tensor._from_array(backend_of(like.data).asarray(x, index=_index(like)))
     raise TypeError(f"expected a Tensor, array or number, got {type(x).__name__}")
 
 

@@ -4,11 +4,10 @@ back to its input's shape, so their backward states only the textbook rule."""
 from __future__ import annotations
 
 import math
-import operator
 
 import numpy as np
 
-from ..autograd import STATE, Function, _apply_operator, _result
+from ..autograd import Function
 from ..backend import backend_of
 from ..tensor import Tensor
 from .common import constant, pair
@@ -20,117 +19,85 @@ class Add(Function):
     """z = a + b"""
 
     needs_output = False
-    exact_gradients = None
-    float_output = True
 
-    forward = operator.add              # a + b: a builtin, no Python frame
+    def forward(self, a, b):
+        return a + b
 
     def backward(self, grad):
         # ∂z/∂a = ∂z/∂b = 1
         return grad, grad
 
-    def vjp(self, grad):
-        return grad, grad
-
 
 def add(a, b) -> Tensor:
-    if type(a) is not Tensor or type(b) is not Tensor:    # numbers, arrays, subclasses
-        a, b = pair(a, b)
-    return _apply_operator(Add, a, b)
+    return Add.apply(*pair(a, b))
 
 
 class Sub(Function):
     """z = a − b"""
 
     needs_output = False
-    exact_gradients = None
-    float_output = True
 
-    forward = operator.sub              # a - b: a builtin, no Python frame
+    def forward(self, a, b):
+        return a - b
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # ∂z/∂a = 1, ∂z/∂b = −1
-        return grad, (-grad if self.inputs[1]._requires_grad else None)
-
-    def vjp(self, grad):
-        return grad, (-grad if self.inputs[1]._requires_grad else None)
+        return g, (-g if self.inputs[1]._requires_grad else None)
 
 
 def sub(a, b) -> Tensor:
-    if type(a) is not Tensor or type(b) is not Tensor:    # numbers, arrays, subclasses
-        a, b = pair(a, b)
-    return _apply_operator(Sub, a, b)
+    return Sub.apply(*pair(a, b))
 
 
 class Mul(Function):
     """z = a ⊙ b"""
 
     needs_output = False
-    exact_gradients = None
-    float_output = True
 
-    forward = operator.mul              # a * b: a builtin, no Python frame
+    def forward(self, a, b):
+        return a * b
 
     def backward(self, grad):
-        a, b = self.inputs
+        g, a, b = self.values(grad, *self.inputs)
+        needs_a, needs_b = (t._requires_grad for t in self.inputs)
         # ∂z/∂a = b, ∂z/∂b = a
-        return (grad * b if a._requires_grad else None), (grad * a if b._requires_grad else None)
-
-    def vjp(self, grad):
-        a, b = self.inputs
-        return (grad * b.data if a._requires_grad else None), \
-            (grad * a.data if b._requires_grad else None)
+        return (g * b if needs_a else None), (g * a if needs_b else None)
 
 
 def mul(a, b) -> Tensor:
-    if type(a) is not Tensor or type(b) is not Tensor:    # numbers, arrays, subclasses
-        a, b = pair(a, b)
-    return _apply_operator(Mul, a, b)
+    return Mul.apply(*pair(a, b))
 
 
 class Div(Function):
     """z = a / b"""
 
-    exact_gradients = None
-    float_output = True
-
-    forward = operator.truediv          # a / b: a builtin, no Python frame
+    def forward(self, a, b):
+        return a / b
 
     def backward(self, grad):
-        a, b = self.inputs
+        g, a, b, z = self.values(grad, *self.inputs, self.output)
+        needs_a, needs_b = (t._requires_grad for t in self.inputs)
         # ∂z/∂a = 1/b, ∂z/∂b = −a/b² = −z/b
-        grad_a = grad / b if a._requires_grad else None
-        grad_b = -grad * self.output / b if b._requires_grad else None
-        return grad_a, grad_b
-
-    def vjp(self, grad):
-        a, b = self.inputs
-        grad_a = grad / b.data if a._requires_grad else None
-        grad_b = -grad * self._output_ref().data / b.data if b._requires_grad else None
-        return grad_a, grad_b
+        return (g / b if needs_a else None), (-g * z / b if needs_b else None)
 
 
 def div(a, b) -> Tensor:
-    if type(a) is not Tensor or type(b) is not Tensor:    # numbers, arrays, subclasses
-        a, b = pair(a, b)
-    return _apply_operator(Div, a, b)
+    return Div.apply(*pair(a, b))
 
 
 class Neg(Function):
     """y = −x"""
 
     needs_output = False
-    exact_gradients = True
-    float_output = True
 
-    forward = operator.neg              # −x: a builtin, no Python frame
+    def forward(self, x):
+        return -x
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # ∂y/∂x = −1
-        return -grad
-
-    def vjp(self, grad):
-        return -grad
+        return -g
 
 
 def neg(x: Tensor) -> Tensor:
@@ -149,16 +116,15 @@ class PowScalar(Function):
         return x ** self.exponent
 
     def backward(self, grad):
-        (x,) = self.inputs
+        g, x = self.values(grad, *self.inputs)
         p = self.exponent
-        # ∂y/∂x = p·x^(p−1)
+        # ∂y/∂x = p·x^(p−1); for p = 0, y = 1 is constant: 0 everywhere, x = 0 included (not
+        # 0·0⁻¹ = NaN), as in PyTorch
+        if p == 0:
+            return g * 0.0
         if p == 2:
-            return grad * (2 * x)
-        return grad * (p * x ** (p - 1))
-
-    def vjp(self, grad):
-        x, p = self.inputs[0].data, self.exponent
-        return grad * (2 * x) if p == 2 else grad * (p * x ** (p - 1))
+            return g * (2 * x)
+        return g * (p * x ** (p - 1))
 
 
 class Pow(Function):
@@ -168,14 +134,13 @@ class Pow(Function):
         return a ** b
 
     def backward(self, grad):
-        a, b = self.inputs
-        # ∂z/∂a = b·a^(b−1); ∂z/∂b = a^b·ln a (taken as 0 where a ≤ 0, where ln a is undefined)
-        grad_a = grad * b * a ** (b - 1) if a._requires_grad else None
-        grad_b = None
-        if b._requires_grad:
-            positive = constant(a.data > 0)
-            safe_a = where(positive, a, 1.0)
-            grad_b = grad * self.output * log(safe_a)
+        g, a, b, z = self.values(grad, *self.inputs, self.output)
+        xp = self.ops
+        needs_a, needs_b = (t._requires_grad for t in self.inputs)
+        # ∂z/∂a = b·a^(b−1), taken as 0 where b = 0 (z = 1 there, even at a = 0: not
+        # 0·0⁻¹ = NaN); ∂z/∂b = a^b·ln a (taken as 0 where a ≤ 0, where ln a is undefined)
+        grad_a = xp.where(b == 0, 0.0, g * b * a ** (b - 1)) if needs_a else None
+        grad_b = g * z * xp.log(xp.where(a > 0, a, 1.0)) if needs_b else None
         return grad_a, grad_b
 
 
@@ -190,23 +155,16 @@ def pow(a, b) -> Tensor:
 class Exp(Function):
     """y = eˣ"""
 
-    exact_gradients = True
-    float_output = True
-
     def forward(self, x):
         return self.xp.exp(x)
 
     def backward(self, grad):
+        g, y = self.values(grad, self.output)
         # ∂y/∂x = eˣ = y
-        return grad * self.output
-
-    def vjp(self, grad):
-        return grad * self._output_ref().data
+        return g * y
 
 
 def exp(x: Tensor) -> Tensor:
-    if type(x) is Tensor and type(x.data) is np.ndarray and not STATE.detect_anomaly:
-        return _result(Exp, (), (x,), np.exp(x.data))       # Exp.forward, without apply
     return Exp.apply(x)
 
 
@@ -214,19 +172,14 @@ class Log(Function):
     """y = ln x"""
 
     needs_output = False
-    exact_gradients = True
-    float_output = True
 
     def forward(self, x):
         return self.xp.log(x)
 
     def backward(self, grad):
-        (x,) = self.inputs
+        g, x = self.values(grad, *self.inputs)
         # ∂y/∂x = 1/x
-        return grad / x
-
-    def vjp(self, grad):
-        return grad / self.inputs[0].data
+        return g / x
 
 
 def log(x: Tensor) -> Tensor:
@@ -240,8 +193,9 @@ class Sqrt(Function):
         return self.xp.sqrt(x)
 
     def backward(self, grad):
+        g, y = self.values(grad, self.output)
         # ∂y/∂x = 1/(2√x) = 1/(2y)
-        return grad / (2 * self.output)
+        return g / (2 * y)
 
 
 def sqrt(x: Tensor) -> Tensor:
@@ -257,9 +211,9 @@ class Abs(Function):
         return self.xp.abs(x)
 
     def backward(self, grad):
-        (x,) = self.inputs
-        # ∂y/∂x = sign(x)
-        return grad * constant(self.xp.sign(x.data))
+        (g,) = self.values(grad)
+        # ∂y/∂x = sign(x), a constant (0 at x = 0)
+        return g * self.xp.sign(self.inputs[0].data)
 
 
 def abs(x: Tensor) -> Tensor:
@@ -269,50 +223,29 @@ def abs(x: Tensor) -> Tensor:
 class Tanh(Function):
     """y = tanh(x)"""
 
-    exact_gradients = True
-    float_output = True
-
     def forward(self, x):
         return self.xp.tanh(x)
 
     def backward(self, grad):
-        y = self.output
+        g, y = self.values(grad, self.output)
         # ∂y/∂x = 1 − tanh²(x) = 1 − y²
-        return grad * (1 - y * y)
-
-    def vjp(self, grad):
-        y = self._output_ref().data
-        d = 1 - y * y
-        d *= grad                                          # in place: one buffer fewer
-        return d
+        return g * (1 - y * y)
 
 
 def tanh(x: Tensor) -> Tensor:
-    if type(x) is Tensor and type(x.data) is np.ndarray and not STATE.detect_anomaly:
-        return _result(Tanh, (), (x,), np.tanh(x.data))     # Tanh.forward, without apply
     return Tanh.apply(x)
 
 
 class Sigmoid(Function):
     """y = σ(x) = 1 / (1 + e⁻ˣ)"""
 
-    exact_gradients = True
-    float_output = True
-
     def forward(self, x):
         return _sigmoid(self.xp, x)
 
     def backward(self, grad):
-        y = self.output
+        g, y = self.values(grad, self.output)
         # ∂y/∂x = σ(x)(1 − σ(x)) = y(1 − y)
-        return grad * (y * (1 - y))
-
-    def vjp(self, grad):
-        y = self._output_ref().data
-        d = 1 - y
-        d *= y                                             # y(1 − y), in place
-        d *= grad
-        return d
+        return g * (y * (1 - y))
 
 
 def _sigmoid(xp, x):
@@ -332,8 +265,6 @@ def _sigmoid(xp, x):
 
 
 def sigmoid(x: Tensor) -> Tensor:
-    if type(x) is Tensor and type(x.data) is np.ndarray and not STATE.detect_anomaly:
-        return _result(Sigmoid, (), (x,), _sigmoid(np, x.data))   # without apply
     return Sigmoid.apply(x)
 
 
@@ -341,24 +272,17 @@ class Relu(Function):
     """y = max(x, 0); the gradient at 0 is taken as 0."""
 
     needs_output = False
-    exact_gradients = True
-    float_output = True
 
     def forward(self, x):
         return self.xp.maximum(x, 0)
 
     def backward(self, grad):
-        # ∂y/∂x = 1 where x > 0, else 0
-        (x,) = self.inputs
-        return grad * constant((x.data > 0).astype(x.data.dtype))
-
-    def vjp(self, grad):
-        return grad * (self.inputs[0].data > 0)
+        (g,) = self.values(grad)
+        # ∂y/∂x = 1 where x > 0, else 0: a constant
+        return g * (self.inputs[0].data > 0)
 
 
 def relu(x: Tensor) -> Tensor:
-    if type(x) is Tensor and type(x.data) is np.ndarray and not STATE.detect_anomaly:
-        return _result(Relu, (), (x,), np.maximum(x.data, 0))  # Relu.forward, without apply
     return Relu.apply(x)
 
 
@@ -425,11 +349,11 @@ class Maximum(Function):
         return self.xp.maximum(a, b)
 
     def backward(self, grad):
-        a, b = self.inputs
-        # ∂z/∂a = 1 where a > b, ½ where a = b, 0 elsewhere; ∂z/∂b the rest
-        share_a = (a.data > b.data) + 0.5 * (a.data == b.data)
-        share_a = constant(share_a.astype(grad.dtype))
-        return grad * share_a, grad * (1 - share_a)
+        (g,) = self.values(grad)
+        a, b = self.inputs[0].data, self.inputs[1].data
+        # ∂z/∂a = 1 where a > b, ½ where a = b, 0 elsewhere; ∂z/∂b the rest (constants)
+        share_a = ((a > b) + 0.5 * (a == b)).astype(grad.dtype)
+        return g * share_a, g * (1 - share_a)
 
 
 def maximum(a, b) -> Tensor:
@@ -443,11 +367,11 @@ class Minimum(Function):
         return self.xp.minimum(a, b)
 
     def backward(self, grad):
-        a, b = self.inputs
-        # ∂z/∂a = 1 where a < b, ½ where a = b, 0 elsewhere; ∂z/∂b the rest
-        share_a = (a.data < b.data) + 0.5 * (a.data == b.data)
-        share_a = constant(share_a.astype(grad.dtype))
-        return grad * share_a, grad * (1 - share_a)
+        (g,) = self.values(grad)
+        a, b = self.inputs[0].data, self.inputs[1].data
+        # ∂z/∂a = 1 where a < b, ½ where a = b, 0 elsewhere; ∂z/∂b the rest (constants)
+        share_a = ((a < b) + 0.5 * (a == b)).astype(grad.dtype)
+        return g * share_a, g * (1 - share_a)
 
 
 def minimum(a, b) -> Tensor:
@@ -470,8 +394,9 @@ class Clip(Function):
             inside &= x.data >= self.lo
         if self.hi is not None:
             inside &= x.data <= self.hi
-        # ∂y/∂x = 1 inside [lo, hi], 0 outside
-        return grad * constant(inside.astype(grad.dtype))
+        # ∂y/∂x = 1 inside [lo, hi], 0 outside: a constant
+        (g,) = self.values(grad)
+        return g * inside.astype(grad.dtype)
 
 
 def clip(x: Tensor, lo=None, hi=None) -> Tensor:
@@ -493,13 +418,9 @@ class MaskedFill(Function):
         return self.xp.where(mask, self.xp.asarray(self.value, dtype=x.dtype), x)
 
     def backward(self, grad):
-        _, mask = self.inputs
+        g, mask = self.values(grad, self.inputs[1])
         # ∂y/∂x = 0 where mask, 1 elsewhere
-        return masked_fill(grad, mask, 0), None
-
-    def vjp(self, grad):
-        mask = self.inputs[1].data
-        return self.xp.where(mask, 0, grad), None
+        return self.ops.where(mask, 0.0, g), None
 
 
 def masked_fill(x: Tensor, mask, value) -> Tensor:
@@ -517,10 +438,12 @@ class Where(Function):
         return self.xp.where(cond, a, b)
 
     def backward(self, grad):
-        cond, a, b = self.inputs
+        g, cond = self.values(grad, self.inputs[0])
+        xp = self.ops
+        _, a, b = self.inputs
         # ∂z/∂a = 1 where cond, ∂z/∂b = 1 where not cond
-        grad_a = masked_fill(grad, ~cond, 0) if a._requires_grad else None
-        grad_b = masked_fill(grad, cond, 0) if b._requires_grad else None
+        grad_a = xp.where(cond, g, 0.0) if a._requires_grad else None
+        grad_b = xp.where(cond, 0.0, g) if b._requires_grad else None
         return None, grad_a, grad_b
 
 

@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from ..autograd import STATE, Function, IndexedGradient, _result
+from ..autograd import Function, IndexedGradient, is_grad_enabled
 from ..backend import backend_of
 from ..tensor import Tensor
 from .common import constant
@@ -16,7 +16,6 @@ class GetItem(Function):
     """y = x[index]. The gradient scatter-adds into x, so repeated indices accumulate."""
 
     needs_output = False
-    float_output = True
 
     def __init__(self, index, is_basic: bool):
         self.index, self.is_basic = index, is_basic
@@ -26,12 +25,11 @@ class GetItem(Function):
 
     def backward(self, grad):
         # ∂L/∂x[i] = Σ over the output positions that read x[i] of ∂L/∂y
-        return IndexAdd.apply(grad, shape=self.inputs[0].shape, index=self.index,
-                              is_basic=self.is_basic)
-
-    def vjp(self, grad):
-        # zero but at the index: left unmaterialised, so slices of one tensor share a buffer
-        return IndexedGradient(self.inputs[0].shape, self.index, self.is_basic, grad, self.xp)
+        shape = self.inputs[0].shape
+        if is_grad_enabled():                 # recorded (create_graph): a differentiable op
+            return IndexAdd.apply(grad, shape=shape, index=self.index, is_basic=self.is_basic)
+        # else zero but at the index, left unfilled so slices of one tensor share a buffer
+        return IndexedGradient(shape, self.index, self.is_basic, grad.data, self.xp)
 
 
 def _index_add(xp, shape, index, is_basic, g):
@@ -66,14 +64,6 @@ def getitem(x: Tensor, index) -> Tensor:
             if type(part) is not slice and type(part) is not int:
                 break
         else:
-            data = x.data
-            if type(data) is np.ndarray and not STATE.detect_anomaly:
-                try:
-                    out = data[index]         # GetItem.forward, without apply's dispatch
-                except IndexError:
-                    pass                      # apply words the error
-                else:
-                    return _result(GetItem, (index, True), (x,), out)
             return GetItem.apply(x, index=index, is_basic=True)
     index, is_basic = _normalise_index(index, x)
     return GetItem.apply(x, index=index, is_basic=is_basic)

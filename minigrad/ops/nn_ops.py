@@ -5,8 +5,7 @@ from __future__ import annotations
 from ..autograd import Function
 from ..backend import backend_of
 from ..tensor import Tensor
-from .common import constant, normalize_axis
-from .elementwise import masked_fill
+from .common import normalize_axis
 
 
 def _stable_shift(x, axis, xp):
@@ -33,13 +32,9 @@ class Softmax(Function):
         return e / xp.where(total == 0, 1, total)
 
     def backward(self, grad):
-        y = self.output
+        g, y = self.values(grad, self.output)
         # softmax: ∂L/∂x = y ⊙ (g − Σ_j g_j y_j)
-        return y * (grad - (grad * y).sum(axis=self.axis, keepdims=True))
-
-    def vjp(self, grad):
-        y = self._output_ref().data
-        return y * (grad - (grad * y).sum(axis=self.axis, keepdims=True))
+        return y * (g - (g * y).sum(axis=self.axis, keepdims=True))
 
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
@@ -65,18 +60,13 @@ class LogSoftmax(Function):
         return shifted - xp.log(xp.where(total == 0, 1, total))
 
     def backward(self, grad):
-        y = self.output
+        g, y = self.values(grad, self.output)
+        xp = self.ops
         # log-softmax: ∂L/∂x = g − softmax(x) Σ_j g_j, with softmax(x) = e^y
-        grad_x = grad - y.exp() * grad.sum(axis=self.axis, keepdims=True)
+        grad_x = g - xp.exp(y) * g.sum(axis=self.axis, keepdims=True)
         # an all −inf slice outputs −inf whatever its inputs: it passes no gradient
-        dead = (y.data == -self.xp.inf).all(axis=self.axis, keepdims=True)
-        return masked_fill(grad_x, constant(dead), 0)
-
-    def vjp(self, grad):
-        xp, y = self.xp, self._output_ref().data
-        grad_x = grad - xp.exp(y) * grad.sum(axis=self.axis, keepdims=True)
-        dead = (y == -xp.inf).all(axis=self.axis, keepdims=True)
-        return xp.where(dead, 0, grad_x)
+        dead = (self.output.data == -self.xp.inf).all(axis=self.axis, keepdims=True)
+        return xp.where(dead, 0.0, grad_x)
 
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
@@ -99,12 +89,10 @@ class Dropout(Function):
         return x * scaled_mask
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         (scaled_mask,) = self.saved_tensors
         # ∂y/∂x = m / (1 − p)
-        return grad * constant(scaled_mask)
-
-    def vjp(self, grad):
-        return grad * self.saved_tensors[0]
+        return g * scaled_mask
 
 
 def _device_index(backend, x):

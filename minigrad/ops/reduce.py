@@ -7,8 +7,6 @@ import math
 from ..autograd import Function
 from ..tensor import Tensor
 from .common import constant, normalize_axis
-from .elementwise import exp, masked_fill
-from .shape import broadcast_to, reshape
 
 
 def _kept_shape(shape, axes):
@@ -22,11 +20,12 @@ class _Reduction(Function):
     def __init__(self, axes: tuple[int, ...], keepdims: bool):
         self.axes, self.keepdims = axes, keepdims
 
-    def _grad_kept(self, grad: Tensor) -> Tensor:
-        """grad with the reduced axes put back as size 1, so it broadcasts against the input."""
+    def _kept(self, g):
+        """g (an array or Tensor of the output's shape) with the reduced axes put back as size
+        1, so it broadcasts against the input."""
         if self.keepdims:
-            return grad
-        return reshape(grad, _kept_shape(self.inputs[0].shape, self.axes))
+            return g
+        return g.reshape(_kept_shape(self.inputs[0].shape, self.axes))
 
 
 class Sum(_Reduction):
@@ -38,14 +37,9 @@ class Sum(_Reduction):
         return x.sum(axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # ∂y/∂x = 1 for every summed element: spread grad back over the summed axes
-        return broadcast_to(self._grad_kept(grad), self.inputs[0].shape)
-
-    def vjp(self, grad):
-        shape = self.inputs[0].shape
-        if not self.keepdims:
-            grad = grad.reshape(_kept_shape(shape, self.axes))
-        return self.xp.broadcast_to(grad, shape)
+        return self.ops.broadcast_to(self._kept(g), self.inputs[0].shape)
 
 
 def sum(x: Tensor, axis=None, keepdims: bool = False) -> Tensor:
@@ -61,17 +55,11 @@ class Mean(_Reduction):
         return x.mean(axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         shape = self.inputs[0].shape
         n = math.prod(shape[a] for a in self.axes)
         # ∂y/∂x = 1/n
-        return broadcast_to(self._grad_kept(grad) / n, shape)
-
-    def vjp(self, grad):
-        shape = self.inputs[0].shape
-        n = math.prod(shape[a] for a in self.axes)
-        if not self.keepdims:
-            grad = grad.reshape(_kept_shape(shape, self.axes))
-        return self.xp.broadcast_to(grad / n, shape)
+        return self.ops.broadcast_to(self._kept(g) / n, shape)
 
 
 def mean(x: Tensor, axis=None, keepdims: bool = False) -> Tensor:
@@ -85,13 +73,12 @@ class Max(_Reduction):
         return x.max(axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, grad):
-        (x,) = self.inputs
-        y = self.output.data if self.keepdims else self.output.data.reshape(
-            _kept_shape(x.shape, self.axes))
-        # ∂y/∂x = 1/k at each of the k positions equal to the maximum, 0 elsewhere
-        is_max = (x.data == y).astype(grad.dtype)
+        (g,) = self.values(grad)
+        x, y = self.inputs[0].data, self._kept(self.output.data)
+        # ∂y/∂x = 1/k at each of the k positions equal to the maximum, 0 elsewhere (a constant)
+        is_max = (x == y).astype(grad.dtype)
         share = is_max / is_max.sum(axis=self.axes, keepdims=True)
-        return self._grad_kept(grad) * constant(share)
+        return self._kept(g) * share
 
 
 def max(x: Tensor, axis=None, keepdims: bool = False) -> Tensor:
@@ -130,11 +117,11 @@ class Var(_Reduction):
         return x.var(axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, grad):
-        (x,) = self.inputs
+        g, x = self.values(grad, *self.inputs)
         n = math.prod(x.shape[a] for a in self.axes)
         centred = x - x.mean(axis=self.axes, keepdims=True)
         # ∂y/∂x = 2(x − x̄)/n  (the terms through x̄ sum to zero)
-        return self._grad_kept(grad) * centred * (2.0 / n)
+        return self._kept(g) * centred * (2.0 / n)
 
 
 def var(x: Tensor, axis=None, keepdims: bool = False) -> Tensor:
@@ -159,11 +146,12 @@ class LogSumExp(_Reduction):
             tuple(n for i, n in enumerate(x.shape) if i not in self.axes))
 
     def backward(self, grad):
-        (x,) = self.inputs
-        y = self._grad_kept(self.output)
-        y = masked_fill(y, constant(~self.xp.isfinite(y.data)), 0)
-        # ∂y/∂x = e^(x − y) = softmax(x) over the reduced axes
-        return self._grad_kept(grad) * exp(x - y)
+        g, x, y = self.values(grad, *self.inputs, self.output)
+        xp = self.ops
+        y = self._kept(y)
+        finite = self.xp.isfinite(self._kept(self.output.data))     # a constant mask
+        # ∂y/∂x = e^(x − y) = softmax(x) over the reduced axes; 0 for an all −inf slice
+        return self._kept(g) * xp.exp(x - xp.where(finite, y, 0.0))
 
 
 def logsumexp(x: Tensor, axis=-1, keepdims: bool = False) -> Tensor:

@@ -9,7 +9,7 @@ import numbers
 import numpy as np
 
 from .. import autograd
-from ..autograd import STATE, Function, ProductGradient, _result
+from ..autograd import Function
 from ..backend import backend_of, parse_device
 from ..tensor import Tensor
 from .common import normalize_axis
@@ -19,8 +19,6 @@ class Reshape(Function):
     """y = x viewed with another shape (same elements, row-major order)."""
 
     needs_output = False
-    exact_gradients = True
-    float_output = True
 
     def __init__(self, shape):
         self.shape = shape
@@ -29,11 +27,9 @@ class Reshape(Function):
         return x.reshape(self.shape)
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # ∂y/∂x is the identity on elements: reshape the gradient back
-        return reshape(grad, self.inputs[0].shape)
-
-    def vjp(self, grad):
-        return grad.reshape(self.inputs[0].shape)
+        return g.reshape(self.inputs[0].shape)
 
 
 def reshape(x: Tensor, *shape) -> Tensor:
@@ -48,8 +44,6 @@ class Transpose(Function):
     """y = x with its axes permuted: y.shape[i] = x.shape[axes[i]]."""
 
     needs_output = False
-    exact_gradients = True
-    float_output = True
 
     def __init__(self, axes):
         self.axes = axes
@@ -58,15 +52,9 @@ class Transpose(Function):
         return x.transpose(self.axes)
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # a permutation's adjoint is its inverse: ∂L/∂x = transpose(∂L/∂y, axes⁻¹)
-        return transpose(grad, *_inverse_permutation(self.axes))
-
-    takes_products = True
-
-    def vjp(self, grad):
-        if type(grad) is ProductGradient:          # from a 2-D matmul: stays unmultiplied
-            return grad.transpose() if self.axes == (1, 0) else grad
-        return grad.transpose(_inverse_permutation(self.axes))
+        return g.transpose(_inverse_permutation(self.axes))
 
 
 @functools.lru_cache(maxsize=256)
@@ -83,12 +71,7 @@ _REVERSED_AXES = [tuple(range(n - 1, -1, -1)) for n in range(65)]   # x.T for ea
 def transpose(x: Tensor, *axes) -> Tensor:
     """Permute axes; with no axes, reverse them (x.T)."""
     if not axes:
-        data = x.data
-        axes = _REVERSED_AXES[data.ndim]
-        if type(data) is np.ndarray and not STATE.detect_anomaly:
-            # Transpose.forward, without apply's dispatch: x.T is read at every step of a loop
-            return _result(Transpose, (axes,), (x,), data.transpose(axes))
-        return Transpose.apply(x, axes=axes)
+        return Transpose.apply(x, axes=_REVERSED_AXES[x.ndim])
     if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):
         axes = tuple(axes[0])
     if not axes:
@@ -138,11 +121,8 @@ class BroadcastTo(Function):
 
     def backward(self, grad):
         # ∂L/∂x_i = Σ_{j copied from i} ∂L/∂y_j: each element of x was copied to several
-        # places, so add their gradients
-        return sum_to(grad, self.inputs[0].shape)
-
-    def vjp(self, grad):
-        return sum_to_array(grad, self.inputs[0].shape, "broadcast_to")
+        # places, so add their gradients (the engine sums every gradient to its input's shape)
+        return grad
 
 
 def broadcast_to(x: Tensor, shape) -> Tensor:
@@ -184,8 +164,9 @@ class SumTo(Function):
         return sum_to_array(x, self.shape, self.owner)
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # ∂y/∂x = 1 for every element summed into each output: broadcast back
-        return broadcast_to(grad, self.inputs[0].shape)
+        return self.ops.broadcast_to(g, self.inputs[0].shape)
 
 
 def sum_to(x: Tensor, shape, owner: str = "sum_to") -> Tensor:
@@ -211,18 +192,14 @@ class Concat(Function):
         return self.xp.concatenate(xs, axis=self.axis)
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # ∂y/∂x_k is the identity into x_k's slice: x_k receives the slice of grad where it sits
-        sizes = [x.shape[self.axis] for x in self.inputs]
-        bounds = np.cumsum(sizes)[:-1].tolist()
-        return tuple(split(grad, bounds, axis=self.axis))
-
-    def vjp(self, grad):
-        index = [slice(None)] * grad.ndim
+        index = [slice(None)] * g.ndim
         parts, start = [], 0
         for x in self.inputs:
-            stop = start + x.data.shape[self.axis]
+            stop = start + x.shape[self.axis]
             index[self.axis] = slice(start, stop)
-            parts.append(grad[tuple(index)])             # views of grad, no copies
+            parts.append(g[tuple(index)])
             start = stop
         return tuple(parts)
 
@@ -246,16 +223,13 @@ class Stack(Function):
         return self.xp.stack(xs, axis=self.axis)
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # ∂y[k]/∂x_k = identity: input k receives the k-th slice along the new axis
-        parts = split(grad, len(self.inputs), axis=self.axis)
-        return tuple(squeeze(p, self.axis) for p in parts)
-
-    def vjp(self, grad):
-        index = [slice(None)] * grad.ndim
+        index = [slice(None)] * g.ndim
         parts = []
         for k in range(len(self.inputs)):
-            index[self.axis] = k                         # input k: the k-th slice, as a view
-            parts.append(grad[tuple(index)])
+            index[self.axis] = k
+            parts.append(g[tuple(index)])
         return tuple(parts)
 
 

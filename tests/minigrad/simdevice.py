@@ -149,7 +149,7 @@ def _asarray(data, dtype=None):
 
 
 _FUNCTIONS = (
-    "exp", "log", "tanh", "sqrt", "abs", "sign", "maximum", "minimum", "where", "clip",
+    "exp", "log", "log1p", "tanh", "sqrt", "abs", "sign", "maximum", "minimum", "where", "clip",
     "isfinite", "isnan", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
     "full_like", "arange", "broadcast_to", "concatenate", "stack", "matmul", "logical_not",
     "einsum", "empty_like", "negative", "reciprocal", "result_type",

@@ -1,0 +1,371 @@
+"""The engine's promises, each with the case that once broke or could break it: 0-d gradients
+with many contributions, gradients that never alias, the x**0 convention, in-place changes
+caught by version checks, per-thread grad mode, and freed graphs that keep no activations."""
+
+import gc
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import nn
+
+
+def scalar(value=2.0):
+    return mg.tensor(np.float64(value), requires_grad=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# 0-d tensors: every contribution counts
+
+@pytest.mark.parametrize("program, expected", [
+    (lambda x: x * x * x, 3 * 2.0 ** 2),                 # d/dx x³ = 3x²
+    (lambda x: x + x + x, 3.0),
+    (lambda x: x + x + x + x + x, 5.0),
+    (lambda x: x * x + x * x + x, 4 * 2.0 + 1),
+    (lambda x: (x * x)[None][0] * x, 3 * 2.0 ** 2),     # through indexing of a 0-d value
+    (lambda x: mg.stack([x, x, x]).sum(), 3.0),
+    (lambda x: mg.tensor([1.0, 2.0, 3.0], dtype="float64")[1] * x * x * x, 2 * 12.0),
+])
+def test_a_0d_leaf_gets_every_contribution(program, expected):
+    x = scalar()
+    program(x).backward()
+    assert x.grad.shape == ()
+    assert x.grad.item() == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_reused_0d_loss():
+    x = scalar(0.5)
+    loss = (x * 3.0).tanh()
+    total = loss + 0.5 * loss ** 2 + loss * loss        # l + 1.5 l², l read four times
+    total.backward()
+    l = np.tanh(1.5)
+    assert x.grad.item() == pytest.approx((1 + 3 * l) * (1 - l * l) * 3.0, rel=1e-12)
+
+
+def test_a_value_read_three_times_by_index():
+    v = mg.tensor(np.array([1.5, -2.0]), requires_grad=True)
+    (v[0] * v[0] * v[0] + v[1]).backward()
+    np.testing.assert_allclose(v.grad.numpy(), [3 * 1.5 ** 2, 1.0], rtol=1e-12)
+
+
+def test_0d_gradients_accumulate_over_two_backwards():
+    x = scalar()
+    (x * x * x).backward()
+    (x + x + x).backward()
+    assert x.grad.item() == pytest.approx(12.0 + 3.0)
+
+
+def test_second_derivative_through_0d_fan_out():
+    x = scalar()
+    (g,) = mg.grad(x * x * x * x, x, create_graph=True)     # 4x³
+    (h,) = mg.grad(g, x)                                     # 12x²
+    assert g.item() == pytest.approx(32.0) and h.item() == pytest.approx(48.0)
+
+
+def test_hooks_and_retain_grad_on_a_0d_intermediate():
+    x = scalar()
+    y = x * 1.0
+    y.retain_grad()
+    seen = []
+    y.register_hook(lambda g: seen.append(g.item()))
+    (y * y * y).backward()                                  # ∂/∂y y³ = 3y² = 12
+    assert seen == [pytest.approx(12.0)]
+    assert y.grad.item() == pytest.approx(12.0) and x.grad.item() == pytest.approx(12.0)
+
+
+def test_0d_fan_out_under_detect_anomaly():
+    x = scalar()
+    with mg.detect_anomaly():
+        (x * x * x).backward()
+    assert x.grad.item() == pytest.approx(12.0)
+
+
+def test_the_walk_checks_each_gradient_against_its_input():
+    class WrongDtype(mg.Function):
+        def forward(self, x):
+            return x * 2
+
+        def backward(self, grad):
+            return grad                                    # fine: the engine casts it
+
+    class WrongKind(mg.Function):
+        def forward(self, x):
+            return x * 2
+
+        def backward(self, grad):
+            return object()
+
+    x = mg.tensor(np.ones(3), requires_grad=True)
+    WrongDtype.apply(x).astype("float32").sum().backward()
+    assert x.grad.dtype == np.float64
+    with pytest.raises((AttributeError, TypeError, AssertionError)):
+        WrongKind.apply(x).sum().backward()
+
+
+# ---------------------------------------------------------------------------------------------
+# x ** 0 and x ** y at y = 0
+
+@pytest.mark.parametrize("x0", [0.0, 2.0, -1.5])
+def test_x_to_the_0_has_gradient_0(x0):
+    x = mg.tensor(np.array([x0]), requires_grad=True)
+    (x ** 0).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0])
+
+
+def test_x_to_a_tensor_0_at_x_0_has_gradient_0():
+    x = mg.tensor(np.array([0.0, 0.0, 3.0]), requires_grad=True)
+    y = mg.tensor(np.array([0.0, 2.0, 0.0]), requires_grad=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        (x ** y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0])   # 2·0¹ = 0 too
+    np.testing.assert_array_equal(y.grad.numpy(), [0.0, 0.0, np.log(3.0)])
+
+
+# ---------------------------------------------------------------------------------------------
+# gradients never alias
+
+def test_gradients_of_an_add_are_separate_writable_arrays():
+    a = mg.tensor(np.ones(3), requires_grad=True)
+    b = mg.tensor(np.ones(3), requires_grad=True)
+    (a + b).sum().backward()
+    assert not np.shares_memory(a.grad.data, b.grad.data)
+    a.grad.data[0] = 5.0
+    np.testing.assert_array_equal(b.grad.numpy(), [1.0, 1.0, 1.0])
+
+
+def test_backward_does_not_keep_the_callers_gradient():
+    a = mg.tensor(np.ones(3), requires_grad=True)
+    upstream = np.array([1.0, 2.0, 3.0])
+    (a * 1.0).backward(upstream)
+    upstream[:] = 0.0
+    np.testing.assert_array_equal(a.grad.numpy(), [1.0, 2.0, 3.0])
+    (g,) = mg.grad(a * 1.0, a, grad_outputs=mg.tensor(np.ones(3)))
+    assert not np.shares_memory(g.data, a.grad.data)
+
+
+def test_grad_outputs_of_a_leaf_root_are_copied():
+    a = mg.tensor(np.ones(2), requires_grad=True)
+    g_out = mg.tensor(np.array([4.0, 5.0]))
+    (g,) = mg.grad(a, a, grad_outputs=g_out)
+    assert not np.shares_memory(g.data, g_out.data)
+
+
+# ---------------------------------------------------------------------------------------------
+# in-place changes between forward and backward
+
+def test_an_optimizer_step_between_forward_and_backward_is_caught():
+    layer = nn.Linear(3, 2)
+    opt = nn.optim.SGD(layer.parameters(), lr=0.1)
+    x = mg.randn(4, 3)
+    loss = layer(x).tanh().sum()
+    for p in layer.parameters():
+        p.grad = mg.ones_like(p)
+    opt.step()
+    with pytest.raises(RuntimeError, match=r"Linear saved its input 1 .*\(2, 3\).*changed in "
+                                           r"place.*version 1"):
+        loss.backward()
+
+
+def test_in_place_change_of_a_saved_tensor_names_the_tensor_and_op():
+    w = mg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    c = mg.tensor(np.array([3.0, 4.0]))
+    c.name = "scale"
+    y = (w * c).sum()
+    c.mul_(2.0)
+    with pytest.raises(RuntimeError, match="Mul saved its input 1 .*named 'scale'.*version 1"):
+        y.backward()
+
+
+def test_in_place_through_a_detached_alias_or_a_view_is_caught():
+    w = mg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    y = w.exp().sum()
+    with mg.no_grad():
+        w.detach()[0] = 7.0                                 # shares w's memory
+    with pytest.raises(RuntimeError, match="Exp saved its input 0"):
+        y.backward()
+    z = mg.tensor(np.arange(6.0).reshape(2, 3))
+    w2 = mg.tensor(np.ones(3), requires_grad=True)
+    y2 = (w2 * z[1]).sum()
+    z.add_(1.0)                                             # z[1] is a view of z's memory
+    with pytest.raises(RuntimeError, match="Mul saved its input 1"):
+        y2.backward()
+
+
+def test_in_place_changes_after_backward_or_of_unsaved_tensors_are_fine():
+    w = mg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    other = mg.tensor(np.array([5.0]))
+    y = (w * w).sum()
+    other.add_(1.0)                                         # not in y's graph
+    y.backward()
+    with mg.no_grad():
+        w.sub_(0.5 * w.grad)
+    np.testing.assert_allclose(w.numpy(), [0.0, 0.0])
+    assert w._version == 1
+
+
+def test_in_place_on_a_tensor_that_requires_grad_needs_no_grad():
+    w = mg.tensor(np.ones(2), requires_grad=True)
+    for change in (lambda: w.add_(1.0), lambda: w.zero_(), lambda: w.__setitem__(0, 3.0)):
+        with pytest.raises(RuntimeError, match="in-place change of a tensor that requires grad"):
+            change()
+    np.testing.assert_array_equal(w.numpy(), [1.0, 1.0])    # a failed call changes nothing
+    assert w._version == 0
+
+
+def test_in_place_methods_compute_what_numpy_does():
+    t = mg.tensor(np.array([1.0, 2.0, 3.0]))
+    t.add_(mg.tensor(np.array([1.0, 1.0, 1.0])), alpha=2).sub_(1.0).mul_(3.0).div_(2.0)
+    np.testing.assert_allclose(t.numpy(), ((np.array([1.0, 2.0, 3.0]) + 2) - 1) * 3 / 2)
+    t.copy_(np.array([0.5, 0.5, 0.5])).fill_(4.0)
+    np.testing.assert_array_equal(t.numpy(), [4.0, 4.0, 4.0])
+    t.grad = mg.ones(3)
+    t.grad.zero_()
+    np.testing.assert_array_equal(t.grad.numpy(), [0.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match=r"copy_: .*tensor shape \(3,\)"):
+        t.copy_(np.ones(4))
+
+
+# ---------------------------------------------------------------------------------------------
+# grad mode per thread
+
+def test_no_grad_in_another_thread_does_not_change_this_one():
+    inside, release = threading.Event(), threading.Event()
+
+    def hold_no_grad():
+        with mg.no_grad():
+            inside.set()
+            release.wait(5)
+
+    worker = threading.Thread(target=hold_no_grad)
+    worker.start()
+    inside.wait(5)
+    x = mg.tensor([1.0], requires_grad=True)
+    recorded = (x * 2).requires_grad
+    enabled = mg.is_grad_enabled()
+    release.set()
+    worker.join()
+    assert recorded and enabled
+
+
+def _train(seed: int, steps: int = 20) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    w = mg.tensor(rng.standard_normal((4, 1)), requires_grad=True)
+    x = mg.tensor(rng.standard_normal((16, 4)))
+    y = mg.tensor(rng.standard_normal((16, 1)))
+    for _ in range(steps):
+        loss = ((x @ w).tanh() - y).sum() ** 2 * 0.01
+        w.grad = None
+        loss.backward()
+        with mg.no_grad():
+            w.sub_(0.1 * w.grad)
+    return w.numpy()
+
+
+def test_two_threads_train_separate_models_as_if_one_after_the_other():
+    sequential = [_train(1), _train(2)]
+    results = {}
+    threads = [threading.Thread(target=lambda s=s: results.__setitem__(s, _train(s, 20)))
+               for s in (1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    np.testing.assert_array_equal(results[1], sequential[0])
+    np.testing.assert_array_equal(results[2], sequential[1])
+
+
+def test_grad_mode_decorators_with_and_without_parentheses_and_on_generators():
+    @mg.no_grad
+    def bare():
+        return mg.is_grad_enabled()
+
+    @mg.no_grad()
+    def called():
+        return mg.is_grad_enabled()
+
+    @mg.no_grad()
+    def steps():
+        for _ in range(2):
+            yield mg.is_grad_enabled()
+
+    @mg.inference_mode
+    def inferred():
+        return mg.is_grad_enabled()
+
+    assert not bare() and not called() and not inferred()
+    modes = []
+    for inside in steps():
+        modes.append((inside, mg.is_grad_enabled()))       # the caller's mode between steps
+    assert modes == [(False, True), (False, True)]
+    with mg.no_grad():
+        assert mg.enable_grad(lambda: mg.is_grad_enabled())()
+
+
+def test_set_grad_enabled_as_a_call_and_as_a_context():
+    try:
+        mg.set_grad_enabled(False)
+        assert not mg.is_grad_enabled()
+    finally:
+        mg.set_grad_enabled(True)
+    with mg.set_grad_enabled(False):
+        assert not mg.is_grad_enabled()
+    assert mg.is_grad_enabled()
+    with mg.inference_mode():
+        assert not (mg.tensor([1.0], requires_grad=True) * 2).requires_grad
+
+
+# ---------------------------------------------------------------------------------------------
+# memory: a spent graph holds no arrays
+
+def test_a_kept_loss_keeps_no_activations_after_backward():
+    x = mg.tensor(np.random.default_rng(0).standard_normal((8, 8)), requires_grad=True)
+    hidden = (x @ x).tanh()
+    big = hidden.exp()
+    refs = [weakref.ref(hidden), weakref.ref(big)]
+    loss = (big * hidden).sum()
+    del hidden, big
+    assert all(r() is not None for r in refs)            # the graph needs them
+    loss.backward()
+    assert all(r() is None for r in refs)                # gone, though loss is kept
+    with pytest.raises(RuntimeError, match="second time"):
+        loss.backward()
+
+
+def test_a_hook_handle_holds_its_tensor_weakly():
+    x = mg.tensor([1.0], requires_grad=True)
+    y = x * 2
+    handle = y.register_hook(lambda g: None)
+    ref = weakref.ref(y)
+    del y
+    gc.collect()
+    assert ref() is None
+    handle.remove()                                      # harmless once the tensor is gone
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096 / 2 ** 20
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/statm"), reason="needs /proc")
+def test_500_steps_keeping_every_loss_tensor_use_flat_memory():
+    mg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 1024), nn.Tanh(), nn.Linear(1024, 1))
+    opt = nn.optim.SGD(model.parameters(), lr=1e-3)
+    x = mg.randn(64, 4)
+    losses = []
+    rss = []
+    for step in range(500):
+        loss = (model(x) ** 2).mean()          # each step's activations: about 0.5 MB
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss)                    # as a user logging losses might do
+        if step in (100, 499):
+            gc.collect()
+            rss.append(_rss_mb())
+    # kept activations would add 400 × 0.5 MB between the two readings
+    assert rss[1] - rss[0] < 40, rss

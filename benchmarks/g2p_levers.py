@@ -71,7 +71,7 @@ def time_variant(data: g2p.Data, changes: dict, steps: int, repeats: int) -> dic
 KINDS = {"nn/functional.py's fused primitives (Linear, cross-entropy), forward and backward":
          ("nn/functional.py", ("forward", "_gradients")),
          "GRU recurrence (GRUSequence), forward and backward": ("nn/recurrent.py",
-                                                               ("forward", "vjp")),
+                                                               ("forward", "array_backward")),
          "Adam update": ("nn/optim.py", None)}
 
 

@@ -9,9 +9,19 @@ every folder, the first included, gets one row of the comparison table.
 
 from __future__ import annotations
 
+import _common  # noqa: F401  (makes the source checkout importable)
+
 import argparse
 import json
 from pathlib import Path
+
+import numpy as np
+
+import nn
+
+GOLDEN = Path(__file__).resolve().parent.parent / "tests" / "examples" / "golden" / \
+    "g2p_torch_trajectory.npz"
+LEVERS = Path(__file__).resolve().parent.parent / "benchmarks" / "g2p_levers.json"
 
 
 def clock(m: dict) -> str:
@@ -20,6 +30,12 @@ def clock(m: dict) -> str:
 
 def pct(x) -> str:
     return "—" if x is None else f"{100 * x:.2f} %"
+
+
+def wer_with_error(scores: dict) -> str:
+    """WER ± its standard error over the test words, √(p(1 − p)/n)."""
+    p, n = scores["wer"], scores["words"]
+    return f"{100 * p:.2f} % ± {100 * (p * (1 - p) / n) ** 0.5:.2f}"
 
 
 def describe(m: dict) -> str:
@@ -41,7 +57,7 @@ def comparison(runs: list[tuple[str, dict]]) -> str:
         lines.append(f"| `{name}` | {describe(m)} | {m['n_parameters']:,} | "
                      f"{m['train_seconds'] / 60:.1f} {clock(m)} | {m['steps']:,} | "
                      f"{m['epochs']:.2f} | "
-                     f"{pct(m['test_greedy']['wer'])} | {pct(m['test_greedy']['per'])} | "
+                     f"{wer_with_error(m['test_greedy'])} | {pct(m['test_greedy']['per'])} | "
                      f"{pct(beam.get('wer'))} | {pct(beam.get('per'))} |")
     return "\n".join(lines)
 
@@ -75,6 +91,34 @@ def curve(m: dict) -> str:
     return "\n".join(lines)
 
 
+def parity() -> str:
+    """The stored PyTorch trajectory against minigrad's (written by g2p_torch_parity.py)."""
+    lines = ["| attention | parameters | loss at step 1 → 20 (PyTorch) | largest relative "
+             "difference, minigrad vs PyTorch |", "|---|---|---|---|"]
+    for attention, run in nn.load(GOLDEN).items():
+        ours, theirs = np.asarray(run["minigrad_losses"]), np.asarray(run["torch_losses"])
+        size = sum(np.asarray(w).size for w in run["weights"].values())
+        lines.append(f"| {attention} | {size:,} | {theirs[0]:.4f} → {theirs[-1]:.4f} | "
+                     f"{np.max(np.abs(ours - theirs) / np.abs(theirs)):.1e} |")
+    return "\n".join(lines)
+
+
+def levers() -> str:
+    """benchmarks/g2p_levers.json as a table."""
+    if not LEVERS.exists():
+        return "(no benchmarks/g2p_levers.json yet)"
+    r = json.loads(LEVERS.read_text())
+    lines = ["| variant | parameters | steps/s | words/s |", "|---|---|---|---|"]
+    for name, v in r["variants"].items():
+        lines.append(f"| {name} | {v['parameters']:,} | {v['steps_per_second']:.2f} | "
+                     f"{v['words_per_second']:.0f} |")
+    lines += ["", f"fused / input feeding: {r['fused_over_input_feeding']:.2f}×", "",
+              "| where the fused model's time goes | share |", "|---|---|"]
+    lines += [f"| {kind} | {100 * share:.1f} % |"
+              for kind, share in r["profile_shares_fused"].items()]
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -93,7 +137,7 @@ def main(argv: list[str] | None = None) -> str:
         + ("" if m["test_beam"] is None else
            f"; beam {m['config']['beam']}: WER {pct(m['test_beam']['wer'])}, PER "
            f"{pct(m['test_beam']['per'])}") + ".",
-        comparison(runs), curve(m), by_length(m), errors(m, args.errors)])
+        comparison(runs), curve(m), by_length(m), errors(m, args.errors), parity(), levers()])
     print(text)
     return text
 

@@ -13,7 +13,8 @@ Every example follows one pattern:
     save_checkpoint(out / "checkpoint.npz", model, optimizer, epoch=e)
     plt = pyplot()                               # matplotlib on the Agg backend
     save_figure(fig, out / "loss.png")
-    write_json(out / "metrics.json", metrics)    # atomic
+    write_metrics(out, metrics, args)            # metrics.json (atomic), with the run's
+                                                 # seed, arguments and wall time
     print_outputs(out)
 
 Flags given by `base_parser`: --seed, --device, --quick, --out, --resume.
@@ -36,6 +37,7 @@ import json  # noqa: E402
 import math  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
+import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Iterable  # noqa: E402
 
@@ -83,8 +85,10 @@ def prepare_run(args: argparse.Namespace) -> Path:
     """Seed the RNGs, check the device, keep freed memory for the next step (glibc), create
     the output folder; return the folder.
 
-    After it, `args.resume` is None or the Path of the checkpoint to resume from.
+    After it, `args.resume` is None or the Path of the checkpoint to resume from, and
+    `args.started` the time.perf_counter() at which the run started (for `write_metrics`).
     """
+    args.started = time.perf_counter()
     seed_everything(args.seed)
     check_device(args.device)
     limit_blas_threads()
@@ -116,8 +120,13 @@ def limit_blas_threads(threads: int | None = None) -> None:
 
 
 def check_device(device: str) -> None:
-    """Fail early, with minigrad's clear message, when `device` cannot be used."""
-    mg.zeros(1, device=device)
+    """Exit early with status 2 (a usage error, as argparse's) and minigrad's one-line reason
+    when `device` cannot be used: CuPy missing, no GPU, or an unknown device name."""
+    try:
+        mg.zeros(1, device=device)
+    except (RuntimeError, ValueError) as error:
+        print(f"{Path(sys.argv[0]).name}: error: --device {device}: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 # -- progress -------------------------------------------------------------------------------
@@ -195,11 +204,21 @@ def write_json(path: str | Path, data: dict) -> Path:
         with os.fdopen(fd, "w") as f:
             json.dump(_jsonable(data), f, indent=2)
             f.write("\n")
+        os.chmod(tmp, 0o644)                     # mkstemp's files are private (0600)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
     return path
+
+
+def write_metrics(out: str | Path, metrics: dict, args: argparse.Namespace) -> Path:
+    """Write `metrics` to <out>/metrics.json with a "run" entry: the seed, every argument and
+    the wall time since `prepare_run` (the results under examples/results/ hold these files)."""
+    arguments = {k: v for k, v in vars(args).items() if k != "started"}
+    run = {"seed": args.seed, "quick": args.quick, "device": args.device,
+           "arguments": arguments, "wall_seconds": round(time.perf_counter() - args.started, 2)}
+    return write_json(Path(out) / "metrics.json", dict(metrics, run=run))
 
 
 def print_outputs(out: str | Path, metrics: dict | None = None) -> None:
@@ -232,32 +251,6 @@ def save_figure(fig, path: str | Path, dpi: int = 100) -> Path:
     fig.savefig(path, dpi=dpi, bbox_inches="tight")
     pyplot().close(fig)
     return path
-
-
-def plot_heatmap(ax, weights: np.ndarray, x_labels: list[str], y_labels: list[str],
-                 title: str = "", xlabel: str = "", ylabel: str = "",
-                 annotate: bool = False, cmap: str = "viridis"):
-    """Draw a weight matrix (rows = y_labels, columns = x_labels) with token labels on both axes.
-
-    weights: (len(y_labels), len(x_labels)). With `annotate`, each cell shows its value.
-    Returns the image, for a colorbar.
-    """
-    weights = np.asarray(weights, dtype=float)
-    image = ax.imshow(weights, cmap=cmap, vmin=0.0, vmax=max(1e-9, float(weights.max())),
-                      aspect="auto")
-    ax.set_xticks(range(len(x_labels)))
-    ax.set_xticklabels(x_labels, rotation=60, ha="right", rotation_mode="anchor")
-    ax.set_yticks(range(len(y_labels)))
-    ax.set_yticklabels(y_labels)
-    if annotate:
-        for i in range(weights.shape[0]):
-            for j in range(weights.shape[1]):
-                ax.text(j, i, f"{weights[i, j]:.2f}", ha="center", va="center", fontsize=7,
-                        color="white" if weights[i, j] < 0.6 * weights.max() else "black")
-    ax.set_title(title)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    return image
 
 
 # -- checkpoints ----------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
 from _common import (base_parser, prepare_run, print_outputs, pyplot, save_figure,
-                     seed_everything, write_json)
+                     seed_everything, write_metrics)
 
 import time
 from pathlib import Path
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> dict:
     metrics = {"attention": args.attention, "seed": args.seed, "quick": args.quick,
                "hidden_sizes": sizes, "epochs": epochs, "none_epochs": none_epochs,
                "runs": runs, "total_seconds": round(time.perf_counter() - start, 2)}
-    write_json(out / "metrics.json", metrics)
+    write_metrics(out, metrics, args)
     _print_table(runs)
     print_outputs(out)
     return metrics

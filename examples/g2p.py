@@ -53,9 +53,8 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import (CHECKPOINT_NAME, LossBar, base_parser, load_checkpoint, plot_heatmap,
-                     prepare_run, print_outputs, pyplot, save_checkpoint, save_figure,
-                     write_json)
+from _common import (CHECKPOINT_NAME, LossBar, base_parser, load_checkpoint, prepare_run,
+                     print_outputs, pyplot, save_checkpoint, save_figure, write_metrics)
 
 import minigrad as mg
 import nn
@@ -687,6 +686,20 @@ def plot_curves(history: dict, clock: str, title: str, path: Path) -> Path:
     return save_figure(fig, path)
 
 
+def heatmap(ax, weights: np.ndarray, columns: list[str], rows: list[str], title: str,
+            xlabel: str, ylabel: str) -> None:
+    """Attention weights (len(rows), len(columns)) as an image, labelled on both axes."""
+    ax.imshow(np.asarray(weights, dtype=float), cmap="viridis", vmin=0.0, vmax=1.0,
+              aspect="auto")
+    ax.set_xticks(range(len(columns)))
+    ax.set_xticklabels(columns)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels(rows)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+
+
 def plot_alignments(words: list[str], outputs: list[tuple], weights: list[np.ndarray],
                     lexicon: Lexicon, title: str, path: Path) -> Path:
     """One heat-map per word: rows the phonemes written (and </s>), columns the letters."""
@@ -698,8 +711,8 @@ def plot_alignments(words: list[str], outputs: list[tuple], weights: list[np.nda
         ax = axes[k // cols][k % cols]
         shown = list(output) + ["</s>"]
         status = "correct" if output in lexicon[word] else "WRONG"
-        plot_heatmap(ax, w[:len(shown), :len(word)], list(word), shown,
-                     title=f"{word} ({status})", xlabel="letter", ylabel="phoneme written")
+        heatmap(ax, w[:len(shown), :len(word)], list(word), shown, title=f"{word} ({status})",
+                xlabel="letter", ylabel="phoneme written")
     for k in range(len(words), rows * cols):
         axes[k // cols][k % cols].axis("off")
     fig.suptitle(title)
@@ -715,9 +728,9 @@ def plot_heads(word: str, output: tuple, weights: np.ndarray, title: str, path: 
     fig, axes = plt.subplots(1, heads, figsize=(3.6 * heads, 3.8), squeeze=False)
     shown = list(output) + ["</s>"]
     for h in range(heads):
-        plot_heatmap(axes[0][h], weights[h, :len(shown), :len(word)], list(word), shown,
-                     title=f"head {h + 1}", xlabel="letter",
-                     ylabel="phoneme written" if h == 0 else "")
+        heatmap(axes[0][h], weights[h, :len(shown), :len(word)], list(word), shown,
+                title=f"head {h + 1}", xlabel="letter",
+                ylabel="phoneme written" if h == 0 else "")
     fig.suptitle(title)
     fig.tight_layout()
     return save_figure(fig, path)
@@ -901,7 +914,7 @@ def main(argv: list[str] | None = None) -> dict:
         "hardest_errors": errors,
         "showcase": {w: " ".join(o) for w, o in zip(showcase, outputs)},
     }
-    write_json(out / "metrics.json", metrics)
+    write_metrics(out, metrics, args)
     print(f"test ({greedy['words']} words): greedy WER {100 * greedy['wer']:.2f} %, PER "
           f"{100 * greedy['per']:.2f} %" + ("" if beam is None else
                                           f"; beam {config.beam}: WER {100 * beam['wer']:.2f} "

@@ -112,11 +112,24 @@ def levers() -> str:
     for name, v in r["variants"].items():
         lines.append(f"| {name} | {v['parameters']:,} | {v['steps_per_second']:.2f} | "
                      f"{v['words_per_second']:.0f} |")
-    lines += ["", f"fused / input feeding: {r['fused_over_input_feeding']:.2f}×", "",
-              "| where the fused model's time goes | share |", "|---|---|"]
+    lines += ["", "| where the fused model's time goes | share |", "|---|---|"]
     lines += [f"| {kind} | {100 * share:.1f} % |"
               for kind, share in r["profile_shares_fused"].items()]
     return "\n".join(lines)
+
+
+def summary(name: str, m: dict) -> str:
+    """One paragraph on the main run."""
+    beam = m["test_beam"]
+    return (f"Main run `{name}`: {describe(m)}, {m['n_parameters']:,} parameters, "
+            f"{m['steps']:,} steps ({m['epochs']:.2f} epochs) in {m['train_seconds'] / 60:.1f} "
+            f"{clock(m)} minutes of training ({m['train_wall_seconds'] / 60:.1f} min "
+            f"wall-clock, {m['steps_per_second']:.2f} steps/s); test set "
+            f"{m['test_greedy']['words']} words: greedy WER {pct(m['test_greedy']['wer'])}, PER "
+            f"{pct(m['test_greedy']['per'])}" + ("" if beam is None else
+                                                f"; beam {m['config']['beam']}: WER "
+                                                f"{pct(beam['wer'])}, PER {pct(beam['per'])}")
+            + ".")
 
 
 def main(argv: list[str] | None = None) -> str:
@@ -127,17 +140,8 @@ def main(argv: list[str] | None = None) -> str:
     args = parser.parse_args(argv)
     runs = [(str(p), json.loads((p / "metrics.json").read_text())) for p in args.runs]
     main_name, main_run = runs[0]
-    m = main_run
-    text = "\n\n".join([
-        f"Main run `{main_name}`: {describe(m)}, {m['n_parameters']:,} parameters, "
-        f"{m['steps']:,} steps ({m['epochs']:.2f} epochs) in {m['train_seconds'] / 60:.1f} "
-        f"{clock(m)} minutes of training ({m['train_wall_seconds'] / 60:.1f} min wall-clock, "
-        f"{m['steps_per_second']:.2f} steps/s); test set {m['test_greedy']['words']} words: "
-        f"greedy WER {pct(m['test_greedy']['wer'])}, PER {pct(m['test_greedy']['per'])}"
-        + ("" if m["test_beam"] is None else
-           f"; beam {m['config']['beam']}: WER {pct(m['test_beam']['wer'])}, PER "
-           f"{pct(m['test_beam']['per'])}") + ".",
-        comparison(runs), curve(m), by_length(m), errors(m, args.errors), parity(), levers()])
+    text = "\n\n".join([summary(main_name, main_run), comparison(runs), curve(main_run),
+                         by_length(main_run), errors(main_run, args.errors), parity(), levers()])
     print(text)
     return text
 

@@ -30,7 +30,7 @@ so a trained GRU has implicit "attention" weights over past steps. The figure
 the weights of the trained causal single-head attention ("qkv") on the same sequence.
 
 Run:
-    python3 examples/gru_to_attention.py               # 8 models × 1500 steps, about 3 minutes
+    python3 examples/gru_to_attention.py               # 8 models × 1500 steps (minutes)
     python3 examples/gru_to_attention.py --quick       # a few seconds
     python3 examples/gru_to_attention.py --resume      # continue from the last checkpoint
 """
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
 from _common import (as_list, base_parser, load_checkpoint, LossBar, parse_args, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_json)
+                     print_outputs, pyplot, save_checkpoint, save_figure, write_metrics)
 
 
 import numpy as np
@@ -85,6 +85,12 @@ class RecallTask:
             tokens[b, self.P:] = self.K * self.V + asked
             targets[b, self.P:] = [latest[int(k)] for k in asked]
         return tokens, targets
+
+    def token_text(self, token: int) -> str:
+        """A token as text: "k3=5" for the pair (key 3, value 5), "?3" for a query of key 3."""
+        if token < self.K * self.V:
+            return f"k{token // self.V}={token % self.V}"
+        return f"?{token - self.K * self.V}"
 
     def order_blind_loss(self, tokens: np.ndarray, targets: np.ndarray) -> float:
         """The best loss (nats) of a model that knows which values were stored under the asked
@@ -181,23 +187,21 @@ def gru_implicit_weights(model: Model, tokens: np.ndarray) -> np.ndarray:
     return weights
 
 
-def plot_implicit_weights(gru_w: np.ndarray, attn_w: np.ndarray, task: RecallTask, path) -> None:
-    plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(13.5, 5.6), gridspec_kw={"wspace": 0.35})
-    panels = ((axes[0], gru_w, "trained GRU: Π_{j=i+1..t} z_j (1 − z_i), mean over units"),
-              (axes[1], attn_w, "trained causal attention (qkv): α_{t,i}"))
-    for ax, w, title in panels:
-        image = ax.imshow(w, cmap="viridis", vmin=0.0, vmax=max(1e-9, float(w.max())),
-                          aspect="equal")
+def plot_implicit_weights(gru_w: np.ndarray, attn_w: np.ndarray, task: RecallTask,
+                          tokens: np.ndarray, path) -> None:
+    labels = [task.token_text(int(token)) for token in tokens]
+    figure = mg.viz.attention_map(
+        [gru_w, attn_w], labels, labels,
+        titles=[r"trained GRU: $\Pi_{j=i+1}^{t}\, z_j\,(1 - z_i)$, mean over hidden units",
+                r"trained causal attention (one head): $\alpha_{t,i}$"],
+        xlabel="past step i (candidate / key)", ylabel="current step t",
+        colorbar_label="weight of step i in the state / output at t",
+        suptitle=f"Weights over past steps for one held-out sequence: {task.P} (key, value) "
+                 f"pairs left of the dashed line, {task.Q} queries below it")
+    for ax in figure.axes[:2]:
         ax.axvline(task.P - 0.5, color="white", lw=0.8, ls="--")
         ax.axhline(task.P - 0.5, color="white", lw=0.8, ls="--")
-        ax.set_title(title, fontsize=10)
-        ax.set_xlabel("past step i (candidate / key)")
-        ax.set_ylabel("current step t")
-        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="weight")
-    fig.suptitle(f"Weights over past steps for one held-out sequence: {task.P} (key, value) pairs "
-                 f"left of the dashed line, {task.Q} queries below it")
-    save_figure(fig, path)
+    save_figure(figure, path)
 
 
 # -- training -----------------------------------------------------------------------------------
@@ -219,10 +223,13 @@ def train_variant(variant: str, task: RecallTask, args, out, held_out) -> tuple[
     optimizer = nn.optim.Adam(model.parameters(), lr=args.lr)
     path = out / f"checkpoint_{variant.replace(' ', '').replace('+', 'plus_')}.npz"
     history: list[float] = []
+    held_out_curve: dict = {"step": [], "loss": []}      # held-out loss every eval_every steps
     start = 0
     if args.resume is not None and path.exists():
         state = load_checkpoint(path, model, optimizer)
         start, history = int(state["step"]), as_list(state.get("history"))
+        held_out_curve = {"step": [int(s) for s in as_list(state.get("held_out_step"))],
+                          "loss": as_list(state.get("held_out_loss"))}
     with LossBar(total=args.steps, desc=f"{variant:>11}", initial=start) as bar:
         for step in range(start, args.steps):
             tokens, targets = task.batch(np.random.default_rng([args.seed, step]), args.batch)
@@ -234,33 +241,40 @@ def train_variant(variant: str, task: RecallTask, args, out, held_out) -> tuple[
             optimizer.step()
             history.append(loss.item())
             bar.update(history[-1], acc=accuracy)
+            if (step + 1) % args.eval_every == 0 or step == args.steps - 1:
+                held_out_curve["step"].append(step + 1)
+                held_out_curve["loss"].append(evaluate(model, task, *held_out, args.device)[0])
             if (step + 1) % args.checkpoint_every == 0 or step == args.steps - 1:
-                save_checkpoint(path, model, optimizer, step=step + 1, history=history)
+                save_checkpoint(path, model, optimizer, step=step + 1, history=history,
+                                held_out_step=held_out_curve["step"],
+                                held_out_loss=held_out_curve["loss"])
     loss, accuracy = evaluate(model, task, *held_out, args.device)
     return model, {"description": DESCRIPTIONS[variant], "test_loss": loss,
                    "test_accuracy": accuracy, "first_train_loss": history[0],
                    "final_train_loss": float(np.mean(history[-max(1, len(history) // 10):])),
                    "parameters": sum(p.size for p in model.parameters()),
-                   "history": history}
+                   "history": history, "held_out_curve": held_out_curve}
 
 
 def plot_curves(results: dict, chance: float, order_blind: float, path) -> None:
+    """Held-out loss against training step, one curve per step of the derivation, with the
+    legend (in words, beside the axes) giving each model's final held-out loss."""
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(9, 5))
-    ax.axhline(chance, color="gray", ls=":", lw=1, label=f"chance: {chance:.3f}")
+    fig, ax = plt.subplots(figsize=(12, 5.2))
+    ax.axhline(chance, color="gray", ls=":", lw=1, label=f"chance (ln 8): {chance:.3f}")
     ax.axhline(order_blind, color="black", ls="--", lw=1,
-               label=f"best without order: {order_blind:.3f}")
-    for variant, r in results.items():
-        h = np.asarray(r["history"])
-        k = max(1, len(h) // 40)
-        smooth = np.convolve(h, np.ones(k) / k, mode="valid")
-        ax.plot(np.arange(len(smooth)) + k, smooth, label=f"{variant}: {r['test_loss']:.3f}")
-    ax.set(xlabel="step", ylabel="training loss (nats per query, smoothed)",
-           title="GRU → Transformer layer on long-range recall (legend: held-out loss)")
-    ax.legend(fontsize=8)
+               label=f"best possible without order: {order_blind:.3f}")
+    colours = pyplot().get_cmap("viridis")(np.linspace(0.0, 0.92, len(results)))
+    for colour, (variant, r) in zip(colours, results.items()):
+        curve = r["held_out_curve"]
+        ax.plot(curve["step"], curve["loss"], "o-", ms=3, color=colour,
+                label=f"{DESCRIPTIONS[variant]}: {r['test_loss']:.3f}")
+    ax.set(xlabel="training step", ylabel="held-out loss (nats per query)",
+           title="From a GRU to a Transformer layer on long-range recall")
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              title="model: final held-out loss", title_fontsize=9, frameon=False)
     ax.grid(alpha=0.3)
     save_figure(fig, path)
-
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -276,10 +290,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--lr", type=float, default=3e-3, help="Adam learning rate")
     parser.add_argument("--test-size", type=int, default=512, help="held-out sequences")
     parser.add_argument("--checkpoint-every", type=int, default=200)
+    parser.add_argument("--eval-every", type=int, default=100,
+                        help="held-out loss every k steps (the curves of losses.png)")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS,
                         metavar="VARIANT", help=f"subset of {', '.join(VARIANTS)}")
     args = parse_args(parser, argv, steps=40, batch=48, lr=1e-2, test_size=64,
-                                     pairs=12, queries=4)
+                      pairs=12, queries=4, eval_every=10)
     out = prepare_run(args)
 
     task = RecallTask(args.keys, args.values, args.pairs, args.queries)
@@ -304,16 +320,19 @@ def main(argv: list[str] | None = None) -> dict:
         models["qkv"].eval()
         with mg.no_grad():
             _, attn_w = models["qkv"](mg.tensor(tokens[None], device=args.device))
-        plot_implicit_weights(gru_w, attn_w.numpy()[0], task, out / "implicit_weights.png")
+        plot_implicit_weights(gru_w, attn_w.numpy()[0], task, tokens,
+                              out / "implicit_weights.png")
 
     metrics = {"task": {"keys": args.keys, "values": args.values, "pairs": args.pairs,
                         "queries": args.queries, "length": task.length,
                         "chance_loss": chance, "order_blind_loss": order_blind,
                         "steps": args.steps},
-               "variants": {v: {k: x for k, x in r.items() if k != "history"}
+               "variants": {v: {k: x for k, x in r.items()
+                                if k not in ("history", "held_out_curve")}
                             for v, r in results.items()},
-               "histories": {v: r["history"] for v, r in results.items()}}
-    write_json(out / "metrics.json", metrics)
+               "histories": {v: r["history"] for v, r in results.items()},
+               "held_out_curves": {v: r["held_out_curve"] for v, r in results.items()}}
+    write_metrics(out, metrics, args)
     print_outputs(out)
     return metrics
 

@@ -21,7 +21,7 @@ writes 10⁵):
    learning curves.
 
 Run:
-    python3 examples/positional_encoding.py              # about 10 seconds on a CPU
+    python3 examples/positional_encoding.py              # seconds
     python3 examples/positional_encoding.py --quick      # a few seconds
     python3 examples/positional_encoding.py --resume     # continue the add/concat training
 """
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
 from _common import (as_list, base_parser, load_checkpoint, LossBar, parse_args, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_json)
+                     print_outputs, pyplot, save_checkpoint, save_figure, write_metrics)
 
 
 import numpy as np
@@ -89,13 +89,15 @@ def rotation_errors(table: np.ndarray, shifts: np.ndarray, base: float) -> np.nd
 
 def plot_grid(args, path) -> None:
     plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4.8))
-    for ax, base, source in ((axes[0], 1e4, "text 002"), (axes[1], 1e5, "text 001")):
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.0), layout="constrained")
+    for ax, base, source in ((axes[0], 1e4, "the original Transformer (Vaswani et al. 2017)"),
+                             (axes[1], 1e5, "ten times longer top wavelength")):
         table = module_table(args.grid_length, args.grid_dim, base, "float32", args.device)
         image = ax.imshow(table, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto",
                           interpolation="nearest")
-        ax.set(title=f"base {base:.0e} ({source})", xlabel="dimension (even: sin, odd: cos)",
-               ylabel="position t")
+        exponent = int(round(np.log10(base)))
+        ax.set(title=f"base $10^{exponent}$: {source}",
+               xlabel="dimension (even: sin, odd: cos)", ylabel="position t")
         fig.colorbar(image, ax=ax, label="PE(t, dimension)")
     fig.suptitle(f"Sinusoidal positional encoding, {args.grid_length} positions × "
                  f"{args.grid_dim} dimensions: wavelengths from 2π up to 2π·base")
@@ -195,16 +197,14 @@ def plot_add_vs_concat(histories: dict, weights: dict, args, path) -> None:
         axes[0, 1].plot(histories[mode]["accuracy"], style, label=mode)
     axes[0, 0].axhline(np.log(args.vocab), color="gray", ls=":", label=f"chance ln {args.vocab}")
     axes[0, 0].set(title="training loss", xlabel="step", ylabel="cross-entropy (nats)")
-    axes[0, 1].set(title=f"accuracy of y_t = x_(t−{args.delay})", xlabel="step",
+    axes[0, 1].set(title=f"accuracy of $y_t = x_{{t-{args.delay}}}$", xlabel="step",
                    ylabel="accuracy", ylim=(-0.03, 1.03))
     for ax in axes[0]:
         ax.legend()
         ax.grid(alpha=0.3)
-    for ax, mode in zip(axes[1], MODES):
-        image = ax.imshow(weights[mode], cmap="viridis", vmin=0, vmax=1, aspect="equal")
-        ax.set(title=f"{mode}: weights of one held-out sequence", xlabel="key position i",
-               ylabel="query position t")
-        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="attention weight")
+    mg.viz.attention_map([weights[mode] for mode in MODES], axes=axes[1], vmax=1.0,
+                         titles=[f"{mode}: weights of one held-out sequence" for mode in MODES],
+                         xlabel="key position i", ylabel="query position t")
     fig.suptitle(f"Positional encoding added to a {args.width}-wide embedding vs concatenated "
                  f"to a {args.width // 2}-wide one\n(one attention layer of width {args.width}, "
                  f"no residual: the answer must come from position t − {args.delay})")
@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> dict:
                "task": {"delay": args.delay, "length": args.length, "vocab": args.vocab,
                         "width": args.width, "steps": args.steps},
                "histories": histories}
-    write_json(out / "metrics.json", metrics)
+    write_metrics(out, metrics, args)
     print_outputs(out)
     return metrics
 

@@ -10,27 +10,31 @@ Three pictures, each written as SVG and PNG:
                      the output projection, each module in its own labelled box
     soft_vs_hard     the same lookup done with soft attention (softmax of q·k) and with hard
                      attention (one-hot of the best key), after backward, coloured by gradient
-                     norm: in the hard lookup the query and the keys get no gradient at all,
-                     only the values do (claim C18)
+                     norm on a scale from 0: in the hard lookup the query and the keys get
+                     no gradient at all, only the values do (claim C18)
 
 Tensor nodes show names, shapes and dtypes; operations are named after their Function class.
-Nothing is trained, so this runs in about a second; --quick is accepted like in every example
+Nothing is trained, so this runs in seconds; --quick is accepted like in every example
 and changes nothing.
 
-Run (from the repository root; needs Graphviz's `dot` program):
+Run (from the repository root):
 
     python3 examples/render_graph.py
     python3 examples/render_graph.py --out runs/graphs --rankdir LR
 
-Outputs in --out (default runs/graphs): gru_step.svg/.png, multihead.svg/.png,
-soft_vs_hard.svg/.png, and metrics.json with the node counts of each picture.
+Outputs in --out (default runs/graphs): gru_step.dot/.svg/.png, multihead.dot/.svg/.png,
+soft_vs_hard.dot/.svg/.png, and metrics.json with the node counts of each picture. The .dot
+files (Graphviz's text format) are always written; the SVG and PNG need Graphviz's `dot`
+program. Without it the script writes the .dot files, prints the commands that render them
+once Graphviz is installed, and succeeds.
 """
 
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import base_parser, prepare_run, print_outputs, write_json
+from _common import base_parser, prepare_run, print_outputs, write_metrics
 
+import shutil
 from pathlib import Path
 
 import minigrad as mg
@@ -73,9 +77,10 @@ def multihead_graph(embed_dim: int = 8, num_heads: int = 2, length: int = 3):
 
 def soft_vs_hard_graph(length: int = 4, dim: int = 3):
     """The same lookup with soft and with hard attention, each followed by a squared-error
-    loss and backward. Returns the picture's roots: the two losses and weight tensors, and the
-    hard lookup's query and keys, which its graph never reaches (the choice of key is not differentiable),
-    so that they appear, marked "no gradient"."""
+    loss and backward. Returns the picture's roots: the two losses, and the soft lookup's
+    weights, which its loss does not pass through (the fused AttendValues differentiates
+    softmax(q kᵀ/√d) v straight to q, k and v). The hard lookup's weights lie on its loss's
+    path, made from q and k by a recorded choice that hands them no gradient."""
     target = mg.randn(1, 1, dim)
     target.name = "target"
     data = {"query": mg.randn(1, 1, dim), "keys": mg.randn(1, length, dim),
@@ -92,18 +97,29 @@ def soft_vs_hard_graph(length: int = 4, dim: int = 3):
             loss = ((context - target) ** 2).sum()
             loss.name = f"loss ({kind})"
         loss.backward()
-        roots += [loss, weights]
-    return roots + [q, k]                                   # q, k: the hard lookup's
+        roots.append(loss)
+        if kind == "soft":
+            roots.append(weights)
+    return roots
 
 
-def render_both(picture, path: Path) -> list[Path]:
-    """Write `picture` as <path>.svg and <path>.png (atomically, via minigrad.viz.render)."""
-    written = []
-    for suffix in ("svg", "png"):
-        target = path.with_suffix(f".{suffix}")
-        mg.viz.render(picture, target)
-        written.append(target)
+RENDERED_FORMATS = ("svg", "png")
+
+
+def write_picture(picture, path: Path, can_render: bool) -> list[Path]:
+    """Write `picture` as <path>.dot, and as <path>.svg and <path>.png when Graphviz's `dot`
+    program is there to lay it out (each file atomically, via minigrad.viz)."""
+    written = [Path(mg.viz.save(picture, path.with_suffix(".dot")))]
+    if can_render:
+        for suffix in RENDERED_FORMATS:
+            written.append(Path(mg.viz.render(picture, path.with_suffix(f".{suffix}"))))
     return written
+
+
+def render_commands(paths: list[Path]) -> list[str]:
+    """The shell commands that turn the .dot files into the pictures this script makes."""
+    return [f"dot -T{fmt} {path} -o {path.with_suffix('.' + fmt)}"
+            for path in paths for fmt in RENDERED_FORMATS]
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -118,15 +134,22 @@ def main(argv: list[str] | None = None) -> dict:
         "soft_vs_hard": mg.viz.draw(soft_vs_hard_graph(), show_shapes=True, color_by_grad=True,
                                     rankdir=args.rankdir),
     }
-    metrics = {}
+    can_render = shutil.which("dot") is not None
+    metrics = {"rendered": can_render}
     for name, picture in pictures.items():
-        render_both(picture, out / name)
+        write_picture(picture, out / name, can_render)
         source = picture.source
         metrics[name] = {"nodes": source.count("label="), "edges": source.count("->"),
                          "dot_chars": len(source)}
-    write_json(out / "metrics.json", metrics)
-    for name, counts in metrics.items():
-        print(f"{name}: {counts['nodes']} labelled nodes, {counts['edges']} edges")
+    write_metrics(out, metrics, args)
+    for name in pictures:
+        print(f"{name}: {metrics[name]['nodes']} labelled nodes, {metrics[name]['edges']} edges")
+    if not can_render:
+        print("Graphviz's `dot` program is not on PATH, so only the DOT text was written. "
+              "Install Graphviz (Debian/Ubuntu: sudo apt-get install graphviz; macOS: brew "
+              "install graphviz) and render the pictures with:")
+        for command in render_commands([out / f"{name}.dot" for name in pictures]):
+            print("  " + command)
     print_outputs(out)
     return metrics
 

@@ -19,7 +19,7 @@ prints the gradient norms that reach W_q, W_k and W_v every few steps and plots 
 learning curves and the retrieval accuracy (the largest weight sits on the right key).
 
 Run:
-    python3 examples/soft_vs_hard.py                 # 400 steps, about 10 seconds on a CPU
+    python3 examples/soft_vs_hard.py                 # 400 steps
     python3 examples/soft_vs_hard.py --quick         # a few seconds
     python3 examples/soft_vs_hard.py --resume        # continue from <out>/checkpoint.npz
 """
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
 from _common import (as_list, base_parser, load_checkpoint, LossBar, parse_args, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_json)
+                     print_outputs, pyplot, save_checkpoint, save_figure, write_metrics)
 
 
 import numpy as np
@@ -130,54 +130,88 @@ def train_step(models: Contestants, optimizer, step: int, args, rotation) -> dic
     return record
 
 
+COLORS = {"soft": "tab:blue", "nearest": "tab:orange", "exact": "tab:red"}
+LABELS = {"soft": "soft (softmax)", "nearest": 'hard "nearest"', "exact": 'hard "exact"'}
+
+
 def plot(history: dict, args, path) -> None:
     plt = pyplot()
-    fig, axes = plt.subplots(2, 2, figsize=(12, 8))
-    colors = {"soft": "tab:blue", "nearest": "tab:orange", "exact": "tab:red"}
-    labels = {"soft": "soft (softmax)", "nearest": 'hard "nearest"', "exact": 'hard "exact"'}
+    fig = plt.figure(figsize=(12, 9.5))
+    grid = fig.add_gridspec(2, 2, height_ratios=(1, 1.25), hspace=0.35, wspace=0.25)
     steps = np.arange(1, len(history["soft"]["loss"]) + 1)
-    ax = axes[0, 0]
+    ax = fig.add_subplot(grid[0, 0])
     for mode in MODES:
-        ax.plot(steps, history[mode]["loss"], color=colors[mode], alpha=0.25, lw=0.8)
-        ax.plot(steps, _smooth(history[mode]["loss"]), color=colors[mode], label=labels[mode])
+        ax.plot(steps, history[mode]["loss"], color=COLORS[mode], alpha=0.25, lw=0.8)
+        ax.plot(steps, _smooth(history[mode]["loss"]), color=COLORS[mode], label=LABELS[mode])
     ax.axhline(1.0, color="gray", ls=":", label="output 0 (loss 1)")
     ax.set(title="learning curves", xlabel="step", ylabel="MSE per value coordinate")
     ax.set_yscale("log")
     ax.legend()
-    ax = axes[0, 1]
+    ax = fig.add_subplot(grid[0, 1])
     for mode in MODES:
-        ax.plot(steps, history[mode]["accuracy"], color=colors[mode], alpha=0.25, lw=0.8)
-        ax.plot(steps, _smooth(history[mode]["accuracy"]), color=colors[mode],
-                label=labels[mode])
+        ax.plot(steps, history[mode]["accuracy"], color=COLORS[mode], alpha=0.25, lw=0.8)
+        ax.plot(steps, _smooth(history[mode]["accuracy"]), color=COLORS[mode],
+                label=LABELS[mode])
     ax.axhline(1.0 / args.num_keys, color="gray", ls=":", label=f"chance 1/{args.num_keys}")
     ax.set(title="retrieval accuracy (largest weight on the right key)", xlabel="step",
            ylabel="accuracy", ylim=(-0.03, 1.03))
     ax.legend()
-    ax = axes[1, 0]
-    for mode in MODES:
-        ax.plot(steps, history[mode]["grad_query"], color=colors[mode],
-                label=f"{labels[mode]}: W_q")
-        ax.plot(steps, history[mode]["grad_key"], color=colors[mode], ls="--",
-                label=f"{labels[mode]}: W_k")
-    ax.set_yscale("symlog", linthresh=1e-6)
-    ax.set(title="gradient reaching the query and key projections", xlabel="step",
-           ylabel="‖∂L/∂W‖ (symlog; 0 = none)")
-    hard_max = max(max(history[m][g]) for m in ("nearest", "exact")
-                   for g in ("grad_query", "grad_key"))
-    ax.text(0.5, 0.12, f"hard lookups: largest ‖∂L/∂W_q‖, ‖∂L/∂W_k‖ = {hard_max:g}",
-            transform=ax.transAxes, ha="center", fontsize=9)
-    ax.legend(fontsize=8)
-    ax = axes[1, 1]
-    for mode in MODES:
-        ax.plot(steps, history[mode]["grad_value"], color=colors[mode], label=labels[mode])
-    ax.set_yscale("symlog", linthresh=1e-6)
-    ax.set(title="gradient reaching the value projection W_v", xlabel="step",
-           ylabel="‖∂L/∂W_v‖ (symlog; 0 = none)")
-    ax.legend()
+    query_key = [(f"{LABELS[mode]}: {name}", history[mode][key], COLORS[mode], style)
+                 for mode in MODES
+                 for key, name, style in (("grad_query", "W_q", "-"), ("grad_key", "W_k", "--"))]
+    plot_norms_with_zero_strip(fig, grid[1, 0], steps, query_key,
+                               "gradient reaching the query and key projections",
+                               r"$\|\partial L/\partial W\|$")
+    value = [(LABELS[mode], history[mode]["grad_value"], COLORS[mode], "-") for mode in MODES]
+    plot_norms_with_zero_strip(fig, grid[1, 1], steps, value,
+                               "gradient reaching the value projection $W_v$",
+                               r"$\|\partial L/\partial W_v\|$")
     fig.suptitle(f"Retrieval of 1 of {args.num_keys} values through a learned query/key "
-                 f"projection (D={args.dim}, batch {args.batch})")
-    fig.tight_layout()
+                 f"projection (D={args.dim}, batch {args.batch})", y=0.95)
     save_figure(fig, path)
+
+
+def plot_norms_with_zero_strip(fig, cell, steps, series, title: str, ylabel: str) -> None:
+    """Gradient norms on a log axis, with a strip below it holding one row per series that
+    marks the steps where the norm was exactly 0 (no gradient), which a log axis cannot show
+    and where lines of several series would hide each other.
+
+    series: (label, norms per step, colour, line style) tuples.
+    """
+    top, strip = cell.subgridspec(2, 1, height_ratios=(3, 0.25 + 0.22 * len(series)),
+                                  hspace=0.3).subplots(sharex=True)
+    for label, norms, colour, style in series:
+        norms = np.asarray(norms, dtype=float)
+        if np.any(norms > 0):
+            if style != "-":                  # a darker shade, so close curves stay apart
+                colour = tuple(0.55 * c for c in matplotlib_rgb(colour))
+            shown = np.where(norms > 0, norms, np.nan)
+            top.plot(steps, shown, color=colour, lw=0.7, alpha=0.3)
+            top.plot(steps, np.exp(_smooth(np.log(np.where(norms > 0, norms, 1e-300)))),
+                     style, color=colour, lw=1.6, label=f"{label} (10-step mean of log)")
+    top.set_yscale("log")
+    top.set(title=title, ylabel=f"{ylabel} (log scale)")
+    top.grid(alpha=0.3, which="both")
+    if top.lines:
+        top.legend(fontsize=8, loc="lower left")
+    for row, (label, norms, colour, style) in enumerate(series):
+        zero = np.asarray(norms, dtype=float) == 0
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], zero.astype(int), [0]))))
+        for start, stop in zip(edges[::2], edges[1::2]):       # runs of zero steps
+            strip.hlines(row, steps[start] - 0.5, steps[stop - 1] + 0.5, color=colour, lw=5,
+                         linestyles="solid" if style == "-" else (0, (2, 1)))
+    strip.set_yticks(range(len(series)), [label for label, *_ in series], fontsize=8)
+    strip.set_ylim(len(series) - 0.5, -0.5)
+    strip.set_xlabel("step")
+    strip.set_title("steps where the norm is exactly 0 (no gradient at all)", fontsize=9,
+                    loc="left")
+    strip.grid(alpha=0.3, axis="x")
+    top.tick_params(labelbottom=False)
+
+
+def matplotlib_rgb(colour: str) -> tuple:
+    from matplotlib.colors import to_rgb
+    return to_rgb(colour)
 
 
 def _smooth(values, width: int = 10) -> np.ndarray:
@@ -254,7 +288,7 @@ def main(argv: list[str] | None = None) -> dict:
               f"‖∂L/∂W_v‖ {f['max_grad_value']:.3e}")
     metrics = {"steps": len(history["soft"]["loss"]), "num_keys": args.num_keys,
                "chance_accuracy": 1.0 / args.num_keys, "final": final, "history": history}
-    write_json(out / "metrics.json", metrics)
+    write_metrics(out, metrics, args)
     print_outputs(out)
     return metrics
 

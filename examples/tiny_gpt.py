@@ -1,7 +1,7 @@
 """A tiny decoder-only Transformer that learns to write Python, one character at a time (C21).
 
 Decoder-only Transformers (masked self-attention only, the input and the output in one sequence)
-became the default design (text 002). This script trains one (nn.TransformerLM: token and
+became the default design. This script trains one (nn.TransformerLM: token and
 learned position embeddings, pre-LN blocks of causal multi-head self-attention and a GELU
 feed-forward net, a linear head) to predict the next character of Python source code. The text
 ships with Python itself: a fixed list of standard-library modules, read from
@@ -16,7 +16,7 @@ training after S seconds of wall time (the learning rate anneals over the budget
 `--steps`, whichever ends first), e.g. to ask what ten minutes of CPU buy.
 
 Run:
-    python3 examples/tiny_gpt.py                        # 3000 steps, about 15 minutes on a CPU
+    python3 examples/tiny_gpt.py                        # 3000 steps, the documented run
     python3 examples/tiny_gpt.py --time-budget 600      # ten minutes of training
     python3 examples/tiny_gpt.py --quick                # a few seconds, a tiny model
     python3 examples/tiny_gpt.py --resume               # continue from <out>/checkpoint.npz
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
 from _common import (as_list, base_parser, load_checkpoint, LossBar, parse_args, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_json)
+                     print_outputs, pyplot, save_checkpoint, save_figure, write_metrics)
 
 import math
 import sysconfig
@@ -159,7 +159,7 @@ def generate_samples(model: nn.TransformerLM, codec: CharCodec, prompts: list[st
     return samples
 
 
-def plot_losses(history: dict, path) -> None:
+def plot_losses(history: dict, final_val: float, args, path) -> None:
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
     minutes = np.asarray(history["elapsed"]) / 60.0
@@ -170,9 +170,11 @@ def plot_losses(history: dict, path) -> None:
         ax.set(xlabel=label, ylabel="nats per character")
         ax.grid(alpha=0.3)
         ax.legend()
-    best = min(history["val"]) if history["val"] else float("nan")
-    axes[0].set_title(f"character-level LM on Python's own source (best val {best:.3f})")
-    axes[1].set_title("the same against wall-clock time")
+    axes[0].set_title(f"character-level LM on Python's own source: final validation "
+                      f"{final_val:.3f}\n(on {args.final_eval_windows:,} fixed windows; the "
+                      f"curve: {args.eval_windows} windows every {args.eval_every} steps)",
+                      fontsize=10)
+    axes[1].set_title("the same against wall-clock time (machine-dependent)", fontsize=10)
     save_figure(fig, path)
 
 
@@ -290,7 +292,7 @@ def main(argv: list[str] | None = None) -> dict:
     for prompt, sample in zip(prompts, samples):
         print(f"\n---- sample from {prompt!r} ----\n{sample}")
     if history["step"]:
-        plot_losses(history, out / "loss.png")
+        plot_losses(history, final_val, args, out / "loss.png")
 
     metrics = {"final_val_loss_nats_per_char": final_val,
                "final_val_bits_per_char": final_val / math.log(2),
@@ -308,8 +310,9 @@ def main(argv: list[str] | None = None) -> dict:
                           "vocabulary": len(codec.vocab), "train_characters": len(train_data),
                           "val_characters": len(val_data)},
                "uniform_baseline_nats": math.log(len(codec.vocab)),
+               "samples": dict(zip(prompts, samples)),
                "history": history}
-    write_json(out / "metrics.json", metrics)
+    write_metrics(out, metrics, args)
     print_outputs(out, {"final validation loss (nats/char)": round(final_val, 4),
                         "steps": step, "stopped by": stopped_by})
     return metrics

@@ -34,7 +34,7 @@ accuracy; attention heat-maps show which source word each output word looked at 
 
 Run (from the repository root):
 
-    python3 examples/translate.py                          # additive attention, ~1 min
+    python3 examples/translate.py                          # additive attention
     python3 examples/translate.py --attention none         # the one-vector bottleneck
     python3 examples/translate.py --attention location     # the seq2seq tutorial's decoder
     python3 examples/translate.py --quick                  # a few-second smoke run
@@ -48,8 +48,8 @@ checkpoint.npz.
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import (LossBar, as_list, base_parser, load_checkpoint, plot_heatmap, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_json)
+from _common import (LossBar, as_list, base_parser, load_checkpoint, prepare_run,
+                     print_outputs, pyplot, save_checkpoint, save_figure, write_metrics)
 
 import math
 import time
@@ -642,24 +642,17 @@ def plot_attention(pairs: list[Pair], outputs: list[list[str]], weights: np.ndar
                    title: str, path: Path) -> Path:
     """Heat-maps of attention weights, one panel per sentence: rows are the words the decoder
     wrote (and </s>), columns the source words; row t sums to 1 over the source."""
-    plt = pyplot()
-    cols = 2
-    rows = math.ceil(len(pairs) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 5.0 * rows), squeeze=False)
+    maps, rows, titles = [], [], []
     for k, ((source, reference), words) in enumerate(zip(pairs, outputs)):
-        ax = axes[k // cols][k % cols]
         shown = words + [EOS] if len(words) < weights.shape[1] else words
+        maps.append(weights[k, :len(shown), :len(source)])
+        rows.append(shown)
         status = "correct" if words == reference else "WRONG"
-        image = plot_heatmap(ax, weights[k, :len(shown), :len(source)], source, shown,
-                             title=f"{' '.join(source)}\n(translation {status})",
-                             xlabel="source word (attended to)",
-                             ylabel="output word (being written)")
-        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.02, label="attention weight")
-    for k in range(len(pairs), rows * cols):
-        axes[k // cols][k % cols].axis("off")
-    fig.suptitle(title)
-    fig.tight_layout()
-    return save_figure(fig, path)
+        titles.append(f"{' '.join(source)}\n(translation {status})")
+    figure = mg.viz.attention_map(maps, rows, [source for source, _ in pairs], titles=titles,
+                                  ncols=2, xlabel="source word (attended to)",
+                                  ylabel="output word (being written)", suptitle=title)
+    return save_figure(figure, path)
 
 
 # ------------------------------------------------------------------------------------------
@@ -740,7 +733,7 @@ def main(argv: list[str] | None = None) -> dict:
         "curve": {"step": history["curve_step"], "exact_match": history["curve_exact"]},
         "greedy_by_length": greedy["by_length"],
     }
-    write_json(out / "metrics.json", metrics)
+    write_metrics(out, metrics, args)
     print(f"held-out ({results['n_test']} sentences): greedy exact match "
           f"{greedy['exact_match']:.3f}, token accuracy {greedy['token_accuracy']:.3f}"
           + ("" if beam is None else f"; beam {config.beam}: exact match "

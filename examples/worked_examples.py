@@ -19,7 +19,7 @@ Run:
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import base_parser, prepare_run, print_outputs, write_json
+from _common import base_parser, prepare_run, print_outputs, write_metrics
 
 import math
 
@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> dict:
           f"{'; '.join(verdicts['truncated'])}")
     metrics = {"results": results, "wrong": verdicts["wrong"], "carried": verdicts["carried"],
                "truncated": verdicts["truncated"], "num_wrong": len(verdicts["wrong"])}
-    write_json(out / "metrics.json", metrics)
+    write_metrics(out, metrics, args)
     print_outputs(out, {"num_wrong": len(verdicts["wrong"])})
     return metrics
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import math
-import threading
 
 from .backend import backend_of
+from .grad_mode import STATE as grad_state
 
 
-class _State(threading.local):
-    def __init__(self):
-        self.enabled = False
+class _State:
+    enabled = False    # one switch for the process, as PyTorch's anomaly mode
 
 
 STATE = _State()
@@ -49,7 +48,6 @@ def _check_finite(fn, array, where: str) -> None:
     xp = backend_of(array).xp
     if array.dtype.kind in "fc" and not bool(xp.isfinite(array).all()):
         bad = "NaN" if bool(xp.isnan(array).any()) else "inf"
-        from .autograd import STATE as grad_state
         scope = fn.scope or grad_state.scope
         where_scope = f" in scope '{scope}'" if scope else ""
         raise FloatingPointError(f"anomaly: {type(fn).__name__}{where_scope} produced {bad} "
@@ -68,8 +66,12 @@ def check_forward(fn, inputs, array) -> None:
     _check_finite(fn, array, "forward result")
 
 
-def check_gradient(fn, array) -> None:
-    """Anomaly check of one of fn's input gradients."""
+def check_gradient(fn, g) -> None:
+    """Anomaly check of one of fn's input gradients (an array, a Tensor, or an
+    IndexedGradient's values)."""
+    array = getattr(g, "values", None)
+    if array is None:
+        array = g.data if hasattr(g, "_fn") else g       # a Tensor when recording
     _check_finite(fn, array, "gradient")
 
 

@@ -6,144 +6,27 @@ goes away as soon as nobody holds its root. Backward is one iterative walk over 
 operation first: an output is always made after its inputs, so reverse creation order is a
 topological order. Nothing recurses, so an unrolled GRU thousands of steps deep works.
 
-Every gradient takes one path: a Function's `backward` (written with minigrad operations, which
-record a graph only under `create_graph=True`), then `_accumulate`, which sums it back to its
-input's shape, casts it to the input's dtype and adds it to what the input already received.
+Every gradient takes one path: a Function's `backward`, then `_conform`, which sums it back to
+its input's shape and casts it to the input's dtype (a gradient that already fits passes as it
+is), then `_accumulate`, which adds it to what the input already received. `backward` computes
+on arrays, or on Tensors when `create_graph=True` records the backward itself (see
+`Function.values`): one formula per derivative serves both.
 """
 
 from __future__ import annotations
 
-import functools
 import heapq
-import inspect
 import itertools
-import threading
+import operator
 import weakref
-from typing import Callable
 
 import numpy as _numpy
 
 from . import anomaly, inplace
-from .backend import _BY_ARRAY_TYPE, backend_of
-
-
-# ---------------------------------------------------------------------------------------------
-# Per-thread state: grad mode and the name-scope stack (anomaly mode lives in anomaly.py).
-
-class _State(threading.local):
-    """Grad mode and the current scope of this thread, as in PyTorch: `no_grad` in one thread,
-    or a backward running in another, never changes what this one records."""
-
-    def __init__(self):
-        self.grad_enabled = True
-        self.scope = ""            # dotted name of the innermost name_scope, "" at top level
-
-
-STATE = _State()
-
-
-class _GradMode:
-    """Sets grad mode on entry and restores the old one on exit; also a decorator, of plain
-    functions and of generator functions (each resumption runs in the mode)."""
-
-    def __init__(self, enabled: bool):
-        self.enabled = enabled
-        self._saved: list[bool] = []
-
-    def __enter__(self):
-        self._saved.append(STATE.grad_enabled)
-        STATE.grad_enabled = self.enabled
-
-    def __exit__(self, *exc):
-        STATE.grad_enabled = self._saved.pop()
-
-    def __call__(self, func: Callable) -> Callable:
-        enabled = self.enabled
-        if inspect.isgeneratorfunction(func):
-            @functools.wraps(func)
-            def generator(*args, **kwargs):
-                inner = func(*args, **kwargs)
-                sent = None
-                while True:                  # each step runs in the mode, the caller's code
-                    with _GradMode(enabled):     # between steps in its own
-                        try:
-                            value = inner.send(sent)
-                        except StopIteration as stop:
-                            return stop.value
-                    sent = yield value
-            return generator
-
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            with _GradMode(enabled):
-                return func(*args, **kwargs)
-        return wrapper
-
-
-def _mode(enabled: bool, func):
-    return _GradMode(enabled) if func is None else _GradMode(enabled)(func)
-
-
-def no_grad(func: Callable | None = None):
-    """Record no graph inside: `with no_grad():`, `@no_grad()` or `@no_grad`."""
-    return _mode(False, func)
-
-
-def enable_grad(func: Callable | None = None):
-    """Record a graph again inside, e.g. within `no_grad`: a context manager or decorator."""
-    return _mode(True, func)
-
-
-def inference_mode(mode=True):
-    """`no_grad` under PyTorch's other name (minigrad keeps no extra per-tensor state that
-    inference could skip): `with inference_mode():`, `@inference_mode()` or `@inference_mode`."""
-    return _mode(False, mode) if callable(mode) else _GradMode(not mode)
-
-
-class set_grad_enabled(_GradMode):
-    """Turn recording on or off: at once as a call (`set_grad_enabled(False)`), or for a block
-    as a context manager, restoring the previous mode on exit."""
-
-    def __init__(self, mode: bool):
-        super().__init__(bool(mode))
-        self._before = STATE.grad_enabled
-        STATE.grad_enabled = self.enabled
-
-    def __enter__(self):
-        self._saved.append(self._before)
-
-    def __exit__(self, *exc):
-        STATE.grad_enabled = self._saved.pop()
-
-
-def is_grad_enabled() -> bool:
-    """Whether operations in this thread record a graph now."""
-    return STATE.grad_enabled
-
-
-class name_scope:
-    """Tag the operations created inside with a dotted scope ("encoder.layer0.self_attn").
-
-    Scopes nest: an inner scope "ffn" inside "encoder" tags operations "encoder.ffn". Graph
-    pictures (`minigrad.viz.draw`) group or collapse operations by their scope. One object may
-    be entered again while it is active (a module calling itself): each entry's outer scope is
-    kept on its own stack.
-    """
-
-    __slots__ = ("name", "_outers")
-
-    def __init__(self, name: str):
-        self.name = name
-        self._outers: list[str] = []
-
-    def __enter__(self):
-        outer = STATE.scope
-        self._outers.append(outer)
-        name = self.name
-        STATE.scope = f"{outer}.{name}" if outer and name else (name or outer)
-
-    def __exit__(self, *exc):
-        STATE.scope = self._outers.pop()
+from .backend import _BY_ARRAY_TYPE, backend_of, backend_of_inputs
+from .backend import CPU as _CPU
+from .gradients import _RELEASED, IndexedGradient, release
+from .grad_mode import STATE, _GradMode
 
 
 # ---------------------------------------------------------------------------------------------
@@ -172,7 +55,9 @@ class Function:
     Available inside: `self.inputs` (input Tensors), `self.output` (the output Tensor, held
     weakly; a class whose backward never reads it may set `needs_output = False`), `self.xp`
     (the array module of the inputs' device), `self.save_for_backward(*a)` and
-    `self.saved_tensors` for anything else backward needs (freed after backward).
+    `self.saved_tensors` for anything else backward needs (freed after backward), and
+    `self.values(grad, *self.inputs)` / `self.ops` to write one backward that computes on bare
+    arrays unless create_graph records it (the built-in primitives do; see `values`).
     """
 
     inputs: tuple = ()
@@ -186,12 +71,17 @@ class Function:
     needs_output = True        # False: backward never reads self.output, so no weakref is made
 
     def forward(self, *arrays):
+        """The output array from the inputs' backend arrays (use `self.xp` for functions)."""
         raise NotImplementedError(f"{type(self).__name__}.forward")
 
     def backward(self, grad):
+        """∂L/∂input for each input, given grad = ∂L/∂output (a Tensor): a tuple when there are
+        several inputs, None for an input that gets no gradient."""
         raise NotImplementedError(f"{type(self).__name__}.backward")
 
     def save_for_backward(self, *arrays) -> None:
+        """Keep arrays (a mask, a max's positions) for backward as `self.saved_tensors`; a
+        backward without retain_graph frees them."""
         self.saved_tensors = arrays
 
     def values(self, *tensors) -> tuple:
@@ -199,10 +89,10 @@ class Function:
         backward is recorded (create_graph=False, the common case: no Tensor is made per
         operation), the Tensors themselves when it is (create_graph=True). One formula then
         serves both, e.g. `g, a, b = self.values(grad, *self.inputs); return g * b, g * a`.
-        Functions such as exp come from `self.ops`; None stays None."""
+        Functions such as exp come from `self.ops`."""
         if STATE.grad_enabled:                   # the walk records exactly under create_graph
             return tensors
-        return tuple(None if t is None else t.data for t in tensors)
+        return tuple(map(_data_of, tensors))
 
     @property
     def ops(self):
@@ -217,6 +107,7 @@ class Function:
 
     @property
     def output(self):
+        """The output Tensor (held weakly: None once nothing else holds it)."""
         if not self.needs_output:
             raise RuntimeError(f"{type(self).__name__}.output: not kept, since the class sets "
                                f"needs_output = False")
@@ -224,9 +115,12 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs, **options):
-        backend = _backend_of(cls, inputs)
+        """`cls(**options).forward` on the inputs' arrays, as a Tensor linked into the graph
+        when grad mode is on and an input requires grad."""
+        backend = backend_of_inputs(cls.__name__, inputs)
         fn = cls(**options)
-        fn.xp = backend.xp
+        if backend is not _CPU:
+            fn.xp = backend.xp                       # NumPy is the class default
         try:
             out = fn.forward(*[t.data for t in inputs])
         except (ValueError, TypeError, IndexError) as error:
@@ -236,131 +130,36 @@ class Function:
             raise type(error)(f"{cls.__name__}: {error} (inputs: {shapes})") from error
         if type(out) not in _BY_ARRAY_TYPE:
             out = backend.xp.asarray(out)           # NumPy returns scalars from 0-d operands
-        result = _Tensor._from_array(out)
+        result = _new_tensor(_Tensor)                # Tensor._from_array(out), checked above
+        result.data, result._requires_grad, result._fn = out, False, None
         if anomaly.STATE.enabled:
             anomaly.check_forward(fn, inputs, out)
-        if STATE.grad_enabled and cls.differentiable and out.dtype.kind in "fc" and \
-                any(t._requires_grad for t in inputs):
-            fn.inputs = inputs
-            fn.sequence = next(_sequence)
-            fn.stamp = inplace.STATE.last
-            fn.scope = STATE.scope
-            if fn.needs_output:
-                fn._output_ref = weakref.ref(result)
-            result._requires_grad = True
-            result._fn = fn
+        if STATE.grad_enabled and cls.differentiable and out.dtype.kind in "fc":
+            for t in inputs:
+                if t._requires_grad:
+                    _link(fn, inputs, result)
+                    break
         return result
 
 
-def _backend_of(cls, inputs):
-    """The backend all inputs live on, or a clear error naming the op and the devices."""
-    try:
-        kind = type(inputs[0].data)
-        backend = _BY_ARRAY_TYPE[kind]
-    except (AttributeError, IndexError, KeyError):
-        if not inputs:
-            raise TypeError(f"{cls.__name__}.apply: needs at least one input Tensor") from None
-        for t in inputs:
-            if not isinstance(t, _Tensor):
-                raise TypeError(f"{cls.__name__}.apply: inputs must be Tensors, got "
-                                f"{type(t).__name__}; wrap arrays with minigrad.tensor()") \
-                    from None
-        backend = backend_of(inputs[0].data)
-        kind = type(inputs[0].data)
-    if backend.multi_device or any(type(t.data) is not kind for t in inputs):
-        if len({t.device for t in inputs}) > 1:
-            devices = ", ".join(f"{t.device} {tuple(t.shape)}" for t in inputs)
-            raise RuntimeError(f"{cls.__name__}: all inputs must be on one device, got "
-                               f"{devices}; move them with .to(device)")
-    return backend
+def _link(fn, inputs: tuple, result) -> None:
+    """Record fn as the operation that made `result` from `inputs`."""
+    fn.inputs = inputs
+    fn.sequence = next(_sequence)
+    fn.stamp = inplace.STATE.last
+    scope = STATE.scope
+    if scope:
+        fn.scope = scope
+    if fn.needs_output:
+        fn._output_ref = weakref.ref(result)
+    result._requires_grad = True
+    result._fn = fn
 
 
-class _Released(tuple):
-    """The type of `saved_tensors` once a backward has freed them: empty, and recognisable."""
-
-
-_RELEASED = _Released()
+_new_tensor = object.__new__
+_data_of = operator.attrgetter("data")
 _sequence = itertools.count()      # creation order of recorded Functions
 _Tensor = None                     # set by tensor.py (the engine and Tensor refer to each other)
-
-
-class SpentTensor:
-    """What a freed graph keeps of an input it no longer needs: its producer (`_fn`), shape,
-    dtype and name, no values. A backward without `retain_graph` puts these in place of every
-    input that is not a leaf requiring grad, so that a kept `loss` keeps no activations alive
-    while the graph's structure can still be drawn."""
-
-    __slots__ = ("_fn", "shape", "dtype", "device", "name", "_requires_grad", "_tensor")
-    _retains_grad = False
-    _hooks = None
-    grad = None
-
-    def __init__(self, t):
-        self._fn, self.shape, self.dtype, self.device = t._fn, t.shape, t.dtype, t.device
-        self.name, self._requires_grad, self._tensor = t.name, t._requires_grad, weakref.ref(t)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def tensor(self):
-        """The tensor itself while something else keeps it alive, else None."""
-        return self._tensor()
-
-
-def _release(functions) -> None:
-    """Free what recorded nodes hold for backward: saved arrays, and inputs other than leaves
-    that require grad (a kept root must not keep a step's activations alive). A tensor read by
-    several of them is replaced by one SpentTensor."""
-    spent: dict[int, SpentTensor] = {}
-    for fn in functions:
-        fn.saved_tensors = _RELEASED
-        inputs = []
-        for x in fn.inputs:
-            if x._fn is None and x._requires_grad or type(x) is SpentTensor:
-                inputs.append(x)
-            else:
-                stub = spent.get(id(x))
-                if stub is None:
-                    stub = spent[id(x)] = SpentTensor(x)
-                inputs.append(stub)
-        fn.inputs = tuple(inputs)
-
-
-# ---------------------------------------------------------------------------------------------
-# A gradient that is zero but at an index.
-
-class IndexedGradient:
-    """∂L/∂x when only x[index] was read: zero everywhere except `values` at `index`.
-
-    GetItem's backward returns one when no graph is recorded, so that the slices of one tensor
-    (the r, z, n gates cut out of a GRU's pre-activations, or q, k, v out of a packed
-    projection) add into one buffer instead of each filling and adding a full one.
-    """
-
-    __slots__ = ("shape", "index", "is_basic", "values", "xp")
-
-    def __init__(self, shape, index, is_basic: bool, values, xp):
-        self.shape, self.index, self.is_basic, self.values = shape, index, is_basic, values
-        self.xp = xp
-
-    def add_into(self, buffer) -> None:
-        """buffer[index] += values (repeated advanced indices accumulate)."""
-        if self.is_basic:                         # a basic index names each element once
-            view = buffer[self.index]
-            if view.ndim:                         # a view: add into it in place
-                view += self.values
-            else:                                 # one element, which comes as a copy
-                buffer[self.index] += self.values
-        else:
-            backend_of(buffer).scatter_add(buffer, self.index, self.values)
-
-    def dense(self):
-        """A new array of the full shape."""
-        buffer = self.xp.zeros(self.shape, dtype=self.values.dtype)
-        self.add_into(buffer)
-        return buffer
 
 
 # ---------------------------------------------------------------------------------------------
@@ -379,17 +178,21 @@ def _conform(g, x, fn, create_graph: bool):
         if g.values.dtype != x.dtype:
             g.values = g.values.astype(x.dtype)
         return g
+    data = x.data
     if create_graph:
         g = g if isinstance(g, _Tensor) else _Tensor._from_array(g)
-        if g.shape != x.shape:
-            g = _sum_to_tensor(g, x.shape, type(fn).__name__)
-        return g.astype(x.dtype)                  # differentiable; a no-op when equal
-    g = g.data if isinstance(g, _Tensor) else g
-    if g.shape != x.shape:
-        g = _sum_to_array(g, x.shape, type(fn).__name__)
-    if g.dtype != x.dtype:
-        g = g.astype(x.dtype)                     # a float32 input of a float64 op
-    return backend_of(x.data).xp.asarray(g)       # NumPy scalars (from 0-d sums) as arrays
+        if g.shape != data.shape:
+            g = _sum_to_tensor(g, data.shape, type(fn).__name__)
+        return g.astype(data.dtype)               # differentiable; a no-op when equal
+    if isinstance(g, _Tensor):
+        g = g.data
+    if g.shape != data.shape:
+        g = _sum_to_array(g, data.shape, type(fn).__name__)
+    if g.dtype != data.dtype:
+        g = g.astype(data.dtype)                  # a float32 input of a float64 op
+    if type(g) is not type(data):                 # NumPy scalars (from 0-d operations)
+        g = backend_of(data).xp.asarray(g)
+    return g
 
 
 def _accumulate(grads: dict, owned: set, key: int, g, create_graph: bool) -> None:
@@ -412,10 +215,12 @@ def _accumulate(grads: dict, owned: set, key: int, g, create_graph: bool) -> Non
 
 
 def _dense(g, copy: bool = False):
-    """g as an array: an IndexedGradient filled in (a new buffer), or a copy when asked."""
+    """g as an array: an IndexedGradient filled in (a new buffer), or a copy when asked, laid
+    out as g is (the gradient of a weight read as W.T arrives transposed at every step, and
+    adds fastest into a buffer of the same layout)."""
     if type(g) is IndexedGradient:
         return g.dense()
-    return g.copy() if copy else g
+    return g.copy(order="K") if copy else g
 
 
 def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
@@ -441,12 +246,15 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
         _accumulate(grads, owned, key, g, create_graph)
     results: dict[int, tuple] = {}
     done: list = []
+    checked = anomaly.STATE.enabled
     with _GradMode(create_graph):
         while waiting:                    # each key comes off once its gradient is complete
             key = heapq.heappop(waiting)
             tensor = tensors.pop(key)
             fn = tensor._fn
-            g, is_owned = _complete(grads.pop(key), key in owned, tensor, create_graph)
+            g, is_owned = grads.pop(key), key in owned
+            if type(g) is IndexedGradient or tensor._hooks:
+                g, is_owned = _complete(g, is_owned, tensor, create_graph)
             if tensor._retains_grad or id(tensor) in capture_ids:
                 results[id(tensor)] = (tensor, g, is_owned)
             if fn.saved_tensors is _RELEASED:
@@ -454,26 +262,29 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
             if inplace.STATE.last > fn.stamp:
                 inplace.check_unchanged(fn)
             done.append(fn)
-            input_grads = _call_backward(fn, g, create_graph)
+            input_grads = _call_backward(fn, g, create_graph, checked)
             for x, gx in zip(fn.inputs, input_grads):
                 if gx is None or not x._requires_grad:
                     continue
-                gx = _conform(gx, x, fn, create_graph)
-                assert _conforms(gx, x, create_graph), (type(fn).__name__, x.shape, x.dtype)
-                if anomaly.STATE.enabled:
-                    anomaly.check_gradient(fn, gx.values if type(gx) is IndexedGradient else
-                                           gx.data if create_graph else gx)
-                x_key = _key(x)
+                data = x.data         # an array of x's type, shape and dtype passes as it is
+                if type(gx) is not type(data) or gx.shape != data.shape or \
+                        (gx.dtype is not data.dtype and gx.dtype != data.dtype):
+                    gx = _conform(gx, x, fn, create_graph)
+                    assert _conforms(gx, x, create_graph), (type(fn).__name__, data.shape)
+                if checked:
+                    anomaly.check_gradient(fn, gx)
+                x_fn = x._fn
+                x_key = id(x) if x_fn is None else ~x_fn.sequence       # as _key(x)
                 if x_key not in tensors:
                     tensors[x_key] = x
-                    if x._fn is not None:
+                    if x_fn is not None:
                         heapq.heappush(waiting, x_key)
                 _accumulate(grads, owned, x_key, gx, create_graph)
         for key, leaf in tensors.items():          # only leaves are left now
             g, is_owned = _complete(grads[key], key in owned, leaf, create_graph)
             results[id(leaf)] = (leaf, g, is_owned)
     if not retain_graph:
-        _release(done)
+        release(done)
     return results
 
 
@@ -491,16 +302,21 @@ def _complete(g, is_owned: bool, tensor, create_graph: bool) -> tuple:
 def _conforms(g, x, create_graph: bool) -> bool:
     """The walk's invariant: a gradient has its input's shape and dtype, and is an array of its
     backend (a Tensor when recording, an IndexedGradient of the right shape)."""
+    data = x.data
     if type(g) is IndexedGradient:
-        return g.shape == x.shape and g.values.dtype == x.dtype
-    kind_ok = isinstance(g, _Tensor) if create_graph else type(g) is type(x.data)
-    return kind_ok and g.shape == x.shape and g.dtype == x.dtype
+        return g.shape == data.shape and g.values.dtype == data.dtype
+    kind_ok = isinstance(g, _Tensor) if create_graph else type(g) is type(data)
+    return kind_ok and g.shape == data.shape and g.dtype == data.dtype
 
 
-def _call_backward(fn, g, create_graph: bool) -> tuple:
+def _call_backward(fn, g, create_graph: bool, checked: bool) -> tuple:
     """fn.backward on the gradient as a Tensor, its result as one entry per input."""
-    grad = g if create_graph else _Tensor._from_array(g)
-    if anomaly.STATE.enabled:
+    if create_graph:
+        grad = g
+    else:
+        grad = _new_tensor(_Tensor)              # Tensor._from_array(g): g is an array
+        grad.data, grad._requires_grad, grad._fn = g, False, None
+    if checked:
         with anomaly.paused():    # the ops inside are checked as fn's gradient, not one by one
             input_grads = fn.backward(grad)
     else:

@@ -10,6 +10,7 @@ New device types plug in with `register_backend`, exactly as CuPy does below.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -31,6 +32,7 @@ class Backend:
         """Raise RuntimeError saying what is missing when the device cannot be used."""
 
     def device_of(self, array) -> str:
+        """The device string of `array` ("cpu", "cuda:1", ...)."""
         return "cpu"
 
     def from_numpy(self, array: np.ndarray, index: int | None):
@@ -38,9 +40,11 @@ class Backend:
         return array
 
     def to_numpy(self, array) -> np.ndarray:
+        """`array` as a host NumPy array (a copy when it lives elsewhere)."""
         return array
 
     def asarray(self, data, dtype=None, index: int | None = None):
+        """`data` (numbers, lists, arrays) as an array of this device, of `dtype` if given."""
         return np.asarray(data, dtype=dtype)
 
     # -- operations that differ between array modules --------------------------------------
@@ -53,6 +57,7 @@ class Backend:
         return _host_erf(array)
 
     def seed(self, seed: int) -> None:
+        """Restart this device's random numbers from `seed` (see `minigrad.manual_seed`)."""
         self._rng = np.random.default_rng(seed)
 
     def random(self, kind: str, shape: tuple[int, ...], dtype, index: int | None = None):
@@ -83,7 +88,7 @@ class CupyBackend(Backend):
             except ImportError as error:
                 raise RuntimeError(
                     "device 'cuda' needs CuPy, which is not installed: "
-                    "pip install 'minigrad[cuda]' (cupy-cuda12x)") from error
+                    "pip install cupy-cuda12x (the [cuda] extra of this project)") from error
             self._cupy = cupy
             self.xp = cupy
             self.array_types = (cupy.ndarray,)
@@ -138,11 +143,20 @@ class CupyBackend(Backend):
 
 
 def _host_erf(array: np.ndarray) -> np.ndarray:
+    erf = _scipy_erf()
+    if erf is None:
+        return erf_from_series(np, array)
+    return erf(array).astype(array.dtype, copy=False)
+
+
+@functools.lru_cache(maxsize=1)
+def _scipy_erf():
+    """SciPy's erf when SciPy is installed, else None (looked up once, not at every call)."""
     try:
         from scipy.special import erf
     except ImportError:
-        return erf_from_series(np, array)
-    return erf(array).astype(array.dtype, copy=False)
+        return None
+    return erf
 
 
 def erf_from_series(xp, x):
@@ -184,6 +198,7 @@ def register_backend(backend: Backend) -> None:
 
 
 def unregister_backend(device_type: str) -> None:
+    """Remove the backend registered for `device_type` (the undo of `register_backend`)."""
     backend = _BACKENDS.pop(device_type)
     for array_type in [t for t, b in _BY_ARRAY_TYPE.items() if b is backend]:
         del _BY_ARRAY_TYPE[array_type]
@@ -243,3 +258,32 @@ def manual_seed(seed: int) -> None:
     """Seed every backend's random numbers (dropout, initialisers, randn/rand)."""
     for backend in _BACKENDS.values():
         backend.seed(seed)
+
+
+def backend_of_inputs(op: str, tensors) -> Backend:
+    """The backend that all of an operation's input tensors live on, or a clear error naming
+    the operation (and the devices, when they differ)."""
+    try:
+        kind = type(tensors[0].data)
+        backend = _BY_ARRAY_TYPE[kind]
+    except (AttributeError, IndexError, KeyError):
+        if not tensors:
+            raise TypeError(f"{op}.apply: needs at least one input Tensor") from None
+        for t in tensors:
+            if not hasattr(t, "_requires_grad"):
+                raise TypeError(f"{op}.apply: inputs must be Tensors, got {type(t).__name__}; "
+                                f"wrap arrays with minigrad.tensor()") from None
+        backend = backend_of(tensors[0].data)
+        kind = type(tensors[0].data)
+    for t in tensors:
+        if type(getattr(t, "data", None)) is not kind or backend.multi_device:
+            if not all(hasattr(t, "_requires_grad") for t in tensors):
+                kinds = ", ".join(type(t).__name__ for t in tensors)
+                raise TypeError(f"{op}.apply: inputs must be Tensors, got {kinds}; wrap "
+                                f"arrays with minigrad.tensor()")
+            if len({t.device for t in tensors}) > 1:
+                devices = ", ".join(f"{t.device} {tuple(t.shape)}" for t in tensors)
+                raise RuntimeError(f"{op}: all inputs must be on one device, got {devices}; "
+                                   f"move them with .to(device)")
+            break
+    return backend

@@ -19,6 +19,17 @@ from .backend import CPU, backend_of, is_array, parse_device
 DEFAULT_FLOAT = np.float32
 
 
+class DefaultAxis(int):
+    """An axis default that remembers it was not passed (`axis=-1` in a signature), so that
+    `dim=` may stand in for it without counting as a second axis. Prints as the plain int."""
+
+    __slots__ = ()
+
+
+LAST_AXIS = DefaultAxis(-1)     # softmax, log_softmax, logsumexp
+FIRST_AXIS = DefaultAxis(0)     # concat, stack, split
+
+
 def _normalise_dtype(dtype):
     return None if dtype is None else np.dtype(dtype)
 
@@ -30,6 +41,21 @@ class Tensor:
     Python floats become float32; NumPy arrays keep their dtype; integer and bool tensors can
     never require grad. Mixed dtypes in one operation follow NumPy's promotion rules, with
     Python numbers weak (`x * 2.0` keeps x's dtype).
+
+    Attributes: `data` (the NumPy/CuPy array), `grad` (a Tensor or None), `requires_grad`,
+    `shape`, `ndim`, `size`, `dtype`, `device`, `T`, `is_leaf`, `grad_fn`, `name` (a label for
+    graph pictures). NumPy and PyTorch spellings both work where they agree: `ndim` / `dim()`,
+    `axis=` / `dim=` on every reduction and join, `concat` / `cat`, `var(ddof=)` /
+    `var(correction=)`. Where they disagree NumPy's meaning wins and PyTorch's is callable:
+    `t.size` is the number of elements (an int), and `t.size()` is the shape, `t.size(d)` is
+    `shape[d]`.
+
+    Operations make new tensors. The in-place methods (`add_`, `mul_`, `zero_`, `t[i] = v`,
+    ...) change a tensor that does not require grad, or any tensor under `no_grad`; a graph
+    that saved a tensor changed afterwards refuses to run backward instead of computing a wrong
+    gradient. Gradients accumulate into `.grad` of leaves: reset one with `t.grad = None` (the
+    next backward starts from zero) or `t.grad.zero_()` (in place), all of a model's with
+    `module.zero_grad()` / `optimizer.zero_grad()`.
 
     Promotion at a glance: float32 with float64 gives float64 (and the float32 input's
     gradient is float32 again); float32 with a Python number stays float32. Two surprises:
@@ -78,6 +104,8 @@ class Tensor:
     # -- attributes -----------------------------------------------------------------------
     @property
     def requires_grad(self) -> bool:
+        """Does backward compute a gradient for this tensor? Settable on leaves (floating
+        dtypes only); a result of an operation requires grad when any input does."""
         return self._requires_grad
 
     @requires_grad.setter
@@ -91,27 +119,47 @@ class Tensor:
         self._requires_grad = bool(value)
 
     def requires_grad_(self, value: bool = True) -> "Tensor":
+        """Set `requires_grad` and return this tensor (PyTorch's spelling, for chaining)."""
         self.requires_grad = value
         return self
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The length of each axis, a tuple: () for a scalar, (B, T, E) for a batch of
+        sequences."""
         return self.data.shape
 
     @property
     def ndim(self) -> int:
+        """The number of axes, len(shape) (also `dim()`)."""
         return self.data.ndim
 
     @property
-    def size(self) -> int:
-        return self.data.size
+    def size(self) -> "ElementCount":
+        """The number of elements as an int, NumPy's `a.size` (also `numel()`).
+
+        The int is callable, so PyTorch's spelling works too: `t.size()` is the shape tuple and
+        `t.size(d)` is `shape[d]` (negative d counts from the end).
+        """
+        data = self.data
+        return ElementCount(data.size, data.shape)
+
+    def numel(self) -> int:
+        """The number of elements, a plain int: prod(shape), 1 for a scalar."""
+        return int(self.data.size)
+
+    def dim(self) -> int:
+        """The number of axes, len(shape) (PyTorch's name for `ndim`)."""
+        return self.data.ndim
 
     @property
     def dtype(self) -> np.dtype:
+        """The NumPy dtype of the elements (float32, float64, int64, bool, ...)."""
         return self.data.dtype
 
     @property
     def device(self) -> str:
+        """Where the data lives: "cpu", or "cuda:N" for a CuPy array on GPU N."""
         return backend_of(self.data).device_of(self.data)
 
     @property
@@ -121,6 +169,8 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        """True for a tensor made by the user (not by an operation): backward stores its
+        gradient in `.grad`."""
         return self._fn is None
 
     @property
@@ -134,11 +184,13 @@ class Tensor:
         return ops.transpose(self)
 
     def __len__(self) -> int:
+        """The length of the first axis (a 0-d tensor has none: TypeError)."""
         if self.data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self.data.shape[0]
 
     def __iter__(self):
+        """The slices t[0], t[1], ... along the first axis."""
         for i in range(len(self)):
             yield self[i]
 
@@ -214,12 +266,14 @@ class Tensor:
         return array
 
     def item(self):
+        """The value of a single-element tensor as a Python number."""
         if self.data.size != 1:
             raise ValueError(f"item: only single-element tensors convert to a Python number, "
                              f"got shape {tuple(self.shape)}")
         return self.numpy().reshape(()).item()
 
     def tolist(self):
+        """The values as nested Python lists (a number for a 0-d tensor)."""
         return self.numpy().tolist()
 
     # -- the Python number protocol: a single-element tensor stands for its number --------
@@ -262,9 +316,11 @@ class Tensor:
         return ops.to_device(self, device)
 
     def cpu(self) -> "Tensor":
+        """This tensor on the host ("cpu"); differentiable."""
         return self.to("cpu")
 
     def cuda(self, index: int = 0) -> "Tensor":
+        """This tensor on GPU `index` ("cuda:index", needs CuPy); differentiable."""
         return self.to(f"cuda:{index}")
 
     def astype(self, dtype) -> "Tensor":
@@ -272,12 +328,15 @@ class Tensor:
         return ops.astype(self, dtype)
 
     def float(self) -> "Tensor":
+        """A float32 copy (this tensor itself when already float32); differentiable."""
         return self.astype(np.float32)
 
     def double(self) -> "Tensor":
+        """A float64 copy (this tensor itself when already float64); differentiable."""
         return self.astype(np.float64)
 
     # -- operators ------------------------------------------------------------------------
+
     def __add__(self, other): return ops.add(self, other)
     def __sub__(self, other): return ops.sub(self, other)
     def __mul__(self, other): return ops.mul(self, other)
@@ -377,38 +436,162 @@ class Tensor:
     def __and__(self, other): return ops.logical_and(self, other)
     def __or__(self, other): return ops.logical_or(self, other)
 
-    # -- methods --------------------------------------------------------------------------
-    def sum(self, axis=None, keepdims=False): return ops.sum(self, axis, keepdims)
-    def mean(self, axis=None, keepdims=False): return ops.mean(self, axis, keepdims)
-    def max(self, axis=None, keepdims=False): return ops.max(self, axis, keepdims)
-    def min(self, axis=None, keepdims=False): return ops.min(self, axis, keepdims)
-    def var(self, axis=None, keepdims=False): return ops.var(self, axis, keepdims)
-    def logsumexp(self, axis=-1, keepdims=False): return ops.logsumexp(self, axis, keepdims)
-    def any(self, axis=None, keepdims=False): return ops.any(self, axis, keepdims)
-    def all(self, axis=None, keepdims=False): return ops.all(self, axis, keepdims)
-    def reshape(self, *shape): return ops.reshape(self, *shape)
-    def view(self, *shape): return ops.reshape(self, *shape)
-    def flatten(self): return ops.reshape(self, -1)
-    def transpose(self, *axes): return ops.transpose(self, *axes)
-    def swapaxes(self, axis1, axis2): return ops.swapaxes(self, axis1, axis2)
-    def squeeze(self, axis=None): return ops.squeeze(self, axis)
-    def unsqueeze(self, axis): return ops.unsqueeze(self, axis)
-    def broadcast_to(self, shape): return ops.broadcast_to(self, shape)
-    def exp(self): return ops.exp(self)
-    def tanh(self): return ops.tanh(self)
-    def sigmoid(self): return ops.sigmoid(self)
-    def relu(self): return ops.relu(self)
-    def log(self): return ops.log(self)
-    def sqrt(self): return ops.sqrt(self)
-    def abs(self): return ops.abs(self)
-    def gelu(self, approximate="none"): return ops.gelu(self, approximate)
-    def softmax(self, axis=-1): return ops.softmax(self, axis)
-    def log_softmax(self, axis=-1): return ops.log_softmax(self, axis)
-    def masked_fill(self, mask, value): return ops.masked_fill(self, mask, value)
-    def matmul(self, other): return ops.matmul(self, other)
-    def clip(self, lo=None, hi=None): return ops.clip(self, lo, hi)
-    def argmax(self, axis=None, keepdims=False): return ops.argmax(self, axis, keepdims)
-    def argmin(self, axis=None, keepdims=False): return ops.argmin(self, axis, keepdims)
+    # -- methods: each calls the function of the same name in minigrad, which documents it ---
+    def sum(self, axis=None, keepdims=False, *, dim=None):
+        """Σ over `axis` (or `dim`; None = all axes); see `minigrad.sum`."""
+        return ops.sum(self, axis, keepdims, dim=dim)
+
+    def mean(self, axis=None, keepdims=False, *, dim=None):
+        """The average over `axis` (or `dim`; None = all axes); see `minigrad.mean`."""
+        return ops.mean(self, axis, keepdims, dim=dim)
+
+    def max(self, axis=None, keepdims=False, *, dim=None):
+        """The largest values over `axis` (or `dim`); ties share the gradient; values only."""
+        return ops.max(self, axis, keepdims, dim=dim)
+
+    def min(self, axis=None, keepdims=False, *, dim=None):
+        """The smallest values over `axis` (or `dim`); ties share the gradient; values only."""
+        return ops.min(self, axis, keepdims, dim=dim)
+
+    def var(self, axis=None, keepdims=False, ddof=0, *, dim=None, correction=None):
+        """Σ (x − x̄)² / (n − ddof) over `axis` (or `dim`); ddof=0 as NumPy; see
+        `minigrad.var`."""
+        return ops.var(self, axis, keepdims, ddof, dim=dim, correction=correction)
+
+    def std(self, axis=None, keepdims=False, ddof=0, *, dim=None, correction=None):
+        """√var over `axis` (or `dim`); ddof=0 as NumPy (`correction=` is PyTorch's name);
+        see `minigrad.std`."""
+        return ops.std(self, axis, keepdims, ddof, dim=dim, correction=correction)
+
+    def logsumexp(self, axis=LAST_AXIS, keepdims=False, *, dim=None):
+        """log Σ exp(x) over `axis` (or `dim`), without overflow; see `minigrad.logsumexp`."""
+        return ops.logsumexp(self, axis, keepdims, dim=dim)
+
+    def any(self, axis=None, keepdims=False, *, dim=None):
+        """Is any element nonzero along `axis` (or `dim`)? A bool tensor, no gradient."""
+        return ops.any(self, axis, keepdims, dim=dim)
+
+    def all(self, axis=None, keepdims=False, *, dim=None):
+        """Are all elements nonzero along `axis` (or `dim`)? A bool tensor, no gradient."""
+        return ops.all(self, axis, keepdims, dim=dim)
+
+    def reshape(self, *shape):
+        """The same elements in another shape (row-major; one entry may be -1)."""
+        return ops.reshape(self, *shape)
+
+    def view(self, *shape):
+        """The same as `reshape` (PyTorch's name)."""
+        return ops.reshape(self, *shape)
+
+    def flatten(self):
+        """The elements as one axis: shape (size,)."""
+        return ops.reshape(self, -1)
+
+    def transpose(self, *axes):
+        """Permute the axes (NumPy's meaning); with none, reverse them as `T` does."""
+        return ops.transpose(self, *axes)
+
+    def swapaxes(self, axis1, axis2):
+        """Exchange two axes: (A, B, C) with (0, 2) gives (C, B, A)."""
+        return ops.swapaxes(self, axis1, axis2)
+
+    def squeeze(self, axis=None, *, dim=None):
+        """Drop size-1 axes: `axis` (or `dim`), or all of them when None."""
+        return ops.squeeze(self, axis, dim=dim)
+
+    def unsqueeze(self, axis=None, *, dim=None):
+        """Insert a size-1 axis at `axis` (or `dim`): (3, 4) with 1 gives (3, 1, 4)."""
+        return ops.unsqueeze(self, axis, dim=dim)
+
+    def broadcast_to(self, shape):
+        """This tensor repeated to `shape` by NumPy's broadcasting rules."""
+        return ops.broadcast_to(self, shape)
+
+    def exp(self):
+        """eˣ, elementwise."""
+        return ops.exp(self)
+
+    def tanh(self):
+        """tanh(x), elementwise."""
+        return ops.tanh(self)
+
+    def sigmoid(self):
+        """σ(x) = 1 / (1 + e⁻ˣ), elementwise."""
+        return ops.sigmoid(self)
+
+    def relu(self):
+        """max(x, 0), elementwise (gradient 0 at 0)."""
+        return ops.relu(self)
+
+    def log(self):
+        """The natural logarithm, elementwise."""
+        return ops.log(self)
+
+    def sqrt(self):
+        """The square root, elementwise."""
+        return ops.sqrt(self)
+
+    def abs(self):
+        """|x|, elementwise (gradient 0 at 0)."""
+        return ops.abs(self)
+
+    def gelu(self, approximate="none"):
+        """GELU, x·Φ(x) (or its tanh approximation); see `minigrad.gelu`."""
+        return ops.gelu(self, approximate)
+
+    def softmax(self, axis=LAST_AXIS, *, dim=None):
+        """eˣ / Σ eˣ along `axis` (or `dim`), stable; see `minigrad.softmax`."""
+        return ops.softmax(self, axis, dim=dim)
+
+    def log_softmax(self, axis=LAST_AXIS, *, dim=None):
+        """log softmax along `axis` (or `dim`), stable; see `minigrad.log_softmax`."""
+        return ops.log_softmax(self, axis, dim=dim)
+
+    def masked_fill(self, mask, value):
+        """`value` where the bool `mask` (broadcastable) is True, this tensor elsewhere."""
+        return ops.masked_fill(self, mask, value)
+
+    def matmul(self, other):
+        """The matrix product self @ other (1-D, 2-D, or batched with broadcasting)."""
+        return ops.matmul(self, other)
+
+    def clip(self, lo=None, hi=None):
+        """This tensor limited to [lo, hi]; either bound may be None."""
+        return ops.clip(self, lo, hi)
+
+    def argmax(self, axis=None, keepdims=False, *, dim=None):
+        """Index of the largest element along `axis` (or `dim`); int64, no gradient."""
+        return ops.argmax(self, axis, keepdims, dim=dim)
+
+    def argmin(self, axis=None, keepdims=False, *, dim=None):
+        """Index of the smallest element along `axis` (or `dim`); int64, no gradient."""
+        return ops.argmin(self, axis, keepdims, dim=dim)
+
+
+class ElementCount(int):
+    """The number of elements of a tensor, as an int that is also callable.
+
+    As an int it is NumPy's `a.size`; called, it answers PyTorch's `t.size()`: with no
+    argument the shape tuple, with an axis d the length `shape[d]`.
+    """
+
+    def __new__(cls, count: int, shape: tuple[int, ...]):
+        count_ = super().__new__(cls, count)
+        count_._shape = tuple(shape)
+        return count_
+
+    def __call__(self, dim: int | None = None):
+        """The shape (no argument), or the length of axis `dim`."""
+        if dim is None:
+            return self._shape
+        ndim = len(self._shape)
+        if not isinstance(dim, numbers.Integral) or not -ndim <= dim < ndim:
+            raise IndexError(f"size: axis {dim!r} is out of range for a {ndim}-d tensor of "
+                             f"shape {self._shape}")
+        return self._shape[dim]
+
+    def __reduce__(self):              # copies and pickles are the plain count
+        return int, (int(self),)
 
 
 class _HookHandle:

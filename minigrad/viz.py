@@ -1,9 +1,9 @@
 """Graph pictures: the autodiff graph behind a tensor, drawn with Graphviz.
 
-    picture = minigrad.viz.draw(loss)              # a graphviz.Digraph; shows inline in Jupyter
-    picture.render("loss", format="svg")            # writes loss (DOT text) and loss.svg
-    minigrad.viz.render(loss, "loss.png")           # one file, written atomically
-    minigrad.viz.draw(loss, color_by_grad=True)     # after loss.backward(): where gradient flows
+    picture = minigrad.viz.draw(loss)                  # a graphviz.Digraph; inline in Jupyter
+    picture.render(outfile="loss.svg", cleanup=True)   # loss.svg alone (no DOT text left)
+    minigrad.viz.render(loss, "loss.png")               # one file, written atomically
+    minigrad.viz.draw(loss, color_by_grad=True)         # after loss.backward(): gradient flow
 
 A picture has one node per tensor and one per operation, with edges in data-flow order
 (input tensor → operation → output tensor). Tensor nodes come in four styles:
@@ -11,16 +11,23 @@ A picture has one node per tensor and one per operation, with edges in data-flow
     parameter      a leaf that requires grad          square blue box
     constant       a leaf that does not               grey box, dimmed text
     intermediate   made by an operation               rounded yellow box
-    root           the tensor(s) drawn from           rounded green box, double border
+    root           a result drawn from, that no       rounded green box, double border
+                   operation of the picture uses
 
-Operations are grey ellipses named after their Function class ("MatMul", "Add"). Operations
-recorded inside `minigrad.name_scope("encoder.layer0")` are grouped into nested boxes
-(Graphviz clusters), and `collapse=` folds whole scopes into single boxes.
+A root shows its name (or the word "root") above its shape. Operations are grey ellipses named
+after their Function class ("MatMul", "Add"); a slice shows its index instead ("[:, 0:4]"),
+and the tensor it cuts out shows its name when it has one (nn names a GRU's gates r, z, n and
+attention's projections q, k, v). Operations recorded inside
+`minigrad.name_scope("encoder.layer0")` are grouped into nested boxes (Graphviz clusters), and
+`collapse=` folds whole scopes into single boxes.
 
 The graph is walked iteratively from the root through `tensor._fn` and `fn.inputs`, so graphs
 100 000 operations deep draw fine (laying such a picture out with `dot` is another matter:
 collapse scopes first). A backward without `retain_graph` frees a graph's saved arrays but keeps
 its structure, so a graph can be drawn after backward, which is when gradient norms exist.
+
+`attention_map(weights, query_labels, key_labels)` draws attention weights (..., Lq, Lk) as
+labelled heat maps with matplotlib (see minigrad/attention_plot.py).
 
 Rendering needs Graphviz's `dot` program. Without it, `render`, `pipe` and `view` fail at once
 with a message saying how to install it, while `.source` and `.save()` (the DOT text) still
@@ -41,11 +48,13 @@ import graphviz
 import numpy as np
 
 from . import autograd
-from .autograd import SpentTensor
+from .gradients import SpentTensor
 from .backend import backend_of
-from .tensor import Tensor
+from .tensor import Tensor  # noqa: I001  (first: importing tensor loads the ops)
+from .ops.indexing import GetItem
+from .attention_plot import attention_map
 
-__all__ = ["draw", "render", "save", "GraphPicture", "GraphvizNotFoundError"]
+__all__ = ["draw", "render", "save", "GraphPicture", "GraphvizNotFoundError", "attention_map"]
 
 Graph = Union[graphviz.Digraph, graphviz.Graph, graphviz.Source]
 
@@ -68,7 +77,8 @@ _OP_STYLE = dict(shape="ellipse", style="filled", fillcolor="#e6e6e6", color="#6
 _COLLAPSED_STYLE = dict(shape="box3d", style="filled", fillcolor="#e3dcf5", color="#5e4b9c")
 _CLUSTER_FILLS = ("#f7f9fc", "#eef2f8")      # alternate by depth so nesting stays visible
 
-# Gradient colouring: log10 of the norm on a light-to-dark blue ramp; red means "no gradient".
+# Gradient colouring: the norm on a linear light-to-dark blue ramp from 0 to the picture's
+# largest norm (shade k of 8 covers [k/8, (k+1)/8) of it); red means "no gradient".
 _RAMP = ("#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c",
          "#08306b")
 _NO_GRAD_NODE = dict(fillcolor="#eeeeee", color="#d62728", fontcolor="#c62828")
@@ -156,10 +166,12 @@ def draw(tensor: Tensor | Sequence[Tensor], show_shapes: bool = True, show_value
         show_values: values of tensors with at most `max_value_elements` elements, the range
             [min, max] of bigger ones. Single-element constants (the 2 in `x * 2`) always show
             their value.
-        color_by_grad: fill tensors and colour edges by the gradient norm ‖g‖₂ on a log scale
-            (light = small, dark = large); a legend node gives the range. A tensor that requires
-            grad but gets none (gradient None or exactly zero) is grey with a red border and a
-            "no gradient" label, and its edges are grey and dashed. Gradients are read from
+        color_by_grad: fill tensors and colour edges by the gradient norm ‖g‖₂ on a linear
+            scale from 0 (lightest) to the largest norm in the picture (darkest), so equal
+            colours mean similar norms and a norm half the largest is drawn half-way; a legend
+            shows the scale with its ends. A tensor that requires grad but gets none (gradient
+            None or exactly zero) is grey with a red border and a "no gradient" label, and its
+            edges are grey and dashed. Gradients are read from
             `.grad` (leaves after backward; intermediates that called `retain_grad()`), or
             computed with `compute_grads`. Intermediates whose gradient is unknown keep their
             usual style. Without any gradient in the graph a warning says so.
@@ -183,8 +195,10 @@ def draw(tensor: Tensor | Sequence[Tensor], show_shapes: bool = True, show_value
             colour the picture in place of `.grad`.
 
     Returns:
-        a `GraphPicture` (a `graphviz.Digraph`): displays inline in Jupyter; `.render(path,
-        format="svg")` or `minigrad.viz.render(tensor, "graph.png")` write files.
+        a `GraphPicture` (a `graphviz.Digraph`): displays inline in Jupyter;
+        `.render(outfile="graph.svg", cleanup=True)` or `minigrad.viz.render(tensor,
+        "graph.svg")` write the picture alone (Graphviz's `.render("graph", format="svg")`
+        also leaves the DOT text in a file named `graph`).
     """
     roots = _as_roots(tensor)
     if rankdir not in _RANKDIRS:
@@ -221,7 +235,7 @@ def draw(tensor: Tensor | Sequence[Tensor], show_shapes: bool = True, show_value
     labels = _Labeller(show_shapes, show_values, max_value_elements, norms)
     clusters = _Clusters(picture, group_scopes)
     edges: list[tuple[str, str, dict]] = []
-    root_ids = {id(r) for r in roots}
+    root_ids = graph.result_ids()
 
     for t in graph.order:
         if folding.is_hidden(t):
@@ -240,7 +254,7 @@ def draw(tensor: Tensor | Sequence[Tensor], show_shapes: bool = True, show_value
         if box is None:
             tooltip = f"{type(fn).__name__} in scope {fn.scope}" if fn.scope else \
                 type(fn).__name__
-            clusters.add_node(fn.scope, _op_id(fn), _escape(type(fn).__name__),
+            clusters.add_node(fn.scope, _op_id(fn), _escape(_op_label(fn)),
                               dict(_OP_STYLE, tooltip=_escape(tooltip)))
             for x in _inputs(fn):
                 edges.append((_tensor_id(x), _op_id(fn), _edge_style(ramp, x)))
@@ -259,7 +273,7 @@ def draw(tensor: Tensor | Sequence[Tensor], show_shapes: bool = True, show_value
     picture.body.extend(clusters.lines.edge(tail, head, attrs) for tail, head, attrs in edges)
     if ramp is not None and ramp.has_range:
         picture.body.append(clusters.lines.node("legend", ramp.legend(), dict(
-            shape="note", style="filled", fillcolor="#ffffff", color="#9e9e9e", fontsize="9")))
+            shape="plaintext", fontsize="9"), html=True))
     return picture
 
 
@@ -282,6 +296,41 @@ def _kind(t: Tensor, root_ids: set[int]) -> str:
     if t._fn is not None:
         return "intermediate"
     return "parameter" if t._requires_grad else "constant"
+
+
+def _op_label(fn) -> str:
+    """An operation's class name; for a slice, its index as written: "[:, 0:4]"."""
+    if isinstance(fn, GetItem):
+        return _index_text(fn.index)
+    return type(fn).__name__
+
+
+def _index_text(index) -> str:
+    """x[index] as Python would print the brackets: [:, 0:4], [0], [..., None, 2:8:2]."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return "[" + ", ".join(_index_part_text(part) for part in parts) + "]"
+
+
+def _index_part_text(part) -> str:
+    if isinstance(part, slice):
+        text = ("" if part.start is None else str(part.start)) + ":" + \
+            ("" if part.stop is None else str(part.stop))
+        return text + ("" if part.step is None else f":{part.step}")
+    if part is Ellipsis:
+        return "..."
+    if part is None:
+        return "None"
+    if isinstance(part, Tensor):
+        part = part.data
+    if hasattr(part, "shape") and hasattr(part, "dtype"):      # an index array (NumPy, CuPy)
+        shape = tuple(int(n) for n in part.shape)
+        if part.dtype.kind == "b":
+            return f"mask {shape}"
+        if part.ndim <= 1 and part.size <= 6:
+            values = Tensor._from_array(part, backend_of(part).xp).tolist()
+            return str(values if part.ndim else int(values))
+        return f"{part.dtype} {shape}"
+    return str(part)
 
 
 def _tensor_id(t: Tensor) -> str:
@@ -328,8 +377,11 @@ class _Lines:
                                                  for name, value in key)
         return self._attribute_text[key]
 
-    def node(self, node_id: str, label: str, attrs: dict) -> str:
-        return f"\t{node_id} [label={_quoted(label)} {self.attributes(attrs)}]\n"
+    def node(self, node_id: str, label: str, attrs: dict, html: bool = False) -> str:
+        """`html`: the label is Graphviz's HTML-like `<...>`, written unquoted (only for text
+        made here, never for user text)."""
+        text = label if html else _quoted(label)
+        return f"\t{node_id} [label={text} {self.attributes(attrs)}]\n"
 
     def edge(self, tail: str, head: str, attrs: dict) -> str:
         if not attrs:
@@ -379,6 +431,11 @@ class _Graph:
             if t._fn is not None:
                 for x in _inputs(t._fn):
                     self.consumers.setdefault(id(x), []).append(t._fn)
+
+    def result_ids(self) -> set[int]:
+        """The roots that are results: made by an operation and used by none in the picture
+        (a leaf passed as a root, or a root another root uses, keeps its own style)."""
+        return {id(r) for r in self.roots if r._fn is not None and id(r) not in self.consumers}
 
     def home_scope(self, t: Tensor) -> str:
         """The scope a tensor is drawn in: its maker's, or for a leaf the innermost scope
@@ -460,15 +517,13 @@ def _freed_function(root: Tensor):
 
 
 class _GradRamp:
-    """Colours by log10 ‖g‖ between the smallest and largest nonzero norms of the picture."""
+    """Colours by ‖g‖ on a linear scale from 0 to the largest finite norm of the picture."""
 
     def __init__(self, norms: dict[int, float | None]):
         self.norms = norms
-        logs = [math.log10(v) for v in norms.values()
-                if v is not None and v > 0 and math.isfinite(v)]
-        self.has_range = bool(logs) or any(v is None or v == 0 for v in norms.values())
-        self.lo = min(logs) if logs else 0.0
-        self.hi = max(logs) if logs else 0.0
+        finite = [v for v in norms.values() if v is not None and v > 0 and math.isfinite(v)]
+        self.has_range = bool(finite) or any(v is None or v == 0 for v in norms.values())
+        self.hi = max(finite) if finite else 0.0
 
     def status(self, t: Tensor) -> str:
         if id(t) not in self.norms:
@@ -479,10 +534,8 @@ class _GradRamp:
         return "finite" if math.isfinite(norm) else "not finite"
 
     def fraction(self, norm: float) -> float:
-        """0 for the smallest nonzero norm of the picture, 1 for the largest."""
-        if self.hi == self.lo:
-            return 1.0
-        return (math.log10(norm) - self.lo) / (self.hi - self.lo)
+        """norm / largest norm: 0 for a vanishing gradient, 1 for the picture's largest."""
+        return norm / self.hi
 
     def colour(self, norm: float, ramp: Sequence[str] = _RAMP) -> str:
         return ramp[min(int(self.fraction(norm) * len(ramp)), len(ramp) - 1)]
@@ -513,13 +566,24 @@ class _GradRamp:
         return {}
 
     def legend(self) -> str:
-        lines = ["gradient norm (log scale)"]
-        if self.hi > self.lo:
-            lines.append(f"light {10 ** self.lo:.3g} … dark {10 ** self.hi:.3g}")
-        elif any(v is not None and v > 0 for v in self.norms.values()):
-            lines.append(f"all {10 ** self.hi:.3g}")
-        lines.append("grey, red border, dashed: no gradient")
-        return _join_lines(lines)
+        """An HTML-like Graphviz label: the ramp as a bar of swatches from 0 to the largest
+        norm, with the value at each end and the middle, and the "no gradient" swatch."""
+        n = len(_RAMP)
+        cells = "".join(f'<TD BGCOLOR="{c}" WIDTH="16" HEIGHT="12"></TD>' for c in _RAMP)
+        left, middle = n // 2 - 1, 2
+        ticks = (f'<TD COLSPAN="{left}" ALIGN="LEFT">0</TD>'
+                 f'<TD COLSPAN="{middle}">{self.hi / 2:.3g}</TD>'
+                 f'<TD COLSPAN="{n - left - middle}" ALIGN="RIGHT">{self.hi:.3g}</TD>')
+        if self.hi == 0:
+            ticks = f'<TD COLSPAN="{n}">no tensor got a nonzero gradient</TD>'
+        no_grad = (f'<TD COLSPAN="{n}" BGCOLOR="{_NO_GRAD_NODE["fillcolor"]}" '
+                   f'COLOR="{_NO_GRAD_NODE["color"]}" BORDER="1">'
+                   f'<FONT COLOR="{_NO_GRAD_NODE["fontcolor"]}">no gradient '
+                   f'(None or exactly 0)</FONT></TD>')
+        return (f'<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="0" CELLPADDING="2">'
+                f'<TR><TD COLSPAN="{n}">gradient norm, linear scale from 0</TD></TR>'
+                f'<TR>{cells}</TR><TR>{ticks}</TR><TR><TD COLSPAN="{n}"></TD></TR>'
+                f'<TR>{no_grad}</TR></TABLE>>')
 
 
 def _edge_style(ramp: _GradRamp | None, t: Tensor) -> dict:
@@ -543,6 +607,8 @@ class _Labeller:
         lines: list[str] = []
         if t.name is not None:
             lines.append(str(t.name))
+        elif kind == "root":
+            lines.append("root")                    # a result says so even when unnamed
         if self.show_shapes:
             dtype = t.dtype
             if dtype not in self._dtype_names:

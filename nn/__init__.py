@@ -13,7 +13,7 @@
 from . import functional, init, optim
 from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Identity, LayerNorm, Linear,
                      MSELoss, ReLU, Sigmoid, Tanh)
-from .module import Module, ModuleDict, ModuleList, Parameter, Sequential
+from .module import Module, ModuleDict, ModuleList, Parameter, RemovableHandle, Sequential
 from .optim import clip_grad_norm, clip_grad_norm_
 from .serialization import load, save
 from .attention import (AdditiveAttention, BilinearAttention, DotProductAttention,
@@ -27,3 +27,4 @@ from .recurrent import (GRU, LSTM, GRUCell, GRUGates, LSTMCell, LSTMGates, Updat
 from .transformer import (FeedForward, Transformer, TransformerDecoder,
                           TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
                           TransformerLM)
+from .diagnostics import Diagnostics, plot_diagnostics

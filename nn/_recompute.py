@@ -5,13 +5,17 @@ from __future__ import annotations
 import minigrad as mg
 
 
-def recorded_gradients(fn: mg.Function, output: mg.Tensor, grad: mg.Tensor,
-                       candidates, inputs=None) -> tuple:
-    """fn's input gradients for create_graph: `output` is fn's result rebuilt from `inputs`
-    (fn's inputs, or `fresh_inputs(fn)`) with differentiable minigrad operations; its
-    vector-Jacobian product with `grad` is taken for the inputs among `candidates` (indices)
-    that require grad, None for the rest."""
-    inputs = fn.inputs if inputs is None else inputs
+def recorded_gradients(fn: mg.Function, rebuild, grad: mg.Tensor, candidates) -> tuple:
+    """fn's input gradients for create_graph: `rebuild(*inputs)` makes fn's output again from
+    its inputs with differentiable minigrad operations; its vector-Jacobian product with `grad`
+    is taken for the inputs among `candidates` (indices) that require grad, None for the rest.
+
+    The output is rebuilt from new nodes equal to the inputs (t + 0), and the product is taken
+    with respect to those: taken with respect to fn's inputs themselves, it would also follow an
+    input computed from another one (a target y = g(z) of a loss of z) back to that one, and the
+    backward that called fn would add that path a second time."""
+    inputs = [t + 0.0 if t.requires_grad else t for t in fn.inputs]
+    output = rebuild(*inputs)
     wanted = [i for i in candidates if inputs[i].requires_grad]
     found = mg.grad(output, [inputs[i] for i in wanted], grad_outputs=grad,
                     create_graph=True, allow_unused=True)
@@ -19,15 +23,6 @@ def recorded_gradients(fn: mg.Function, output: mg.Tensor, grad: mg.Tensor,
     for i, g in zip(wanted, found):
         grads[i] = g
     return tuple(grads)
-
-
-def fresh_inputs(fn: mg.Function) -> list:
-    """fn's inputs, each that requires grad replaced by a new node equal to it (t + 0), to
-    rebuild the output from. The vector-Jacobian product then follows only the paths through
-    fn: taken with respect to fn's inputs themselves, it would also follow an input computed
-    from another one (a target y = g(z) of a loss of z) back to that one, and the backward
-    that called fn would add that path a second time."""
-    return [t + 0.0 if t.requires_grad else t for t in fn.inputs]
 
 
 class FusedFunction(mg.Function):

@@ -92,6 +92,9 @@ class DotProductAttention(_SoftAttention):
 
     def forward(self, query: Tensor, keys: Tensor, values: Tensor,
                 mask=None) -> tuple[Tensor, Tensor]:
+        """query (B, Lq, D), keys (B, Lk, D), values (B, Lk, Dv), mask bool (B, Lq, Lk)
+        broadcastable, True = allowed. Returns (context (B, Lq, Dv), weights (B, Lq, Lk)),
+        computed as one fused primitive."""
         self._check(query, keys, values)
         return scaled_dot_product_attention(query, keys, values, mask,
                                             scale=None if self.scaled else 1.0)
@@ -113,6 +116,7 @@ class BilinearAttention(_SoftAttention):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Draw W again from U(−1/√Dk, 1/√Dk)."""
         bound = 1.0 / math.sqrt(self.key_dim) if self.key_dim > 0 else 0.0
         init.uniform_(self.weight, -bound, bound)
 
@@ -181,6 +185,25 @@ class RBFAttention(_SoftAttention):
         return f"gamma={self.gamma}"
 
 
+class HardChoice(mg.Function):
+    """w = the one-hot choice of keys that HardAttention made from (query, keys), passed in
+    ready-made. Recorded as an operation of (query, keys) so that graphs show where the weights
+    come from, and that no gradient goes back to them."""
+
+    needs_output = False
+
+    def __init__(self, weights):
+        self.weights = weights
+
+    def forward(self, query, keys):
+        return self.weights
+
+    def backward(self, grad):
+        # w is a step function of q and k: ∂w/∂q = ∂w/∂k = 0 almost everywhere, so neither
+        # gets a gradient (None: nothing flows back through a choice)
+        return None, None
+
+
 class HardAttention(Module):
     """Attention that picks keys instead of weighting them (a hash-table lookup):
 
@@ -188,9 +211,10 @@ class HardAttention(Module):
                    which does not change the choice; ties go to the first key)
         "exact":   w = one_hot(first j with k_j == q), all-zero when no key equals q
 
-    The weights are constants: queries and keys get no gradient at all (a small change of
-    q or k does not change the choice, so the true derivative is 0 almost everywhere), while
-    values get gradient through the chosen slot. With "exact", random queries match no key, so
+    Queries and keys get no gradient at all (a small change of q or k does not change the
+    choice, so the true derivative is 0 almost everywhere; the choice is recorded as one
+    operation of q and k whose backward gives them None), while values get gradient through
+    the chosen slot. With "exact", random queries match no key, so
     the context is zero and nothing learns: the reason attention is soft. Masked keys are never
     chosen; a query with no allowed (or matching) key gets zero weights and a zero context.
     """
@@ -226,6 +250,7 @@ class HardAttention(Module):
         chosen = mg.one_hot(mg.argmax(scores, axis=-1), Lk, dtype=values.dtype)
         found = candidates.any(axis=-1, keepdims=True)                  # (B, Lq, 1)
         weights = mg.where(found, chosen, 0.0)                          # (B, Lq, Lk)
+        weights = HardChoice.apply(query, keys, weights=weights.data)  # no gradient to q, k
         return mg.matmul(weights, values), weights
 
     def extra_repr(self) -> str:
@@ -275,6 +300,8 @@ class MultiHeadAttention(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """q/k/v projection weights from Xavier-uniform of the packed (3E, E) matrix, biases
+        zero, out_proj as a Linear (PyTorch's initialisation)."""
         # Xavier bound of the packed (3E, E) matrix: fan_in = E, fan_out = 3E
         bound = math.sqrt(6.0 / (4 * self.embed_dim))
         for proj in (self.q_proj, self.k_proj, self.v_proj):
@@ -284,10 +311,12 @@ class MultiHeadAttention(Module):
             if proj.bias is not None:
                 init.zeros_(proj.bias)
 
-    def _split_heads(self, x: Tensor) -> Tensor:
+    def _split_heads(self, x: Tensor, name: str) -> Tensor:
         B, L, _ = x.shape
         x = x.reshape(B, L, self.num_heads, self.head_dim)  # (B, L, heads, Dh)
-        return x.swapaxes(1, 2)                              # (B, heads, L, Dh)
+        x = x.swapaxes(1, 2)                                 # (B, heads, L, Dh)
+        x.name = name                                        # q, k or v in graph pictures
+        return x
 
     def _packed_projections(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         """Self-attention's q, k and v from one matrix product with the three weights stacked
@@ -299,7 +328,9 @@ class MultiHeadAttention(Module):
         qkv = F.linear(x, weight, bias)                                      # (B, L, 3E)
         qkv = qkv.reshape(B, L, 3, self.num_heads, self.head_dim)            # (B, L, 3, heads, Dh)
         qkv = qkv.transpose(2, 0, 3, 1, 4)                                   # (3, B, heads, L, Dh)
-        return qkv[0], qkv[1], qkv[2]
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        q.name, k.name, v.name = "q", "k", "v"               # labels in graph pictures
+        return q, k, v
 
     def forward(self, query: Tensor, key: Tensor, value: Tensor,
                 mask=None) -> tuple[Tensor, Tensor]:
@@ -319,9 +350,9 @@ class MultiHeadAttention(Module):
         if query is key and key is value:
             q, k, v = self._packed_projections(query)         # 3 × (B, heads, L, Dh)
         else:
-            q = self._split_heads(self.q_proj(query))        # (B, heads, Lq, Dh)
-            k = self._split_heads(self.k_proj(key))          # (B, heads, Lk, Dh)
-            v = self._split_heads(self.v_proj(value))        # (B, heads, Lk, Dh)
+            q = self._split_heads(self.q_proj(query), "q")   # (B, heads, Lq, Dh)
+            k = self._split_heads(self.k_proj(key), "k")     # (B, heads, Lk, Dh)
+            v = self._split_heads(self.v_proj(value), "v")   # (B, heads, Lk, Dh)
         heads, weights = scaled_dot_product_attention(
             q, k, v, _per_head_mask(mask), dropout_p=self.dropout, training=self.training)
         merged = heads.swapaxes(1, 2).reshape(B, Lq, E)      # (B, Lq, heads·Dh = E)

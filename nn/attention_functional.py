@@ -103,11 +103,11 @@ class AttentionWeights(FusedFunction):
     def recorded_backward(self, grad):
         """The same vector-Jacobian product from differentiable minigrad ops, used when
         create_graph records the backward."""
-        q, k = self.inputs[:2]
-        mask = self.inputs[2] if len(self.inputs) == 3 else None
-        scores = mg.matmul(q * self.scale, k.swapaxes(-1, -2))
-        w = mg.softmax(scores if mask is None else mg.masked_fill(scores, ~mask, -math.inf))
-        return recorded_gradients(self, w, grad, (0, 1))
+        def rebuild(q, k, mask=None):
+            scores = mg.matmul(q * self.scale, k.swapaxes(-1, -2))
+            return mg.softmax(scores if mask is None else
+                              mg.masked_fill(scores, ~mask, -math.inf))
+        return recorded_gradients(self, rebuild, grad, (0, 1))
 
 
 def _softmax_rows(xp, w, mask):
@@ -256,15 +256,15 @@ class AttendValues(FusedFunction):
 
     def recorded_backward(self, grad):
         """The same vector-Jacobian product from differentiable minigrad ops (create_graph)."""
-        q, k, v = self.inputs[:3]
-        mask = self.inputs[3] if len(self.inputs) == 4 else None
-        weights = (AttentionWeights.apply(q, k, scale=self.scale) if mask is None else
-                   AttentionWeights.apply(q, k, mask, scale=self.scale))
         keep = self.saved_tensors[1]
-        if keep is not None:
-            weights = weights * mg.Tensor(self._keep_scaled(keep, weights.dtype))
-        out = mg.matmul(weights, v)
-        return recorded_gradients(self, out, grad, (0, 1, 2))
+
+        def rebuild(q, k, v, mask=None):
+            weights = (AttentionWeights.apply(q, k, scale=self.scale) if mask is None else
+                       AttentionWeights.apply(q, k, mask, scale=self.scale))
+            if keep is not None:
+                weights = weights * mg.Tensor(self._keep_scaled(keep, weights.dtype))
+            return mg.matmul(weights, v)
+        return recorded_gradients(self, rebuild, grad, (0, 1, 2))
 
 
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask=None,

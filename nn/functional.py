@@ -22,7 +22,7 @@ import numpy as np
 import minigrad as mg
 from minigrad import dropout, gelu, log_softmax, relu, sigmoid, softmax, tanh  # noqa: F401
 
-from ._recompute import fresh_inputs, recorded_gradients
+from ._recompute import recorded_gradients
 
 Tensor = mg.Tensor
 
@@ -33,6 +33,8 @@ class _FusedFunction(mg.Function):
     (the hot path), on Tensors when create_graph records the gradient's own graph."""
 
     def backward(self, grad):
+        """The inputs' gradients from `_gradients`: on Tensors when create_graph records
+        them, else on the bare arrays."""
         if mg.is_grad_enabled():
             return self._gradients(grad, on_arrays=False)
         return self._gradients(grad.data, on_arrays=True)
@@ -50,6 +52,7 @@ class Linear(_FusedFunction):
     needs_output = False
 
     def forward(self, x, weight, bias=None):
+        """x (..., I), weight (O, I), bias (O,) or None: arrays. Returns y (..., O)."""
         if x.ndim > 2:
             # one (N, I) @ (I, O) product over all leading positions: NumPy's matmul would
             # otherwise run one per leading index, packing W again for each
@@ -141,6 +144,8 @@ class LayerNorm(_FusedFunction):
         return tuple(range(ndim - self.n_axes, ndim))
 
     def forward(self, x, *affine):
+        """x (..., *normalised shape), then γ and β when present: arrays. Returns x's
+        shape."""
         xp = self.xp
         axes = self._axes(x.ndim)
         mu = x.mean(axis=axes, keepdims=True)
@@ -300,6 +305,8 @@ class CrossEntropy(_FusedFunction):
         self.smoothing = label_smoothing
 
     def forward(self, logits):
+        """logits (..., C), an array. Returns the loss: () for "mean"/"sum", (...) for
+        "none"."""
         xp = self.xp
         classes = logits.shape[-1]
         z = logits.reshape(-1, classes)                      # (N, C)
@@ -474,6 +481,8 @@ class BinaryCrossEntropyWithLogits(_FusedFunction):
         return weight, pos_weight
 
     def forward(self, z, y, *extras):
+        """z (...) logits, y (...) targets, then w and p when present: arrays. Returns the
+        loss: () for "mean"/"sum", z's shape for "none"."""
         xp = self.xp
         weight, pos_weight = self._extras(extras)
         e = xp.exp(-xp.abs(z))                               # e^(−|z|) ∈ (0, 1]: no overflow
@@ -493,10 +502,10 @@ class BinaryCrossEntropyWithLogits(_FusedFunction):
         if not on_arrays:
             # recording a graph (create_graph): differentiate the same loss built from
             # smooth minigrad operations
-            inputs = fresh_inputs(self)
-            loss = _bce_with_logits_reference(*inputs, self.reduction, self.has_weight,
-                                              self.has_pos_weight)
-            return recorded_gradients(self, loss, grad, range(len(inputs)), inputs)
+            def rebuild(*inputs):
+                return _bce_with_logits_reference(*inputs, self.reduction, self.has_weight,
+                                                  self.has_pos_weight)
+            return recorded_gradients(self, rebuild, grad, range(len(self.inputs)))
         xp = self.xp
         z, y = self.inputs[0].data, self.inputs[1].data
         weight, pos_weight = self._extras([t.data for t in self.inputs[2:]])

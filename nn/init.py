@@ -83,10 +83,12 @@ def constant_(tensor: mg.Tensor, value: float) -> mg.Tensor:
 
 
 def zeros_(tensor: mg.Tensor) -> mg.Tensor:
+    """Fill with 0 (in place: the tensor object keeps its identity); returns it."""
     return constant_(tensor, 0)
 
 
 def ones_(tensor: mg.Tensor) -> mg.Tensor:
+    """Fill with 1 (in place: the tensor object keeps its identity); returns it."""
     return constant_(tensor, 1)
 
 

@@ -39,6 +39,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Draw weight and bias again from U(−1/√I, 1/√I) (minigrad's RNG)."""
         # kaiming_uniform with a = √5 gives U(−1/√I, 1/√I), PyTorch's default
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
@@ -76,6 +77,7 @@ class Embedding(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Draw weight again from N(0, 1), with the padding_idx row zero."""
         init.normal_(self.weight)
         if self.padding_idx is not None:
             with mg.no_grad():
@@ -119,12 +121,14 @@ class LayerNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """weight γ back to ones and bias β to zeros."""
         if self.weight is not None:
             init.ones_(self.weight)
         if self.bias is not None:
             init.zeros_(self.bias)
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x: (..., *normalized_shape). Returns the same shape, normalised over those axes."""
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
@@ -143,6 +147,7 @@ class Dropout(Module):
         self.p = float(p)
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x: any shape. Returns the same shape: masked and scaled in training, x in eval."""
         return mg.dropout(x, self.p, training=self.training)
 
     def extra_repr(self) -> str:
@@ -153,6 +158,7 @@ class ReLU(Module):
     """y = max(x, 0)."""
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x: any shape. Returns max(x, 0), the same shape."""
         return mg.relu(x)
 
 
@@ -160,6 +166,7 @@ class Tanh(Module):
     """y = tanh(x)."""
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x: any shape. Returns tanh(x), the same shape."""
         return mg.tanh(x)
 
 
@@ -167,6 +174,7 @@ class Sigmoid(Module):
     """y = σ(x) = 1/(1 + e^(−x))."""
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x: any shape. Returns σ(x), the same shape."""
         return mg.sigmoid(x)
 
 
@@ -180,6 +188,7 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x: any shape. Returns GELU(x), the same shape."""
         return mg.gelu(x, approximate=self.approximate)
 
     def extra_repr(self) -> str:
@@ -190,6 +199,7 @@ class Identity(Module):
     """y = x."""
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """Returns x itself."""
         return x
 
 
@@ -203,6 +213,8 @@ class CrossEntropyLoss(Module):
         self.label_smoothing = label_smoothing
 
     def forward(self, logits: mg.Tensor, targets) -> mg.Tensor:
+        """logits: (..., C); targets: integer (...). Returns the loss: () for "mean" and
+        "sum", (...) for "none"."""
         return F.cross_entropy(logits, targets, self.ignore_index, self.reduction,
                                self.label_smoothing)
 
@@ -215,4 +227,6 @@ class MSELoss(Module):
         self.reduction = reduction
 
     def forward(self, input: mg.Tensor, target) -> mg.Tensor:
+        """input, target: the same shape. Returns mean((input − target)²), or as `reduction`
+        says."""
         return F.mse_loss(input, target, self.reduction)

@@ -58,9 +58,34 @@ class LoadResult(NamedTuple):
     unexpected_keys: list[str]
 
 
+class RemovableHandle:
+    """What `register_forward_hook` and `register_forward_pre_hook` return: `remove()`
+    unregisters the hook; as a context manager it removes the hook on exit."""
+
+    def __init__(self, hooks: dict):
+        self._hooks = hooks
+
+    def remove(self) -> None:
+        """Unregister the hook; removing it twice is harmless."""
+        self._hooks.pop(self, None)
+
+    def __enter__(self) -> "RemovableHandle":
+        """The handle itself: `with module.register_forward_hook(f): ...`."""
+        return self
+
+    def __exit__(self, *exc) -> None:
+        """Remove the hook when the block ends."""
+        self.remove()
+
+
 class Module:
     """Base class of every layer and model. Subclasses call `super().__init__()` first, assign
     Parameters and Modules as attributes, and implement `forward`."""
+
+    # hooks as in PyTorch; class-level None until one is registered, so a call checks two
+    # attributes and runs forward directly when there are none
+    _forward_pre_hooks: dict | None = None
+    _forward_hooks: dict | None = None
 
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", OrderedDict())
@@ -141,6 +166,8 @@ class Module:
         self.__dict__.pop(name, None)
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register `param` as this module's parameter `name` (None reserves the name, as a
+        layer without bias does); the same as assigning `self.name = param`."""
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"register_parameter: {name!r} must be an nn.Parameter or None, "
                             f"got {type(param).__name__}")
@@ -160,6 +187,8 @@ class Module:
             self._non_persistent.add(name)
 
     def add_module(self, name: str, module: "Module | None") -> None:
+        """Register `module` as the submodule `name` (None reserves the name); the same as
+        assigning `self.name = module`."""
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module: {name!r} must be a Module or None, got "
                             f"{type(module).__name__}")
@@ -180,11 +209,67 @@ class Module:
 
     # -- calling --------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
+        """The computation of this module; subclasses define it, and `module(...)` calls it."""
         raise NotImplementedError(f"{type(self).__name__} does not implement forward()")
 
     def __call__(self, *args, **kwargs):
+        if self._forward_pre_hooks or self._forward_hooks:
+            return self._call_with_hooks(args, kwargs)
         with self._scope:                    # mg.name_scope(self.scope_name), made once
             return self.forward(*args, **kwargs)
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict):
+        """forward between the hooks: pre-hooks may replace the arguments, forward hooks the
+        output; each sees what the one before it returned. Hooks run outside the module's
+        name scope (they are not part of its computation)."""
+        for hook, with_kwargs in list((self._forward_pre_hooks or {}).values()):
+            if with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(f"{type(self).__name__}: a forward pre-hook with "
+                                           f"with_kwargs=True must return None or (args, "
+                                           f"kwargs), got {type(result).__name__}")
+                    args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        with self._scope:
+            output = self.forward(*args, **kwargs)
+        for hook, with_kwargs in list((self._forward_hooks or {}).values()):
+            result = hook(self, args, kwargs, output) if with_kwargs else \
+                hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
+
+    def register_forward_pre_hook(self, hook: Callable, *,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Call `hook(module, args)` before each `forward`, as PyTorch does; `args` is the tuple
+        of positional arguments. A returned value replaces them (a non-tuple is wrapped in
+        one). With `with_kwargs=True` the hook is `hook(module, args, kwargs)` and may return
+        `(args, kwargs)`. Hooks run in the order registered; returns a handle whose `remove()`
+        unregisters this one."""
+        if self._forward_pre_hooks is None:
+            object.__setattr__(self, "_forward_pre_hooks", {})
+        handle = RemovableHandle(self._forward_pre_hooks)
+        self._forward_pre_hooks[handle] = (hook, with_kwargs)
+        return handle
+
+    def register_forward_hook(self, hook: Callable, *,
+                              with_kwargs: bool = False) -> RemovableHandle:
+        """Call `hook(module, args, output)` after each `forward`, as PyTorch does (`args`: the
+        positional arguments forward got). A returned value other than None replaces the
+        output. With `with_kwargs=True` the hook is `hook(module, args, kwargs, output)`.
+        Hooks run in the order registered, outside the module's name scope; returns a handle
+        whose `remove()` unregisters this one. Recording statistics of every layer of a model
+        this way needs no change to the model's code (see `nn.Diagnostics`)."""
+        if self._forward_hooks is None:
+            object.__setattr__(self, "_forward_hooks", {})
+        handle = RemovableHandle(self._forward_hooks)
+        self._forward_hooks[handle] = (hook, with_kwargs)
+        return handle
 
     # -- traversal ------------------------------------------------------------------------
     def named_modules(self, prefix: str = "", remove_duplicate: bool = True,
@@ -207,6 +292,7 @@ class Module:
             yield module
 
     def named_children(self) -> Iterator[tuple[str, "Module"]]:
+        """(name, module) for each direct submodule, in registration order, each once."""
         seen: set[int] = set()
         for name, child in self._modules.items():
             if child is not None and id(child) not in seen:
@@ -214,6 +300,7 @@ class Module:
                 yield name, child
 
     def children(self) -> Iterator["Module"]:
+        """The direct submodules, in registration order, each once."""
         for _, child in self.named_children():
             yield child
 
@@ -227,14 +314,17 @@ class Module:
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every parameter of this module and (with `recurse`) of its submodules, each once."""
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 
     def named_buffers(self, prefix: str = "", recurse: bool = True,
                       remove_duplicate: bool = True) -> Iterator[tuple[str, mg.Tensor]]:
+        """(dotted name, tensor) for every buffer (saved state that is not a parameter)."""
         yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[mg.Tensor]:
+        """Every buffer (saved state that is not a parameter) of this module and below."""
         for _, buffer in self.named_buffers(recurse=recurse):
             yield buffer
 
@@ -273,6 +363,7 @@ class Module:
         return self.train(False)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Set `requires_grad` of every parameter (False freezes the module); returns self."""
         for param in self.parameters():
             param.requires_grad = requires_grad
         return self
@@ -289,9 +380,12 @@ class Module:
                              if t.device != str(device) else t.data)
 
     def cpu(self) -> "Module":
+        """Move every parameter and buffer to the host, in place; returns self."""
         return self.to("cpu")
 
     def cuda(self, index: int = 0) -> "Module":
+        """Move every parameter and buffer to GPU `index` (needs CuPy), in place; returns
+        self."""
         return self.to(f"cuda:{index}")
 
     def double(self) -> "Module":
@@ -434,6 +528,7 @@ class Sequential(Module):
                 self.add_module(str(i), module)
 
     def forward(self, x):
+        """x through each module in turn; the last one's output (shapes as its layers')."""
         for module in self._modules.values():
             x = module(x)
         return x
@@ -452,6 +547,7 @@ class Sequential(Module):
         return modules[_list_index(index, len(modules), "Sequential")][1]
 
     def append(self, module: Module) -> "Sequential":
+        """Add `module` at the end (named by its position); returns self."""
         self.add_module(str(len(self._modules)), module)
         return self
 
@@ -510,15 +606,18 @@ class ModuleList(_NamedContainer):
         self.extend(modules)
 
     def append(self, module: Module) -> "ModuleList":
+        """Add `module` at the end (named by its position); returns self."""
         self.add_module(str(len(self._modules)), module)
         return self
 
     def extend(self, modules: Iterable[Module]) -> "ModuleList":
+        """Append each of `modules`; returns self."""
         for module in modules:
             self.append(module)
         return self
 
     def insert(self, index: int, module: Module) -> None:
+        """Put `module` before position `index`; later modules are renamed by position."""
         modules = list(self._modules.values())
         modules.insert(index, module)
         self._modules.clear()
@@ -549,20 +648,25 @@ class ModuleDict(_NamedContainer):
         return iter(self._modules)
 
     def keys(self):
+        """The submodules' names, in insertion order."""
         return self._modules.keys()
 
     def values(self):
+        """The submodules, in insertion order."""
         return self._modules.values()
 
     def items(self):
+        """(name, submodule) pairs, in insertion order."""
         return self._modules.items()
 
     def update(self, modules) -> None:
+        """Add or replace submodules from a dict or from (name, module) pairs."""
         items = modules.items() if hasattr(modules, "items") else modules
         for key, module in items:
             self[key] = module
 
     def pop(self, key: str) -> Module:
+        """Remove the submodule `key` and return it."""
         return self._modules.pop(key)
 
 

@@ -36,6 +36,8 @@ class Optimizer:
             self.add_param_group(group)
 
     def add_param_group(self, group: dict[str, Any]) -> None:
+        """Add a group {"params": [...], "lr": ..., ...}; missing options take the defaults.
+        A parameter may belong to one group only."""
         group = dict(group)
         params = group["params"]
         group["params"] = [params] if isinstance(params, mg.Tensor) else list(params)
@@ -331,6 +333,7 @@ class LRScheduler:
         self._apply()
 
     def factor(self, step: int) -> float:
+        """The multiplier of base_lr after `step` calls of `step()` (0 for the first update)."""
         raise NotImplementedError
 
     def _apply(self) -> None:
@@ -339,16 +342,20 @@ class LRScheduler:
             group["lr"] = base * f
 
     def step(self) -> None:
+        """Advance the schedule by one and set each group's lr; call after optimizer.step()."""
         self.last_step += 1
         self._apply()
 
     def get_last_lr(self) -> list[float]:
+        """The learning rate of each parameter group, as set now."""
         return [group["lr"] for group in self.optimizer.param_groups]
 
     def state_dict(self) -> dict[str, Any]:
+        """The step count and base learning rates, to resume the schedule."""
         return {"last_step": self.last_step, "base_lrs": list(self.base_lrs)}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Resume from `state_dict()`'s output, setting each group's lr to match."""
         self.last_step = int(_scalar(state_dict["last_step"]))
         self.base_lrs = [float(_scalar(lr)) for lr in state_dict["base_lrs"]]
         self._apply()

@@ -115,6 +115,7 @@ class LearnedPositionalEmbedding(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Draw weight again from N(0, 1)."""
         init.normal_(self.weight)
 
     def forward(self, x: Tensor) -> Tensor:

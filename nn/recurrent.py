@@ -81,6 +81,7 @@ class _CellParameters(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Draw every weight and bias again from U(−1/√H, 1/√H), as PyTorch does."""
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
         for param in self.parameters():
             init.uniform_(param, -bound, bound)
@@ -137,6 +138,7 @@ class _StackedParameters(Module):
         return ("", "_reverse") if self.bidirectional else ("",)
 
     def reset_parameters(self) -> None:
+        """Draw every weight and bias again from U(−1/√H, 1/√H), as PyTorch does."""
         bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0.0
         for param in self.parameters():
             init.uniform_(param, -bound, bound)
@@ -244,11 +246,12 @@ def _gru_step(gx: Tensor, h: Tensor, weight_hh: Tensor,
     rz = mg.sigmoid(gx[:, :2 * H] + gh[:, :2 * H])          # (B, 2H): r and z in one op
     r, z = rz[:, :H], rz[:, H:]                              # 2 × (B, H)
     n = mg.tanh(gx[:, 2 * H:] + r * gh[:, 2 * H:])          # (B, H)
+    r.name, z.name, n.name = "r", "z", "n"                   # labels in graph pictures
     # h' = (1 − z) ⊙ n + z ⊙ h, written as n + z ⊙ (h − n): one op fewer per step
     return n + z * (h - n), r, z, n
 
 
-def _gru_unrolled(gx: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor | None,
+def _gru_unrolled(gx: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor | None = None,
                   gates: list | None = None) -> Tensor:
     """The GRU recurrence unrolled into the graph: gx (B, T, 3H), h (B, H) -> (B, T, H).
     With a `gates` list, appends GRUGates(r, z, n) (each (B, T, H)) to it."""
@@ -292,11 +295,13 @@ class GRUSequence(FusedFunction):
         xp = self.xp
         B, T, G = gx.shape
         H = G // 3
-        out = xp.empty((B, T, H), dtype=gx.dtype)
-        h_prev = xp.empty((T, B, H), dtype=gx.dtype)         # h_{t−1} for every t
-        rz_all = xp.empty((T, B, 2 * H), dtype=gx.dtype)
-        n_all = xp.empty((T, B, H), dtype=gx.dtype)
-        gh_n_all = xp.empty((T, B, H), dtype=gx.dtype)
+        # mixed dtypes promote as in any other op (a float64 h0 makes the sequence float64)
+        dtype = xp.result_type(*(a for a in (gx, h0, weight_hh, bias_hh) if a is not None))
+        out = xp.empty((B, T, H), dtype=dtype)
+        h_prev = xp.empty((T, B, H), dtype=dtype)            # h_{t−1} for every t
+        rz_all = xp.empty((T, B, 2 * H), dtype=dtype)
+        n_all = xp.empty((T, B, H), dtype=dtype)
+        gh_n_all = xp.empty((T, B, H), dtype=dtype)
         w_hh_t = weight_hh.T
         h = h0
         for t in range(T):
@@ -344,10 +349,7 @@ class GRUSequence(FusedFunction):
     def recorded_backward(self, grad):
         """The differentiable backward, used when create_graph records it: unroll the
         recurrence with minigrad ops and take that graph's vector-Jacobian product."""
-        gx, h0, weight_hh = self.inputs[:3]
-        bias_hh = self.inputs[3] if len(self.inputs) == 4 else None
-        out = _gru_unrolled(gx, h0, weight_hh, bias_hh)
-        return recorded_gradients(self, out, grad, range(len(self.inputs)))
+        return recorded_gradients(self, _gru_unrolled, grad, range(len(self.inputs)))
 
 
 def gru_sequence(gx: Tensor, h0: Tensor, weight_hh: Tensor,
@@ -439,6 +441,7 @@ def _update_gate_step(gx: Tensor, h: Tensor, weight_hh: Tensor,
     pre = gx + F.linear(h, weight_hh, bias_hh)              # (B, 2H): both gates are additive
     u = mg.sigmoid(pre[:, :H])                               # (B, H)
     c = mg.tanh(pre[:, H:])                                  # (B, H): the candidate h̃
+    u.name, c.name = "u", "h̃"                                # labels in graph pictures
     # h' = u ⊙ h + (1 − u) ⊙ h̃ = h̃ + u ⊙ (h − h̃)
     return c + u * (h - c), u, c
 
@@ -521,6 +524,7 @@ def _lstm_step(gx: Tensor, h: Tensor, c: Tensor, weight_hh: Tensor, bias_hh: Ten
     i, f = if_gates[:, :H], if_gates[:, H:]
     g = mg.tanh(pre[:, 2 * H:3 * H])
     o = mg.sigmoid(pre[:, 3 * H:])
+    i.name, f.name, g.name, o.name = "i", "f", "g", "o"      # labels in graph pictures
     c_new = f * c + i * g
     return o * mg.tanh(c_new), c_new, i, f, g, o
 

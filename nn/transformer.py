@@ -172,6 +172,8 @@ class TransformerEncoder(Module):
             self.norm = LayerNorm(d_model)
 
     def forward(self, src: Tensor, mask=None) -> Tensor:
+        """src: (B, T, E); mask: bool, broadcastable to (B, T, T), True = allowed. Returns
+        (B, T, E)."""
         x = src
         for layer in self.layers:
             x = layer(x, mask)
@@ -196,6 +198,8 @@ class TransformerDecoder(Module):
             self.norm = LayerNorm(d_model)
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask=None, memory_mask=None) -> Tensor:
+        """tgt: (B, Tt, E); memory: (B, Ts, E); masks bool, True = allowed: tgt_mask
+        broadcastable to (B, Tt, Tt), memory_mask to (B, Tt, Ts). Returns (B, Tt, E)."""
         x = tgt
         for layer in self.layers:
             x = layer(x, memory, tgt_mask, memory_mask)
@@ -228,6 +232,7 @@ class Transformer(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Every weight matrix Xavier-uniform again (q, k, v by the packed matrix's bound)."""
         for module in self.modules():
             if isinstance(module, MultiHeadAttention):
                 module.reset_parameters()            # q, k, v: the packed matrix's bound
@@ -238,6 +243,7 @@ class Transformer(Module):
 
     def forward(self, src: Tensor, tgt: Tensor, src_mask=None, tgt_mask=None,
                 memory_mask=None) -> Tensor:
+        """src: (B, Ts, E); tgt: (B, Tt, E); masks bool, True = allowed. Returns (B, Tt, E)."""
         memory = self.encoder(src, src_mask)                 # (B, Ts, E)
         return self.decoder(tgt, memory, tgt_mask, memory_mask)   # (B, Tt, E)
 
@@ -276,6 +282,7 @@ class TransformerLM(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
+        """Token (and learned position) embeddings from N(0, 0.02²), as GPT-2 starts them."""
         init.normal_(self.embed.weight, 0.0, 0.02)
         if isinstance(self.pos, LearnedPositionalEmbedding):
             init.normal_(self.pos.weight, 0.0, 0.02)

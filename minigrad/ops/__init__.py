@@ -7,8 +7,8 @@ from .elementwise import (abs, add, clip, div, equal, exp, gelu, greater, greate
 from .indexing import argmax, argmin, getitem, one_hot
 from .linalg import matmul
 from .nn_ops import dropout, log_softmax, softmax
-from .reduce import all, any, logsumexp, max, mean, min, sum, var
-from .shape import (astype, broadcast_to, concat, reshape, split, squeeze, stack, sum_to,
+from .reduce import all, any, logsumexp, max, mean, min, std, sum, var
+from .shape import (astype, broadcast_to, cat, concat, reshape, split, squeeze, stack, sum_to,
                     swapaxes, to_device, transpose, unsqueeze)
 
 from .. import autograd as _autograd  # noqa: E402

@@ -9,7 +9,7 @@ import numpy as np
 from ..backend import _BY_ARRAY_TYPE, backend_of, is_array
 
 _PLAIN_NUMBERS = (float, int)
-from ..tensor import DEFAULT_FLOAT, Tensor
+from ..tensor import DEFAULT_FLOAT, DefaultAxis, Tensor
 
 
 def lift(x, like: Tensor) -> Tensor:
@@ -71,6 +71,19 @@ def _index(t: Tensor):
 def constant(array) -> Tensor:
     """A Tensor that never requires grad (masks, signs): a constant in every graph."""
     return Tensor._from_array(array)
+
+
+def axis_or_dim(axis, dim, op: str):
+    """The axis argument given as NumPy's `axis` or PyTorch's `dim` (the same meaning).
+
+    Passing both raises TypeError naming `op`; an axis left at its default counts as not passed.
+    """
+    if dim is None:
+        return axis
+    if axis is not None and type(axis) is not DefaultAxis:
+        raise TypeError(f"{op}: got axis={axis!r} and dim={dim!r}; they name the same argument "
+                        f"(NumPy's and PyTorch's spelling), pass one of them")
+    return dim
 
 
 def normalize_axis(axis, ndim: int, op: str):

@@ -24,8 +24,9 @@ class Add(Function):
         return a + b
 
     def backward(self, grad):
+        (g,) = self.values(grad)
         # ∂z/∂a = ∂z/∂b = 1
-        return grad, grad
+        return g, g
 
 
 def add(a, b) -> Tensor:
@@ -60,7 +61,7 @@ class Mul(Function):
 
     def backward(self, grad):
         g, a, b = self.values(grad, *self.inputs)
-        needs_a, needs_b = (t._requires_grad for t in self.inputs)
+        needs_a, needs_b = self.inputs[0]._requires_grad, self.inputs[1]._requires_grad
         # ∂z/∂a = b, ∂z/∂b = a
         return (g * b if needs_a else None), (g * a if needs_b else None)
 
@@ -77,7 +78,7 @@ class Div(Function):
 
     def backward(self, grad):
         g, a, b, z = self.values(grad, *self.inputs, self.output)
-        needs_a, needs_b = (t._requires_grad for t in self.inputs)
+        needs_a, needs_b = self.inputs[0]._requires_grad, self.inputs[1]._requires_grad
         # ∂z/∂a = 1/b, ∂z/∂b = −a/b² = −z/b
         return (g / b if needs_a else None), (-g * z / b if needs_b else None)
 
@@ -136,7 +137,7 @@ class Pow(Function):
     def backward(self, grad):
         g, a, b, z = self.values(grad, *self.inputs, self.output)
         xp = self.ops
-        needs_a, needs_b = (t._requires_grad for t in self.inputs)
+        needs_a, needs_b = self.inputs[0]._requires_grad, self.inputs[1]._requires_grad
         # ∂z/∂a = b·a^(b−1), taken as 0 where b = 0 (z = 1 there, even at a = 0: not
         # 0·0⁻¹ = NaN); ∂z/∂b = a^b·ln a (taken as 0 where a ≤ 0, where ln a is undefined)
         grad_a = xp.where(b == 0, 0.0, g * b * a ** (b - 1)) if needs_a else None
@@ -165,6 +166,7 @@ class Exp(Function):
 
 
 def exp(x: Tensor) -> Tensor:
+    """eˣ, elementwise."""
     return Exp.apply(x)
 
 
@@ -183,6 +185,7 @@ class Log(Function):
 
 
 def log(x: Tensor) -> Tensor:
+    """The natural logarithm ln x, elementwise (−inf at 0, NaN below, as NumPy)."""
     return Log.apply(x)
 
 
@@ -199,6 +202,7 @@ class Sqrt(Function):
 
 
 def sqrt(x: Tensor) -> Tensor:
+    """√x, elementwise; the gradient 1/(2√x) is infinite at 0."""
     return Sqrt.apply(x)
 
 
@@ -217,6 +221,7 @@ class Abs(Function):
 
 
 def abs(x: Tensor) -> Tensor:
+    """|x|, elementwise; the gradient at 0 is 0."""
     return Abs.apply(x)
 
 
@@ -233,6 +238,7 @@ class Tanh(Function):
 
 
 def tanh(x: Tensor) -> Tensor:
+    """tanh(x), elementwise; ∂y/∂x = 1 − y²."""
     return Tanh.apply(x)
 
 
@@ -265,6 +271,7 @@ def _sigmoid(xp, x):
 
 
 def sigmoid(x: Tensor) -> Tensor:
+    """σ(x) = 1 / (1 + e⁻ˣ), elementwise, computed without overflow for large |x|."""
     return Sigmoid.apply(x)
 
 
@@ -283,6 +290,7 @@ class Relu(Function):
 
 
 def relu(x: Tensor) -> Tensor:
+    """max(x, 0), elementwise; the gradient at 0 is 0."""
     return Relu.apply(x)
 
 
@@ -357,6 +365,7 @@ class Maximum(Function):
 
 
 def maximum(a, b) -> Tensor:
+    """max(a, b) elementwise, broadcasting a and b; at ties each gets half the gradient."""
     return Maximum.apply(*pair(a, b))
 
 
@@ -375,6 +384,7 @@ class Minimum(Function):
 
 
 def minimum(a, b) -> Tensor:
+    """min(a, b) elementwise, broadcasting a and b; at ties each gets half the gradient."""
     return Minimum.apply(*pair(a, b))
 
 
@@ -498,8 +508,10 @@ def logical_not(x: Tensor) -> Tensor:
 
 
 def isfinite(x: Tensor) -> Tensor:
+    """True where x is neither inf nor NaN: a bool tensor of x's shape, no gradient."""
     return constant(x.xp.isfinite(x.data))
 
 
 def isnan(x: Tensor) -> Tensor:
+    """True where x is NaN: a bool tensor of x's shape, no gradient."""
     return constant(x.xp.isnan(x.data))

@@ -6,10 +6,12 @@ import numbers
 
 import numpy as np
 
-from ..autograd import Function, IndexedGradient, is_grad_enabled
+from ..autograd import Function
+from ..gradients import IndexedGradient
+from ..grad_mode import is_grad_enabled
 from ..backend import backend_of
 from ..tensor import Tensor
-from .common import constant
+from .common import axis_or_dim, constant
 
 
 class GetItem(Function):
@@ -125,13 +127,17 @@ def one_hot(indices, num_classes: int, dtype=np.float32) -> Tensor:
     return constant((data[..., None] == classes).astype(dtype))
 
 
-def argmax(x: Tensor, axis=None, keepdims: bool = False) -> Tensor:
-    """Index of the largest element (flattened when axis is None); int64, no gradient."""
+def argmax(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
+    """Index of the largest element along `axis` (or `dim`; of the flattened tensor when None):
+    int64, no gradient; the first one on ties."""
+    axis = axis_or_dim(axis, dim, "argmax")
     return constant(_arg(x, axis, keepdims, "argmax"))
 
 
-def argmin(x: Tensor, axis=None, keepdims: bool = False) -> Tensor:
-    """Index of the smallest element (flattened when axis is None); int64, no gradient."""
+def argmin(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
+    """Index of the smallest element along `axis` (or `dim`; of the flattened tensor when
+    None): int64, no gradient; the first one on ties."""
+    axis = axis_or_dim(axis, dim, "argmin")
     return constant(_arg(x, axis, keepdims, "argmin"))
 
 

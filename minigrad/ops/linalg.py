@@ -25,7 +25,7 @@ class MatMul(Function):
 
     def backward(self, grad):
         g, a, b = self.values(grad, *self.inputs)
-        needs_a, needs_b = (t._requires_grad for t in self.inputs)
+        needs_a, needs_b = self.inputs[0]._requires_grad, self.inputs[1]._requires_grad
         # ∂L/∂A = G Bᵀ, ∂L/∂B = Aᵀ G (the engine sums both over broadcast batch axes)
         if a.ndim > 2 and b.ndim == 2:
             # a stack of rows times one matrix, as in forward: (rows, K) @ (K, N), so that ∂B

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from ..autograd import Function
 from ..backend import backend_of
-from ..tensor import Tensor
-from .common import normalize_axis
+from ..tensor import LAST_AXIS, Tensor
+from .common import axis_or_dim, normalize_axis
 
 
 def _stable_shift(x, axis, xp):
@@ -37,9 +37,11 @@ class Softmax(Function):
         return y * (g - (g * y).sum(axis=self.axis, keepdims=True))
 
 
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """y = eˣ / Σ_axis eˣ along `axis`, shifted by the maximum so large logits do not overflow;
-    an all −inf slice (every key masked out) gives zeros and zero gradient, never NaN."""
+def softmax(x: Tensor, axis: int = LAST_AXIS, *, dim: int | None = None) -> Tensor:
+    """y = eˣ / Σ_axis eˣ along `axis` (or `dim`), shifted by the maximum so large logits do not
+    overflow; an all −inf slice (every key masked out) gives zeros and zero gradient, never NaN.
+    Shape: that of x."""
+    axis = axis_or_dim(axis, dim, "softmax")
     return Softmax.apply(x, axis=normalize_axis(axis, x.ndim, "softmax")[0])
 
 
@@ -69,9 +71,10 @@ class LogSoftmax(Function):
         return xp.where(dead, 0.0, grad_x)
 
 
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """log(softmax(x)) along `axis`, computed stably in one step; an all −inf slice gives all
-    −inf and zero gradient (see LogSoftmax), never NaN."""
+def log_softmax(x: Tensor, axis: int = LAST_AXIS, *, dim: int | None = None) -> Tensor:
+    """log(softmax(x)) along `axis` (or `dim`), computed stably in one step; an all −inf slice
+    gives all −inf and zero gradient (see LogSoftmax), never NaN. Shape: that of x."""
+    axis = axis_or_dim(axis, dim, "log_softmax")
     return LogSoftmax.apply(x, axis=normalize_axis(axis, x.ndim, "log_softmax")[0])
 
 

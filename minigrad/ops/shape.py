@@ -11,8 +11,8 @@ import numpy as np
 from .. import autograd
 from ..autograd import Function
 from ..backend import backend_of, parse_device
-from ..tensor import Tensor
-from .common import normalize_axis
+from ..tensor import FIRST_AXIS, Tensor
+from .common import axis_or_dim, normalize_axis
 
 
 class Reshape(Function):
@@ -33,6 +33,8 @@ class Reshape(Function):
 
 
 def reshape(x: Tensor, *shape) -> Tensor:
+    """The same elements in another shape, row-major: `reshape(x, 2, 6)` or
+    `reshape(x, (2, 6))`; one entry may be -1 (inferred). x itself when the shape is unchanged."""
     if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
         shape = tuple(shape[0])
     if shape == x.shape:
@@ -83,14 +85,19 @@ def transpose(x: Tensor, *axes) -> Tensor:
 
 
 def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
+    """x with two axes exchanged: (A, B, C) with axes 0 and 2 gives (C, B, A)."""
     axes = list(range(x.ndim))
     axis1, axis2 = normalize_axis((axis1, axis2), x.ndim, "swapaxes")
     axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
     return Transpose.apply(x, axes=tuple(axes))
 
 
-def squeeze(x: Tensor, axis=None) -> Tensor:
-    """Drop size-1 axes (all of them when axis is None)."""
+def squeeze(x: Tensor, axis=None, *, dim=None) -> Tensor:
+    """Drop the size-1 axis `axis` (or `dim`; an int or a tuple), or all size-1 axes when None.
+
+    Naming an axis whose size is not 1 raises ValueError (NumPy's rule).
+    """
+    axis = axis_or_dim(axis, dim, "squeeze")
     axes = normalize_axis(axis, x.ndim, "squeeze")
     for a in axes:
         if axis is not None and x.shape[a] != 1:
@@ -99,8 +106,12 @@ def squeeze(x: Tensor, axis=None) -> Tensor:
     return reshape(x, tuple(n for i, n in enumerate(x.shape) if not (i in axes and n == 1)))
 
 
-def unsqueeze(x: Tensor, axis: int) -> Tensor:
-    """Insert a size-1 axis at `axis` (negative counts from the end of the result)."""
+def unsqueeze(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+    """Insert a size-1 axis at `axis` (or `dim`; negative counts from the end of the result):
+    (3, 4) with axis=1 gives (3, 1, 4)."""
+    axis = axis_or_dim(axis, dim, "unsqueeze")
+    if axis is None:
+        raise TypeError("unsqueeze: missing the axis to insert (axis= or dim=)")
     ndim = x.ndim + 1
     if not -ndim <= axis < ndim:
         raise ValueError(f"unsqueeze: axis {axis} is out of range for a result with {ndim} axes")
@@ -122,10 +133,13 @@ class BroadcastTo(Function):
     def backward(self, grad):
         # ∂L/∂x_i = Σ_{j copied from i} ∂L/∂y_j: each element of x was copied to several
         # places, so add their gradients (the engine sums every gradient to its input's shape)
-        return grad
+        (g,) = self.values(grad)
+        return g
 
 
 def broadcast_to(x: Tensor, shape) -> Tensor:
+    """x repeated to `shape` by NumPy's broadcasting rules: (3, 1) to (2, 3, 4). The gradient
+    sums the copies back (see `sum_to`)."""
     shape = tuple(shape)
     if shape == x.shape:
         return x
@@ -170,6 +184,8 @@ class SumTo(Function):
 
 
 def sum_to(x: Tensor, shape, owner: str = "sum_to") -> Tensor:
+    """x summed down to `shape`, the adjoint of broadcasting: (2, 3, 4) to (3, 1) sums axis 0
+    and axis 2. `owner` names the operation in the error when the shapes do not fit."""
     shape = tuple(shape)
     if x.shape == shape:
         return x
@@ -204,11 +220,19 @@ class Concat(Function):
         return tuple(parts)
 
 
-def concat(tensors, axis: int = 0) -> Tensor:
+def concat(tensors, axis: int = FIRST_AXIS, *, dim: int | None = None) -> Tensor:
+    """Join tensors along an existing axis `axis` (or `dim`): shapes must agree elsewhere.
+
+    (2, 3) and (4, 3) with axis=0 give (6, 3). `cat` is the same function (PyTorch's name).
+    """
+    axis = axis_or_dim(axis, dim, "concat")
     tensors = list(tensors)
     _check_joinable(tensors, axis, "concat", same_shape=False)
     axis = normalize_axis(axis, tensors[0].ndim, "concat")[0]
     return Concat.apply(*tensors, axis=axis)
+
+
+cat = concat        # PyTorch's name for the same function
 
 
 class Stack(Function):
@@ -233,7 +257,10 @@ class Stack(Function):
         return tuple(parts)
 
 
-def stack(tensors, axis: int = 0) -> Tensor:
+def stack(tensors, axis: int = FIRST_AXIS, *, dim: int | None = None) -> Tensor:
+    """Join same-shaped tensors along a new axis `axis` (or `dim`): k tensors of (3, 4) with
+    axis=0 give (k, 3, 4)."""
+    axis = axis_or_dim(axis, dim, "stack")
     tensors = list(tensors)
     _check_joinable(tensors, axis, "stack", same_shape=True)
     ndim = tensors[0].ndim + 1
@@ -261,9 +288,15 @@ def _check_joinable(tensors, axis, op, same_shape):
             raise ValueError(f"{op}: shapes do not fit together along axis {axis}: {shapes}")
 
 
-def split(x: Tensor, sections_or_indices, axis: int = 0) -> list[Tensor]:
-    """NumPy's split: an int n gives n equal parts; a list gives the cut points."""
+def split(x: Tensor, sections_or_indices, axis: int = FIRST_AXIS, *,
+          dim: int | None = None) -> list[Tensor]:
+    """NumPy's split along `axis` (or `dim`): an int n gives n equal parts, a list the cut points.
+
+    (6, 4) split 3 along axis 0 gives three (2, 4) tensors; [1, 4] gives (1, 4), (3, 4), (2, 4).
+    NumPy's meaning also with `dim=`: an int is the number of parts, not PyTorch's part size.
+    """
     from .indexing import getitem
+    axis = axis_or_dim(axis, dim, "split")
     axis = normalize_axis(axis, x.ndim, "split")[0]
     length = x.shape[axis]
     if isinstance(sections_or_indices, numbers.Integral):

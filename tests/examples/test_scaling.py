@@ -40,4 +40,14 @@ def test_quick_run(script, tmp_path):
         assert all(m > 0 for m in cost[name]["mib"])
     # attention keeps (B, heads, L, L) weights: its memory grows faster than linearly
     assert cost["attention"]["memory_slope"] > 1.0
+    # part 3: the same lookup trained with and without 1/√d, watched by nn.Diagnostics
+    assert (tmp_path / "diagnostics.png").read_bytes()[:8] == PNG_SIGNATURE
+    training = saved["training"]
+    scaled, unscaled = training["summary"]["q·k/√d"], training["summary"]["q·k"]
+    assert len(training["losses"]["q·k"]) == training["task"]["steps"]
+    # from the same weights, the unscaled scores are √d larger: more one-hot rows at once,
+    # and larger gradients into W_q through the rows that are not saturated
+    assert unscaled["saturated_first"] > scaled["saturated_first"]
+    assert unscaled["q_weight_grad_norm_first"] > 2 * scaled["q_weight_grad_norm_first"]
+    assert set(scaled["last_record"]["activations"]) == {"q_proj", "k_proj", "attention"}
 

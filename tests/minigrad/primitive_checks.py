@@ -51,3 +51,14 @@ def assert_recorded_gradient_matches(out: mg.Tensor, inputs) -> None:
         assert g_recorded.device == g_plain.device == inputs[i].device
         np.testing.assert_allclose(g_recorded.numpy(), g_plain.numpy(), rtol=1e-12, atol=1e-14,
                                    err_msg=f"input {i}: recorded and plain gradients differ")
+
+
+class Cube(mg.Function):
+    """y = x³, with the right derivative 3x²."""
+
+    def forward(self, x):
+        return x ** 3
+
+    def backward(self, grad):
+        (x,) = self.inputs
+        return grad * 3 * x * x

@@ -369,3 +369,28 @@ def test_500_steps_keeping_every_loss_tensor_use_flat_memory():
             rss.append(_rss_mb())
     # kept activations would add 400 × 0.5 MB between the two readings
     assert rss[1] - rss[0] < 40, rss
+
+
+# ---------------------------------------------------------------------------------------------
+# a fused primitive whose inputs depend on each other: create_graph gives the same gradient
+
+def _fused_programs():
+    rng = np.random.default_rng(3)
+
+    def leaf(*shape):
+        return mg.tensor(rng.standard_normal(shape), requires_grad=True)
+
+    q, v, gx = leaf(2, 3, 4), leaf(2, 3, 4), leaf(1, 3, 6)
+    w_hh = leaf(6, 2)
+    attention = (q, lambda q: nn.functional.scaled_dot_product_attention(
+        q, q * 2.0, v * q)[0])                            # k and v computed from q
+    gru = (gx, lambda gx: nn.recurrent.gru_sequence(gx, gx[:, 0, :2].tanh(), w_hh))
+    return [attention, gru]
+
+
+@pytest.mark.parametrize("case", range(2))
+def test_create_graph_through_a_fused_primitive_counts_each_path_once(case):
+    x, program = _fused_programs()[case]
+    (plain,) = mg.grad((program(x) ** 2).sum(), x)
+    (recorded,) = mg.grad((program(x) ** 2).sum(), x, create_graph=True)
+    np.testing.assert_allclose(recorded.numpy(), plain.numpy(), rtol=1e-10, atol=1e-12)

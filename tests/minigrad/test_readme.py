@@ -20,9 +20,9 @@ def _run_block(index: int, directory, monkeypatch) -> dict:
     return readme_blocks.run_block(TOUR_HEADING, index, directory, monkeypatch)
 
 
-def test_the_readme_has_the_four_tour_blocks():
+def test_the_readme_has_the_five_tour_blocks():
     blocks = _python_blocks()
-    assert len(blocks) == 4
+    assert len(blocks) == 5
     for block in blocks:                               # each one runs on its own
         assert "import minigrad as mg" in block and "import numpy as np" in block
 
@@ -58,7 +58,8 @@ def test_tour_block_gradcheck(tmp_path, monkeypatch):
 
 
 def test_tour_block_custom_function(tmp_path, monkeypatch):
-    names = _run_block(2, tmp_path, monkeypatch)
+    names = _run_block(2, tmp_path, monkeypatch)     # check_backward raises if it disagrees
+    assert "mg.check_backward(Cube, (x,))" in _python_blocks()[2]
     x = names["x"]
     cube = names["Cube"].apply(x)
     np.testing.assert_array_equal(cube.numpy(), x.numpy() ** 3)
@@ -69,8 +70,25 @@ def test_tour_block_custom_function(tmp_path, monkeypatch):
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz 'dot' not installed")
 def test_tour_block_graph_picture(tmp_path, monkeypatch):
     names = _run_block(3, tmp_path, monkeypatch)
+    # the picture and nothing else: no DOT text left behind beside it
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.svg", "readme_block_3.py"]
     svg = (tmp_path / "graph.svg").read_text(encoding="utf-8")
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
-    for label in ("MatMul", "Relu", "Mean", ">x<", ">W<"):
+    for label in ("MatMul", "Relu", "Mean", ">x<", ">W<", ">loss<", "linear scale from 0"):
         assert label in svg, label
     assert names["x"].grad is not None and names["W"].grad is not None
+
+
+def test_tour_block_spellings(tmp_path, monkeypatch, capsys):
+    names = _run_block(4, tmp_path, monkeypatch)
+    host = np.arange(6.0).reshape(2, 3)
+    # the comment on the print line is what it prints
+    block = _python_blocks()[4]
+    shown = block.split("print(", 1)[1].split("# ", 1)[1].split("\n", 1)[0].strip()
+    assert capsys.readouterr().out.strip() == shown == "6 6 (2, 3) 3 2"
+    np.testing.assert_array_equal(names["rows"].numpy(), host.sum(axis=1))
+    np.testing.assert_array_equal(names["same"].numpy(), host.sum(axis=1))
+    np.testing.assert_allclose(names["spread"].numpy(), host.std(axis=0, ddof=1), rtol=1e-12)
+    np.testing.assert_array_equal(names["wide"].numpy(), np.concatenate([host, host], axis=1))
+    with pytest.raises(TypeError, match="sum: got axis=1 and dim=1"):
+        names["x"].sum(axis=1, dim=1)

@@ -136,6 +136,86 @@ def test_an_input_used_twice_gets_two_edges():
     assert [(a, b) for a, b, _ in dot.edges if b == mul] == [(dot.find("x"), mul)] * 2
 
 
+@pytest.mark.parametrize("index, text", [
+    ((slice(None), slice(1, 3)), "[:, 1:3]"),
+    (0, "[0]"),
+    ((Ellipsis, None, slice(None, None, 2)), "[..., None, ::2]"),
+    ((slice(2, None), -1), "[2:, -1]"),
+    (np.array([2, 0, 2]), "[[2, 0, 2]]"),
+    (np.arange(12).reshape(3, 4) % 3, "[int64 (3, 4)]"),
+    (np.array([True, False, True, True]), "[mask (4,)]"),
+])
+def test_a_slice_shows_its_index(index, text):
+    x = leaf(np.arange(16.0).reshape(4, 4), "x")
+    y = x[index]
+    dot = Dot(viz.draw(y))
+    op = next(h for t, h, _ in dot.edges if t == dot.find("x"))
+    assert dot.nodes[op]["lines"] == [text]
+    assert dot.nodes[op]["shape"] == "ellipse"
+
+
+def test_slices_cut_from_a_gru_step_and_packed_attention_show_the_gates_they_cut():
+    import nn
+    cell = nn.GRUCell(3, 4)
+    h = cell(mg.randn(2, 3), mg.randn(2, 4))
+    dot = Dot(viz.draw(h))
+    H = 4
+    makers = {name: next(t for t, hd, _ in dot.edges if hd == dot.find(name))
+              for name in ("r", "z", "n")}
+    # r and z are the two halves of σ(..) over the first 2H columns; n comes out of tanh
+    assert dot.nodes[makers["r"]]["lines"] == [f"[:, :{H}]"]
+    assert dot.nodes[makers["z"]]["lines"] == [f"[:, {H}:]"]
+    assert dot.nodes[makers["n"]]["lines"] == ["Tanh"]
+    attention = nn.MultiHeadAttention(8, 2)
+    x = mg.randn(1, 3, 8)
+    out, _ = attention(x, x, x)                     # self-attention: one packed projection
+    dot = Dot(viz.draw(out))
+    for i, name in enumerate("qkv"):
+        maker = next(t for t, hd, _ in dot.edges if hd == dot.find(name))
+        assert dot.nodes[maker]["lines"] == [f"[{i}]"]
+        assert dot.nodes[dot.find(name)]["lines"] == [name, "(1, 2, 3, 4) float32"]
+
+
+def test_a_root_shows_its_name_or_says_root_above_its_shape(rng):
+    x, W, b, h = affine(rng)
+    loss = h.sum()
+    dot = Dot(viz.draw(loss))
+    assert dot.nodes[dot.find("root")]["lines"] == ["root", "() float32"]
+    loss.name = "loss"
+    dot = Dot(viz.draw(loss))
+    assert dot.nodes[dot.find("loss")]["lines"] == ["loss", "() float32"]
+    assert not dot.find_all("root")
+
+
+def test_only_results_that_nothing_uses_get_the_root_style(rng):
+    x, W, b, h = affine(rng)
+    loss = h.sum()
+    loss.name = "loss"
+    dot = Dot(viz.draw([loss, h, W]))               # h feeds loss; W is a leaf
+    look = {name: (dot.nodes[dot.find(name)]["fillcolor"],
+                   dot.nodes[dot.find(name)].get("peripheries")) for name in ("loss", "h", "W")}
+    assert look["loss"][1] == "2"                   # double border: the result
+    assert look["h"][1] is None and look["W"][1] is None
+    assert look["h"] == (dot.nodes[dot.find("(3, 2) float32")]["fillcolor"], None)  # x @ W
+    assert look["W"] == (dot.nodes[dot.find("x")]["fillcolor"], None)              # a leaf
+    assert dot.nodes[dot.find("h")]["tooltip"].startswith("intermediate")
+
+
+def test_the_hard_lookups_query_and_keys_sit_in_its_box_marked_no_gradient(rng):
+    import nn
+    q, k, v = (leaf(rng.standard_normal(shape), name) for shape, name in
+               (((1, 1, 3), "q"), ((1, 4, 3), "k"), ((1, 4, 2), "v")))
+    context, weights = nn.HardAttention("nearest")(q, k, v)
+    loss = context.sum()
+    loss.backward()
+    dot = Dot(viz.draw(loss, color_by_grad=True))
+    for name in ("q", "k"):
+        assert no_gradient_marks(dot, name) == (True, True)
+        assert dot.nodes[dot.find(name)]["clusters"] == ("HardAttention",)
+    assert dot.nodes[dot.find("v")]["lines"][-1].startswith("grad norm")
+    assert q.grad is None and k.grad is None
+
+
 def test_node_kinds_are_styled_differently(rng):
     w = leaf(rng.standard_normal(3), "w")                        # parameter
     c = leaf(rng.standard_normal(3), "c", requires_grad=False)   # constant
@@ -302,6 +382,56 @@ def test_larger_gradients_are_drawn_darker():
     assert float(edge["large"]["penwidth"]) > float(edge["small"]["penwidth"])
 
 
+def gradient_of_norms(norms: list) -> tuple[list, "mg.Tensor"]:
+    """Leaves g0, g1, ... and a loss Σ_i c_i Σ leaf_i whose gradients have norms `norms`
+    (leaf i holds 4 ones, so ∂L/∂leaf_i = c_i·1 with norm 2 c_i)."""
+    leaves = [leaf(np.ones(4), f"g{i}") for i in range(len(norms))]
+    loss = sum(((norm / 2.0) * t).sum() for norm, t in zip(norms, leaves))
+    loss.backward()
+    return leaves, loss
+
+
+def test_gradient_colours_are_linear_from_zero_not_stretched_between_min_and_max():
+    # 0.389 and 0.479 are 81 % and 100 % of the largest norm: both dark, not light and dark;
+    # 0.004 and 0.02 are both under 1/8 of it: the same lightest shade, however far apart
+    # their logarithms are
+    norms = [0.004, 0.02, 0.389, 0.479]
+    _, loss = gradient_of_norms(norms)
+    dot = Dot(viz.draw(loss, color_by_grad=True))
+    fill = [dot.nodes[dot.find(f"g{i}")]["fillcolor"] for i in range(4)]
+    assert fill[0] == fill[1]
+    assert luminance(fill[3]) < luminance(fill[2]) < luminance(fill[1])
+    shades = viz._RAMP
+    # the ramp's 8 shades cover [k/8, (k+1)/8) of the largest norm each
+    assert [shades.index(f) for f in fill] == [int(8 * n / 0.479) if n < 0.479 else 7
+                                               for n in norms] == [0, 0, 6, 7]
+    # and an edge's width grows in proportion to its tensor's norm
+    width = [float(next(a for t, _, a in dot.edges if t == dot.find(f"g{i}"))["penwidth"])
+             for i in range(4)]
+    np.testing.assert_allclose(np.diff(width) / np.diff(norms), (width[3] - width[0]) /
+                               (norms[3] - norms[0]), rtol=0.05)
+
+
+def test_the_gradient_legend_shows_the_scale_from_zero_to_the_largest_norm():
+    _, loss = gradient_of_norms([0.389, 0.479])
+    source = viz.draw(loss, color_by_grad=True).source
+    legend = next(line for line in source.splitlines() if line.strip().startswith("legend "))
+    assert "label=<<TABLE" in legend                # an HTML-like label, written unquoted
+    cells = re.findall(r"<TD([^>]*)>(.*?)</TD>", legend)
+    texts = [text for _, text in cells]
+    assert "0" in texts and "0.479" in texts and f"{0.479 / 2:.3g}" in texts
+    assert sum('BGCOLOR="#' in attrs and text == "" for attrs, text in cells) == 8
+    assert any("no gradient" in text for text in texts)
+
+
+@needs_dot
+def test_the_legend_renders(tmp_path):
+    _, loss = gradient_of_norms([0.389, 0.479])
+    svg = viz.draw(loss, color_by_grad=True).pipe(format="svg")
+    texts = {e.text for e in ET.fromstring(svg).iter("{http://www.w3.org/2000/svg}text")}
+    assert {"0", "0.479", "gradient norm, linear scale from 0"} <= texts
+
+
 def test_color_by_grad_before_any_backward_warns_and_claims_nothing(rng):
     x, W, b, h = affine(rng)
     with pytest.warns(UserWarning, match="no tensor in the graph has a gradient"):
@@ -380,7 +510,7 @@ def test_collapse_by_depth(rng):
     assert top.nodes[top.find("encoder")]["lines"][1:] == ["6 ops", "4 parameters (24 values)"]
     assert top.nodes[top.find("head")]["lines"][1] == "1 op"
     assert top.named_edges() == sorted([("x", "encoder"), ("encoder", "h1"), ("h1", "head"),
-                                        ("head", "() float64")])
+                                        ("head", "root")])
 
 
 def test_collapse_rejects_unknown_scopes_and_bad_depths(rng):

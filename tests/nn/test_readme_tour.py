@@ -34,7 +34,7 @@ def test_gru_block(run_block, capsys):
     assert f"# {count:,} params" in _python_blocks()[0]          # the comment tells the truth
 
 
-def test_attention_block(run_block):
+def test_attention_block(run_block, tmp_path):
     g = run_block(1)
     weights = g["weights"].numpy()
     assert g["context"].shape == (2, 3, 4) and weights.shape == (2, 3, 5)
@@ -44,6 +44,11 @@ def test_attention_block(run_block):
         assert np.abs(t.grad.numpy()).max() > 0
     assert g["head_weights"].shape == (2, 2, 6, 6)
     assert np.all(np.triu(g["head_weights"].numpy(), k=1) == 0.0)  # causal
+    panels = [ax for ax in g["figure"].axes if ax.images]          # one map per head
+    assert len(panels) == 2
+    np.testing.assert_allclose(panels[1].images[0].get_array(), g["head_weights"].numpy()[0, 1],
+                               rtol=1e-6)
+    assert (tmp_path / "heads.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_transformer_block(run_block):

@@ -1,0 +1,95 @@
+"""What the graph walk keeps besides arrays: a gradient that is zero but at an index, and
+what a freed graph keeps of the tensors it no longer needs."""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from .backend import backend_of
+
+
+class IndexedGradient:
+    """∂L/∂x when only x[index] was read: zero everywhere except `values` at `index`.
+
+    GetItem's backward returns one when no graph is recorded, so that the slices of one tensor
+    (the r, z, n gates cut out of a GRU's pre-activations, or q, k, v out of a packed
+    projection) add into one buffer instead of each filling and adding a full one.
+    """
+
+    __slots__ = ("shape", "index", "is_basic", "values", "xp")
+
+    def __init__(self, shape, index, is_basic: bool, values, xp):
+        self.shape, self.index, self.is_basic, self.values = shape, index, is_basic, values
+        self.xp = xp
+
+    def add_into(self, buffer) -> None:
+        """buffer[index] += values (repeated advanced indices accumulate)."""
+        if self.is_basic:                         # a basic index names each element once
+            view = buffer[self.index]
+            if view.ndim:                         # a view: add into it in place
+                view += self.values
+            else:                                 # one element, which comes as a copy
+                buffer[self.index] += self.values
+        else:
+            backend_of(buffer).scatter_add(buffer, self.index, self.values)
+
+    def dense(self):
+        """A new array of the full shape."""
+        buffer = self.xp.zeros(self.shape, dtype=self.values.dtype)
+        self.add_into(buffer)
+        return buffer
+
+
+class _Released(tuple):
+    """The type of `saved_tensors` once a backward has freed them: empty, and recognisable."""
+
+
+_RELEASED = _Released()
+
+
+class SpentTensor:
+    """What a freed graph keeps of an input it no longer needs: its producer (`_fn`), shape,
+    dtype and name, no values. A backward without `retain_graph` puts these in place of every
+    input that is not a leaf requiring grad, so that a kept `loss` keeps no activations alive
+    while the graph's structure can still be drawn."""
+
+    __slots__ = ("_fn", "shape", "dtype", "device", "name", "_requires_grad", "_tensor")
+    _retains_grad = False
+    _hooks = None
+    grad = None
+
+    def __init__(self, t):
+        data = t.data
+        self._fn, self.shape, self.dtype, self.name = t._fn, data.shape, data.dtype, t.name
+        self.device = "cpu" if type(data) is np.ndarray else t.device
+        self._requires_grad, self._tensor = t._requires_grad, weakref.ref(t)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def tensor(self):
+        """The tensor itself while something else keeps it alive, else None."""
+        return self._tensor()
+
+
+def release(functions) -> None:
+    """Free what recorded nodes hold for backward: saved arrays, and inputs other than leaves
+    that require grad (a kept root must not keep a step's activations alive). A tensor read by
+    several of them is replaced by one SpentTensor."""
+    spent: dict[int, SpentTensor] = {}
+    for fn in functions:
+        fn.saved_tensors = _RELEASED
+        inputs = []
+        for x in fn.inputs:
+            if x._fn is None and x._requires_grad or type(x) is SpentTensor:
+                inputs.append(x)
+            else:
+                stub = spent.get(id(x))
+                if stub is None:
+                    stub = spent[id(x)] = SpentTensor(x)
+                inputs.append(stub)
+        fn.inputs = tuple(inputs)

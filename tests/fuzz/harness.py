@@ -1,0 +1,419 @@
+"""The differential oracles a random program must pass, and the harness that runs them.
+
+`check_program(program)` returns a list of problems (empty when all is well):
+
+- forward: each node's minigrad value has the dtype, shape and values of the registry's NumPy
+  references run with the same dtypes;
+- numeric: ∂loss/∂leaf from `mg.grad` equals float64 central differences of the same program
+  evaluated in plain NumPy; it has the leaf's dtype and shape, and is None exactly when the
+  leaf does not reach an output;
+- paths: `mg.grad` with create_graph=True gives the same numbers as without, for every leaf and
+  intermediate; `backward()` on Σ_k Σ w_k ⊙ output_k gives them too, in leaves' `.grad`, in
+  what `register_hook` sees and in `retain_grad`'s `.grad` of intermediates;
+- twice: a second `backward(retain_graph=True)` makes every `.grad` exactly twice the first
+  and every hook sees exactly the same gradient again;
+- device: the program on the simulated device ("sim", arrays that refuse NumPy) gives the
+  same values and gradients.
+
+`run_programs(n, seed)` draws n programs from a seeded generator and returns one `Failure`
+per failing program (shrunk to the outputs it needs). `new_failures(plant, ...)` runs the same
+programs with a bug planted and returns the failures the plant added. A planted-bug test is
+one short function; e.g. for the engine's accumulation step:
+
+    def test_dropped_contribution_is_caught():
+        def plant(patch):                          # patch: a pytest.MonkeyPatch
+            real = autograd._accumulate
+            calls = itertools.count()
+            patch.setattr(autograd, "_accumulate",
+                          lambda *a, **k: real(*a, **k) if next(calls) % 2 else None)
+        assert new_failures(plant)
+
+(any engine internal works the same way: patch it inside `plant`; `ops=[...]` limits the
+programs to registry entries that reach the code planted in, which makes them cheaper).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+from ..minigrad.simdevice import SimArray, SimBackend
+from .programs import (Leaf, Program, SeededChooser, build, evaluate_numpy, generate, loss_numpy,
+                       ops_named)
+
+EPS = 1e-6                        # central-difference step (float64)
+
+
+@dataclass
+class Failure:
+    index: int                    # which program of the run
+    program: Program
+    problems: list
+
+    def __str__(self) -> str:
+        shown = "\n  ".join(self.problems[:6])
+        more = f"\n  ... and {len(self.problems) - 6} more" if len(self.problems) > 6 else ""
+        return (f"program {self.index} ({len(self.program.nodes)} nodes: "
+                f"{', '.join(self.program.ops())}):\n  {shown}{more}\n"
+                f"--- program ---\n{self.program.source()}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Tolerances: float64 programs are held tightly; a float32 value anywhere loosens the checks to
+# what single precision can promise.
+
+def _tolerance(single: bool, against_differences: bool) -> tuple[float, float]:
+    """(rtol, atol per unit of the compared array's largest magnitude)."""
+    if against_differences:
+        return (2e-3, 2e-3) if single else (1e-5, 1e-6)
+    return (1e-4, 1e-5) if single else (1e-9, 1e-11)
+
+
+def _close(actual, expected, rtol, atol) -> bool:
+    size = np.abs(expected)
+    scale = 1.0 + float(size.max(initial=0.0))
+    return bool((np.abs(actual - expected) <= atol * scale + rtol * size).all())
+
+
+def _worst(actual, expected) -> str:
+    """Where actual and expected differ most, for the message."""
+    if actual.shape != expected.shape:
+        return f"shapes {actual.shape} vs {expected.shape}"
+    diff = np.abs(actual.astype(np.float64) - expected)
+    at = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.size else ()
+    text = f"{float(actual[at]):.10g}, expected {float(expected[at]):.10g}"
+    if actual.size > 1:
+        text += (f" at {tuple(int(i) for i in at)} (all: "
+                 f"{np.array2string(actual, precision=6)} vs "
+                 f"{np.array2string(expected, precision=6)})")
+    return text
+
+
+# ---------------------------------------------------------------------------------------------
+# The device and the engine's global state.
+
+def _registered(device: str) -> bool:
+    try:
+        mg.tensor(0.0, device=device)
+    except ValueError:
+        return False
+    return True
+
+
+_HOST = mg.Backend()
+
+
+class _QuickSim(SimBackend):
+    """The simulated device with the host's erf: the plain one runs erf's series operation by
+    operation through the device wrapper, milliseconds a call (tests/minigrad checks it);
+    here the engine's device discipline is what is under test."""
+
+    def erf(self, array):
+        return SimArray(np.asarray(_HOST.erf(array._array)))
+
+
+@contextlib.contextmanager
+def simulated_device():
+    """The simulated device "sim" registered for the duration (if it was not already)."""
+    if _registered("sim"):
+        yield
+        return
+    mg.register_backend(_QuickSim())
+    try:
+        yield
+    finally:
+        mg.unregister_backend("sim")
+
+
+# ---------------------------------------------------------------------------------------------
+# The oracles.
+
+def numeric_gradients(program: Program, leaf: int) -> np.ndarray:
+    """∂loss/∂leaf, element by element, by float64 central differences of the NumPy program."""
+    node = program.nodes[leaf]
+    grad = np.zeros(node.value.shape)
+    for index in np.ndindex(*node.value.shape):
+        unit = np.zeros(node.value.shape)
+        unit[index] = 1.0
+        grad[index] = directional_difference(program, leaf, unit)
+    return grad
+
+
+def directional_difference(program: Program, leaf: int, direction: np.ndarray) -> float:
+    """(loss(x + εu) − loss(x − εu)) / 2ε for leaf x moved along u, in float64 NumPy."""
+    value = program.nodes[leaf].value
+    up = loss_numpy(program, {leaf: value + EPS * direction})
+    down = loss_numpy(program, {leaf: value - EPS * direction})
+    return (up - down) / (2 * EPS)
+
+
+def _directions(leaf: Leaf, index: int) -> list[np.ndarray]:
+    """Unit vectors for a leaf of up to 3 elements; else two fixed random directions (any
+    wrong element shows in both unless its error happens to be orthogonal to them)."""
+    shape = leaf.value.shape
+    if leaf.value.size <= 3:
+        units = []
+        for position in np.ndindex(*shape):
+            unit = np.zeros(shape)
+            unit[position] = 1.0
+            units.append(unit)
+        return units
+    rng = np.random.default_rng(index)
+    return [rng.standard_normal(shape) for _ in range(2)]
+
+
+class _Checker:
+    """The oracles on one program; `run` applies them all and returns the problems."""
+
+    def __init__(self, program: Program, device: str):
+        self.program, self.device = program, device
+        self.problems: list[str] = []
+        self.flags = program.requires_grad()
+        self.live = program.reaches_outputs()
+        self.grad_nodes = [i for i, f in enumerate(self.flags) if f]
+        self.typed = evaluate_numpy(program, exact=False)
+        self.stage = "forward"                     # the oracle running, for an exception
+        self.single = any(v.dtype == np.float32 for v in self.typed)
+
+    def fail(self, oracle: str, message: str) -> None:
+        self.problems.append(f"[{oracle}] {message}")
+
+    def _name(self, i: int) -> str:
+        kind = "leaf" if isinstance(self.program.nodes[i], Leaf) else "value"
+        return f"{kind} v{i}"
+
+    def roots(self, tensors):
+        return [tensors[i] for i in self.program.outputs]
+
+    def weights(self, device):
+        return [mg.tensor(w, dtype=np.float64, device=device) for w in self.program.weights]
+
+    # forward -------------------------------------------------------------------------------
+    def check_forward(self, tensors) -> None:
+        rtol, atol = _tolerance(self.single, False)
+        rtol, atol = rtol * 10, atol * 10          # two implementations of each op
+        for i, (t, expected) in enumerate(zip(tensors, self.typed)):
+            if not isinstance(t, mg.Tensor):
+                self.fail("forward", f"v{i} is a {type(t).__name__}, not a Tensor")
+                continue
+            if t.dtype != expected.dtype or tuple(t.shape) != expected.shape:
+                self.fail("forward", f"v{i}: {t.dtype} {tuple(t.shape)}, the NumPy reference "
+                                     f"gives {expected.dtype} {expected.shape}")
+                continue
+            if not _close(t.numpy().astype(np.float64), expected.astype(np.float64), rtol, atol):
+                self.fail("forward", f"v{i} differs from the NumPy reference: "
+                                     f"{_worst(t.numpy(), expected)}")
+            if bool(t.requires_grad) != self.flags[i]:
+                self.fail("forward", f"v{i}.requires_grad is {t.requires_grad}, expected "
+                                     f"{self.flags[i]}")
+
+    # gradients -----------------------------------------------------------------------------
+    def gradients(self, tensors, **options) -> dict:
+        found = mg.grad(self.roots(tensors), [tensors[i] for i in self.grad_nodes],
+                        grad_outputs=self.weights(tensors[0].device), allow_unused=True,
+                        **options)
+        return {i: g for i, g in zip(self.grad_nodes, found)}
+
+    def check_gradient_form(self, oracle, i, g, tensor) -> bool:
+        """g is None exactly when node i does not reach an output; else a Tensor of the node's
+        dtype, shape and device."""
+        if g is None:
+            if self.live[i]:
+                self.fail(oracle, f"{self._name(i)} reaches an output but got no gradient")
+            return False
+        if not self.live[i]:
+            self.fail(oracle, f"{self._name(i)} reaches no output but got a gradient")
+            return False
+        if g.dtype != tensor.dtype or tuple(g.shape) != tuple(tensor.shape) or \
+                g.device != tensor.device:
+            self.fail(oracle, f"{self._name(i)} ({tensor.dtype} {tuple(tensor.shape)} on "
+                              f"{tensor.device}) got a gradient {g.dtype} {tuple(g.shape)} on "
+                              f"{g.device}")
+            return False
+        return True
+
+    def compare(self, oracle, what, actual: np.ndarray, expected: np.ndarray) -> None:
+        rtol, atol = _tolerance(self.single, False)
+        if not _close(actual.astype(np.float64), expected.astype(np.float64), rtol, atol):
+            self.fail(oracle, f"{what}: {_worst(actual, expected)}")
+
+    def check_numeric(self, tensors, plain) -> dict:
+        """Leaf gradients against central differences along a few directions (each element of
+        a small leaf); returns every node's gradient as an array (None where there is none)."""
+        rtol, atol = _tolerance(self.single, True)
+        arrays = {}
+        for i in self.grad_nodes:
+            g = plain[i]
+            arrays[i] = g.numpy() if self.check_gradient_form("numeric", i, g, tensors[i]) \
+                else None
+            node = self.program.nodes[i]
+            if not isinstance(node, Leaf) or arrays[i] is None:
+                continue
+            analytic = arrays[i].astype(np.float64)
+            scale = 1.0 + float(np.abs(analytic).max(initial=0.0)) * math.sqrt(analytic.size)
+            for u in _directions(node, i):
+                numeric = directional_difference(self.program, i, u)
+                along = float(np.sum(analytic * u))
+                if abs(along - numeric) > atol * scale + rtol * abs(numeric):
+                    expected = numeric_gradients(self.program, i)
+                    self.fail("numeric", f"∂loss/∂v{i} differs from central differences: "
+                                         f"{_worst(arrays[i], expected)}")
+                    break
+        return arrays
+
+    def check_recorded(self, tensors, arrays) -> None:
+        recorded = self.gradients(tensors, create_graph=True)
+        for i in self.grad_nodes:
+            g = recorded[i]
+            if self.check_gradient_form("paths", i, g, tensors[i]) and arrays[i] is not None:
+                self.compare("paths", f"∂loss/∂v{i} with create_graph=True vs without",
+                             g.numpy(), arrays[i])
+
+    def check_backward_twice(self, tensors, arrays) -> None:
+        """backward() on the weighted sum, with a hook on every node and retain_grad on every
+        intermediate; then a second backward through the retained graph."""
+        seen: dict[int, list] = {i: [] for i in self.grad_nodes}
+        for i in self.grad_nodes:
+            tensors[i].register_hook(lambda g, i=i: seen[i].append(g.numpy().copy()))
+            if not tensors[i].is_leaf:
+                tensors[i].retain_grad()
+        total = None
+        for root, w in zip(self.roots(tensors), self.weights("cpu")):
+            term = (root * w).sum()
+            total = term if total is None else total + term
+        total.backward(retain_graph=True)
+        first = {}
+        for i in self.grad_nodes:
+            g = tensors[i].grad
+            if not self.check_gradient_form("paths", i, g, tensors[i]):
+                continue
+            first[i] = g.numpy().copy()
+            if arrays[i] is not None:
+                self.compare("paths", f"{self._name(i)}.grad after backward() vs mg.grad",
+                             first[i], arrays[i])
+            if len(seen[i]) != 1 or not np.array_equal(seen[i][0], first[i]):
+                self.fail("paths", f"the hook on {self._name(i)} saw {seen[i]}, its .grad "
+                                   f"is {first[i]}")
+        total.backward(retain_graph=True)
+        for i, g1 in first.items():
+            g = tensors[i].grad
+            g2 = None if g is None else g.numpy()
+            if g2 is None or not np.array_equal(g2, 2 * g1):
+                self.fail("twice", f"{self._name(i)}.grad after two backward(retain_graph="
+                                   f"True): {g2}, expected exactly 2 × {g1}")
+            if len(seen[i]) != 2 or not np.array_equal(seen[i][1], seen[i][0]):
+                self.fail("twice", f"the hook on {self._name(i)} saw {seen[i]} over two "
+                                   f"backward passes")
+
+    def check_device(self, tensors, arrays) -> None:
+        other = build(self.program, self.device)
+        for i, (t, host) in enumerate(zip(other, tensors)):
+            if t.device != self.device or t.dtype != host.dtype:
+                self.fail("device", f"v{i} on {self.device}: {t.dtype} on {t.device}, on the "
+                                    f"host {host.dtype}")
+            else:
+                self.compare("device", f"v{i} on {self.device} vs the host", t.numpy(),
+                             host.numpy())
+        found = self.gradients(other)
+        for i in self.grad_nodes:
+            g = found[i]
+            if self.check_gradient_form("device", i, g, other[i]) and arrays[i] is not None:
+                self.compare("device", f"∂loss/∂v{i} on {self.device} vs the host", g.numpy(),
+                             arrays[i])
+
+    def _merge_aliases(self, tensors) -> None:
+        """A step may hand back its operand itself (a cast to the same dtype, a reshape to the
+        same shape): both nodes are then one tensor, which reaches an output if either does."""
+        live_ids = {id(t) for t, live in zip(tensors, self.live) if live}
+        self.live = [id(t) in live_ids for t in tensors]
+
+    def run(self) -> list[str]:
+        self.stage = "forward"
+        tensors = build(self.program, "cpu")
+        self._merge_aliases(tensors)
+        self.check_forward(tensors)
+        self.stage = "numeric"
+        plain = self.gradients(tensors, retain_graph=True)
+        arrays = self.check_numeric(tensors, plain)
+        self.stage = "paths"
+        self.check_recorded(tensors, arrays)
+        self.check_backward_twice(tensors, arrays)     # the same graph, retained so far
+        if self.device is not None:
+            self.stage = "device"
+            self.check_device(tensors, arrays)
+        return self.problems
+
+
+def check_program(program: Program, device: str | None = "sim") -> list[str]:
+    """Every oracle on one program; the problems found (an exception counts as one, under the
+    oracle that was running)."""
+    checker = _Checker(program, device)
+    with simulated_device(), np.errstate(all="ignore"):
+        try:
+            checker.run()
+        except Exception as error:                 # noqa: BLE001 - any raise is a finding
+            checker.fail(checker.stage, f"raised {type(error).__name__}: {error}")
+    return checker.problems
+
+
+# ---------------------------------------------------------------------------------------------
+# Runs of many programs.
+
+def program_at(seed: int, index: int, ops=None) -> Program:
+    """Program `index` of the run seeded `seed`: the same program on every machine."""
+    chooser = SeededChooser(np.random.default_rng([seed, index]))
+    return generate(chooser, None if ops is None else ops_named(ops))
+
+
+def shrink(program: Program, device: str | None = "sim") -> Program:
+    """Drop outputs (and what only they need) while the program still fails."""
+    k = 0
+    while len(program.outputs) > 1 and k < len(program.outputs):
+        candidate = program.pruned([j for j in range(len(program.outputs)) if j != k])
+        if check_program(candidate, device):
+            program = candidate
+        else:
+            k += 1
+    return program
+
+
+def run_programs(n: int, seed: int = 0, ops=None, device: str | None = "sim",
+                 shrink_first: int = 3) -> list[Failure]:
+    """Programs 0 … n−1 of the run seeded `seed` (drawn from the registry entries named in
+    `ops`, default all), each through every oracle. Returns one Failure per failing program;
+    the first `shrink_first` of them shrunk."""
+    failures = []
+    for index in range(n):
+        program = program_at(seed, index, ops)
+        problems = check_program(program, device)
+        if problems:
+            if len(failures) < shrink_first:
+                program = shrink(program, device)
+                problems = check_program(program, device) or problems
+            failures.append(Failure(index, program, problems))
+    return failures
+
+
+@functools.lru_cache(maxsize=32)
+def _baseline(n: int, seed: int, ops: tuple | None) -> frozenset:
+    return frozenset(f.index for f in run_programs(n, seed, ops, shrink_first=0))
+
+
+def new_failures(plant, n: int = 150, seed: int = 0, ops=None) -> list[Failure]:
+    """The failures of `run_programs(n, seed, ops)` with a bug planted by `plant(patch)`
+    (patch: a pytest.MonkeyPatch, undone afterwards) that the same run without it does not
+    have: programs that already fail (a bug the engine has today) prove nothing about the
+    plant."""
+    ops = None if ops is None else tuple(ops)
+    before = _baseline(n, seed, ops)
+    with pytest.MonkeyPatch.context() as patch:
+        plant(patch)
+        after = run_programs(n, seed, ops, shrink_first=0)
+    return [f for f in after if f.index not in before]

@@ -1,0 +1,173 @@
+"""Bugs planted on purpose, each of which the fuzzer must report: an oracle that never fails
+proves nothing. A test plants one bug inside `plant(patch)` (patch: a pytest.MonkeyPatch,
+undone afterwards) and asks `new_failures` for the programs that fail only because of it.
+Programs are drawn from a few registry entries that reach the planted code, which keeps each
+test to a fraction of a second."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import autograd
+from minigrad.ops import elementwise, nn_ops
+
+from .harness import new_failures
+
+ARITHMETIC = ["mul", "add", "sum", "getitem", "tanh", "matmul"]
+
+
+def _only_backward(patch, cls, backward) -> None:
+    """`backward` becomes cls's one derivative: an engine that prefers a `vjp` on arrays where
+    a class defines one would otherwise never run it."""
+    patch.setattr(cls, "backward", backward)
+    patch.setattr(cls, "vjp", None, raising=False)
+
+
+def _oracles(failures) -> set[str]:
+    return {p.split("]")[0] + "]" for f in failures for p in f.problems}
+
+
+def test_a_dropped_contribution_is_caught():
+    """Mul's backward forgets ∂z/∂b."""
+    def plant(patch):
+        def backward(self, grad):
+            a, b = self.inputs
+            return grad * b, None
+        _only_backward(patch, elementwise.Mul, backward)
+    failures = new_failures(plant, n=25, ops=ARITHMETIC)
+    assert failures and "[numeric]" in _oracles(failures)
+
+
+def _first_copy(grad, shape):
+    """grad read at the first of the copies broadcasting made, instead of summed over them."""
+    extra = grad.ndim - len(shape)
+    index = (0,) * extra + tuple(slice(0, 1) if n == 1 and m != 1 else slice(None)
+                                 for n, m in zip(shape, grad.shape[extra:]))
+    return grad[index]
+
+
+def test_a_gradient_not_summed_over_broadcast_copies_is_caught():
+    """Add's backward takes one copy's gradient where its operand was broadcast."""
+    def plant(patch):
+        def backward(self, grad):
+            return tuple(_first_copy(grad, x.shape) if x.shape != grad.shape else grad
+                         for x in self.inputs)
+        _only_backward(patch, elementwise.Add, backward)
+    failures = new_failures(plant, n=25, ops=["add", "sum", "mul", "tanh"])
+    assert failures and "[numeric]" in _oracles(failures)
+
+
+def test_a_forgotten_cast_back_is_caught():
+    """Softmax computes in float64 for float32 inputs and forgets to cast back."""
+    real = nn_ops.Softmax.forward
+
+    def plant(patch):
+        patch.setattr(nn_ops.Softmax, "forward", lambda self, x: real(self, x.astype("float64")))
+    failures = new_failures(plant, n=25, ops=["softmax", "mul", "sum", "add"])
+    assert failures and "[forward]" in _oracles(failures)
+
+
+def test_a_backward_that_overwrites_its_saved_output_is_caught():
+    """Sigmoid's backward computes y(1 − y) in the output's own buffer: right once, then the
+    graph holds a wrong y for every later pass."""
+    def plant(patch):
+        def backward(self, grad):
+            y = self.output.data
+            y *= 1 - y
+            return grad * mg.tensor(y, device=self.output.device)
+        _only_backward(patch, elementwise.Sigmoid, backward)
+    failures = new_failures(plant, n=25, ops=["sigmoid", "add", "mul", "sum"])
+    assert failures and {"[paths]", "[twice]"} & _oracles(failures)
+
+
+def test_an_op_bypassing_the_array_module_is_caught_on_the_device():
+    """Tanh's forward calls NumPy instead of self.xp: fine on the host, wrong on a device."""
+    def plant(patch):
+        patch.setattr(elementwise.Tanh, "forward", lambda self, x: np.tanh(x))
+    failures = new_failures(plant, n=20, ops=["tanh", "add", "sum"])
+    assert failures and "[device]" in _oracles(failures)
+
+
+def test_an_ignored_retain_grad_is_caught():
+    def plant(patch):
+        patch.setattr(mg.Tensor, "retain_grad", lambda self: None)
+    failures = new_failures(plant, n=20, ops=["add", "mul", "sum"])
+    assert failures and "[paths]" in _oracles(failures)
+
+
+# -- engine internals: one short test each, skipped where the engine has no such function ----
+
+def _engine_function(name: str):
+    function = getattr(autograd, name, None)
+    if function is None:
+        pytest.skip(f"minigrad.autograd has no {name}")
+    return function
+
+
+def test_an_accumulation_that_drops_every_other_contribution_is_caught():
+    real = _engine_function("_accumulate")
+
+    def plant(patch):
+        calls = itertools.count()
+        patch.setattr(autograd, "_accumulate",
+                      lambda *args, **kwargs: real(*args, **kwargs) if next(calls) % 2 else None)
+    assert new_failures(plant, n=40)
+
+
+def test_an_engine_sum_to_shape_that_keeps_one_copy_is_caught():
+    _engine_function("_sum_to_array")
+
+    def plant(patch):
+        patch.setattr(autograd, "_sum_to_array", lambda g, shape, owner="": _first_copy(g, shape))
+    failures = new_failures(plant, n=25, ops=["add", "mul", "sum", "tanh"])
+    assert failures and "[numeric]" in _oracles(failures)
+
+
+def test_the_lost_zero_d_contributions_of_the_old_engine_are_caught():
+    """The engine before `_accumulate` added a 0-d gradient's third and later contributions
+    into a NumPy scalar (`previous += g` rebinds a local): planted again here."""
+    real = _engine_function("_accumulate")
+
+    def plant(patch):
+        def lossy(grads, owned, key, g, create_graph):
+            if key in owned and not create_graph and len(grads[key].shape) == 0:
+                return
+            real(grads, owned, key, g, create_graph)
+        patch.setattr(autograd, "_accumulate", lossy)
+    failures = new_failures(plant, n=40, ops=["add", "mul", "sum", "getitem"])
+    assert any("differs from central differences" in p for f in failures for p in f.problems)
+
+
+def test_an_accumulation_that_drops_the_third_contribution_is_caught():
+    real = _engine_function("_accumulate")
+
+    def plant(patch):
+        counts: dict = {}
+
+        def third_lost(grads, owned, key, g, create_graph):
+            counts[key] = counts.get(key, 0) + 1
+            if counts[key] != 3:
+                real(grads, owned, key, g, create_graph)
+        patch.setattr(autograd, "_accumulate", third_lost)
+    failures = new_failures(plant, n=40)
+    assert any("differs from central differences" in p for f in failures for p in f.problems)
+
+
+def test_a_gradient_left_in_the_wrong_dtype_is_caught():
+    """The walk casts a float64 gradient of a float32 input back to float32: planted here, the
+    engine's own check of each gradient's dtype (or the oracles) must fail."""
+    real = _engine_function("_conform")
+
+    def plant(patch):
+        def uncast(g, x, fn, create_graph):
+            dtype = x.data.dtype
+            conformed = real(g, x, fn, create_graph)
+            if dtype == np.float64 or create_graph or not hasattr(conformed, "astype"):
+                return conformed
+            return conformed.astype(np.float64)           # the cast to x's dtype undone
+        patch.setattr(autograd, "_conform", uncast)
+    assert new_failures(plant, n=60)

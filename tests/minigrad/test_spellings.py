@@ -1,0 +1,232 @@
+"""NumPy's and PyTorch's spellings side by side: `size` as an int that is also callable,
+`numel()`, `dim()`, `std`/`var` with `ddof` or `correction`, `dim=` wherever `axis=` is (both
+at once is an error), `cat`, how a gradient is reset, and the single-sourced version."""
+
+import copy
+import importlib.metadata
+import json
+import math
+import pickle
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+
+from .primitive_checks import assert_forward, leaf
+
+ROOT = Path(__file__).resolve().parents[2]
+SHAPES = [(), (1,), (3,), (2, 3, 4), (0, 3)]
+
+# -- size, numel, dim ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_size_is_numpys_count_and_pytorchs_shape(shape, device):
+    t = mg.zeros(shape, device=device)
+    count = math.prod(shape)
+    assert t.size == count and isinstance(t.size, int) and int(t.size) == count
+    assert t.size == np.zeros(shape).size               # NumPy's meaning
+    assert t.size() == shape and type(t.size()) is tuple
+    for d in range(-len(shape), len(shape)):
+        assert t.size(d) == shape[d] and t.size(dim=d) == shape[d]
+    assert t.numel() == count and type(t.numel()) is int
+    assert t.dim() == len(shape) == t.ndim
+
+
+@pytest.mark.parametrize("shape, bad", [((), 0), ((2, 3), 2), ((2, 3), -3), ((2, 3), 1.0)])
+def test_size_of_a_missing_axis_raises_naming_it(shape, bad):
+    with pytest.raises(IndexError, match=rf"size: axis {re.escape(repr(bad))} is out of range "
+                                          rf"for a {len(shape)}-d tensor"):
+        mg.zeros(shape).size(bad)
+
+
+def test_size_behaves_as_a_plain_int_everywhere_an_int_goes():
+    t = mg.zeros((2, 3))
+    assert str(t.size) == repr(t.size) == "6" and f"{t.size:>3}" == "  6"
+    assert json.dumps({"n": t.size}) == '{"n": 6}'
+    assert type(t.size + 1) is int and t.size * 2 == 12 and list(range(t.size)) == list(range(6))
+    assert {t.size: "six"}[6] == "six" and hash(t.size) == hash(6)
+    for restored in (pickle.loads(pickle.dumps(t.size)), copy.copy(t.size)):
+        assert restored == 6 and type(restored) is int
+    assert sum(p.size for p in [t, mg.zeros(4)]) == 10
+
+
+# -- std and var with ddof / correction ----------------------------------------------------------
+
+STD_CASES = [((), None, 0), ((1,), 0, 0), ((3, 4), None, 1), ((3, 4), 1, 0), ((3, 4), (0, 1), 1),
+             ((2, 3, 4), (0, 2), 2), ((5,), -1, 1)]
+
+
+@pytest.mark.parametrize("shape, axis, ddof", STD_CASES)
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("name", ["std", "var"])
+def test_std_and_var_match_numpy_and_pass_gradcheck(name, shape, axis, ddof, keepdims, device,
+                                                   rng):
+    host = rng.standard_normal(shape)
+    x = leaf(host, device)
+    reference = getattr(np, name)(host, axis=axis, ddof=ddof, keepdims=keepdims)
+    assert_forward(getattr(mg, name)(x, axis, keepdims, ddof), reference, device)
+    assert_forward(getattr(x, name)(dim=axis, keepdims=keepdims, correction=ddof), reference,
+                   device)
+    if ddof == 0:                                       # NumPy's default, not PyTorch's
+        assert_forward(getattr(x, name)(axis), getattr(np, name)(host, axis=axis), device)
+    assert mg.gradcheck(lambda t: getattr(t, name)(axis, keepdims, ddof), [x])
+
+
+def test_std_of_equal_elements_has_zero_gradient_not_nan():
+    x = mg.tensor(np.array([[2.0, 2.0, 2.0], [1.0, 2.0, 4.0]]), requires_grad=True)
+    x.std(axis=1).sum().backward()
+    grad = x.grad.numpy()
+    np.testing.assert_array_equal(grad[0], 0.0)
+    centred = np.array([1.0, 2.0, 4.0]) - 7.0 / 3.0
+    np.testing.assert_allclose(grad[1], centred / (3 * np.std([1.0, 2.0, 4.0])), rtol=1e-12)
+
+
+def test_std_gradient_of_second_order_is_recorded(rng):
+    x = mg.tensor(rng.standard_normal(5), requires_grad=True)
+    assert mg.gradcheck(lambda t: mg.grad(t.std(ddof=1), t, create_graph=True)[0], [x])
+
+
+def test_std_and_var_refuse_two_spellings_and_missing_degrees_of_freedom():
+    x = mg.zeros((2, 3))
+    for name in ("std", "var"):
+        with pytest.raises(TypeError, match=f"{name}: got ddof=1 and correction=1"):
+            getattr(mg, name)(x, ddof=1, correction=1)
+        with pytest.raises(ValueError, match=rf"{name}: ddof=2 leaves no degrees of freedom for "
+                                             rf"2 element\(s\)"):
+            getattr(x, name)(axis=0, ddof=2)
+        with pytest.raises(ValueError, match=f"{name}: ddof must be a non-negative int"):
+            getattr(x, name)(ddof=-1)
+
+
+# -- dim= wherever axis= is --------------------------------------------------------------------
+
+# (name, axis to use, NumPy reference taking `axis`) for x of shape (2, 3, 4)
+def _softmax(a, axis):
+    e = np.exp(a - a.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+REDUCTIONS = [
+    ("sum", 1, lambda a, axis: a.sum(axis=axis)),
+    ("mean", (0, 2), lambda a, axis: a.mean(axis=axis)),
+    ("max", -1, lambda a, axis: a.max(axis=axis)),
+    ("min", 0, lambda a, axis: a.min(axis=axis)),
+    ("var", 2, lambda a, axis: a.var(axis=axis)),
+    ("std", 1, lambda a, axis: a.std(axis=axis)),
+    ("logsumexp", 0, lambda a, axis: np.log(np.exp(a).sum(axis=axis))),
+    ("softmax", 1, _softmax),
+    ("log_softmax", 0, lambda a, axis: np.log(_softmax(a, axis))),
+    ("argmax", 2, lambda a, axis: a.argmax(axis=axis)),
+    ("argmin", 1, lambda a, axis: a.argmin(axis=axis)),
+    ("any", 1, lambda a, axis: (a > 0.5).any(axis=axis)),
+    ("all", 2, lambda a, axis: (a > -1.5).all(axis=axis)),
+]
+
+
+def _operand(name, x):
+    return (x > 0.5) if name == "any" else (x > -1.5) if name == "all" else x
+
+
+@pytest.mark.parametrize("name, axis, reference", REDUCTIONS, ids=[r[0] for r in REDUCTIONS])
+def test_dim_means_axis_in_functions_and_methods(name, axis, reference, device, rng):
+    host = rng.standard_normal((2, 3, 4))
+    x = _operand(name, leaf(host, device))
+    expected = reference(host, axis)
+    assert_forward(getattr(mg, name)(x, dim=axis), expected, device)
+    assert_forward(getattr(x, name)(dim=axis), expected, device)
+    assert_forward(getattr(x, name)(axis=axis), expected, device)
+    with pytest.raises(TypeError, match=rf"{name}: got axis=.* and dim=.*pass one of them"):
+        getattr(mg, name)(x, axis=axis, dim=axis)
+    with pytest.raises(TypeError, match=rf"{name}: got axis=.* and dim="):
+        getattr(x, name)(axis, dim=axis)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp"])
+def test_an_explicit_last_axis_and_dim_together_are_still_two(name):
+    x = mg.zeros((2, 3))
+    assert_forward(getattr(mg, name)(x, -1), getattr(mg, name)(x, dim=1).numpy(), "cpu")
+    with pytest.raises(TypeError, match=rf"{name}: got axis=-1 and dim=0"):
+        getattr(mg, name)(x, -1, dim=0)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "sum", "std"])
+def test_the_gradient_through_dim_is_the_one_through_axis(name, rng):
+    x = leaf(rng.standard_normal((3, 4)), "cpu")
+    assert mg.gradcheck(lambda t: getattr(t, name)(dim=0), [x])
+    by_dim, = mg.grad((getattr(x, name)(dim=0) ** 2).sum(), x)
+    by_axis, = mg.grad((getattr(x, name)(axis=0) ** 2).sum(), x)
+    np.testing.assert_array_equal(by_dim.numpy(), by_axis.numpy())
+
+
+def test_joins_and_shape_functions_take_dim(device, rng):
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 5))
+    ta, tb = leaf(a, device), leaf(b, device)
+    assert mg.cat is mg.concat and "cat" in mg.__all__
+    assert_forward(mg.cat([ta, tb], dim=1), np.concatenate([a, b], axis=1), device)
+    assert_forward(mg.concat([ta, tb], dim=-1), np.concatenate([a, b], axis=-1), device)
+    assert_forward(mg.stack([ta, ta], dim=2), np.stack([a, a], axis=2), device)
+    parts = mg.split(tb, [1, 4], dim=1)                 # NumPy's cut points, also with dim=
+    for part, expected in zip(parts, np.split(b, [1, 4], axis=1)):
+        assert_forward(part, expected, device)
+    assert_forward(ta.unsqueeze(dim=1), a[:, None, :], device)
+    assert_forward(mg.unsqueeze(ta, dim=-1), a[..., None], device)
+    assert_forward(leaf(a[:, None], device).squeeze(dim=1), a, device)
+    assert_forward(mg.squeeze(leaf(a[None], device), dim=0), a, device)
+    for call in (lambda: mg.cat([ta, ta], axis=0, dim=0), lambda: mg.stack([ta], 1, dim=1),
+                 lambda: mg.split(ta, 3, axis=1, dim=1), lambda: ta.unsqueeze(0, dim=0),
+                 lambda: ta.squeeze(0, dim=0)):
+        with pytest.raises(TypeError, match="got axis=.* and dim="):
+            call()
+    with pytest.raises(TypeError, match="unsqueeze: missing the axis"):
+        ta.unsqueeze()
+    assert mg.gradcheck(lambda p, q: mg.cat([p, q], dim=1) * 2.0, [ta, tb])
+
+
+# -- resetting a gradient ----------------------------------------------------------------------
+
+def test_a_gradient_resets_with_none_or_in_place_with_zero_():
+    w = mg.tensor([1.0, 2.0], requires_grad=True)
+    (w * w).sum().backward()
+    grad = w.grad
+    assert grad.zero_() is grad and w.grad is grad
+    np.testing.assert_array_equal(w.grad.numpy(), [0.0, 0.0])
+    (w * w).sum().backward()                            # gradients accumulate ...
+    (w * w).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [4.0, 8.0])
+    w.grad = None                                       # ... until reset
+    (w * 3.0).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [3.0, 3.0])
+
+
+def test_zeroing_a_gradient_that_a_graph_saved_stops_that_backward():
+    w = mg.tensor([1.0, 2.0], requires_grad=True)
+    (w * w).sum().backward()
+    v = mg.tensor([5.0, 7.0], requires_grad=True)
+    uses_grad = (v * w.grad).sum()                      # Mul saved w.grad for ∂/∂v
+    w.grad.zero_()
+    with pytest.raises(RuntimeError, match="changed in place"):
+        uses_grad.backward()
+    assert v.grad is None
+
+
+# -- version and distribution ----------------------------------------------------------------
+
+def test_version_is_written_once_and_read_by_the_build():
+    assert re.fullmatch(r"\d+\.\d+\.\d+", mg.__version__)
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "minigrad.__version__"}
+    # a name of its own: these distributions on PyPI install another `minigrad`
+    assert project["project"]["name"] not in {"minigrad", "minigrad-framework", "minigrad-python"}
+    assert re.search(r'^__version__ = "\d+\.\d+\.\d+"', (ROOT / "minigrad" / "__init__.py")
+                     .read_text(), re.MULTILINE)   # a literal: setuptools reads it unimported
+    try:                                                # where it is installed, the build
+        installed = importlib.metadata.version(project["project"]["name"])   # read the same
+    except importlib.metadata.PackageNotFoundError:
+        return
+    assert installed == mg.__version__

@@ -655,7 +655,7 @@ def region_root_quickstart(results: dict) -> str:
             f"[`examples/results/`](examples/results) records the machine).")
 
 
-# -- g2p.py (tables from examples/g2p_report.py, which reads the same metrics) ------------------
+# -- g2p.py (tables from examples/_g2p_report.py, which reads the same metrics) -----------------
 
 G2P_RUNS = ("g2p", "g2p-dot-5min", "g2p-additive-5min", "g2p-transformer-5min")
 
@@ -695,7 +695,7 @@ def region_g2p_setup(results: dict) -> str:
 
 
 def region_g2p_results(results: dict) -> str:
-    import g2p_report
+    import _g2p_report as g2p_report
     runs = _g2p_runs(results)
     return g2p_report.summary(runs[0][0], runs[0][1]) + "\n\n" + g2p_report.comparison(runs)
 
@@ -735,17 +735,17 @@ def region_g2p_attention_choice(results: dict) -> str:
 
 
 def region_g2p_curve(results: dict) -> str:
-    import g2p_report
+    import _g2p_report as g2p_report
     return g2p_report.curve(metrics(results, "g2p"))
 
 
 def region_g2p_by_length(results: dict) -> str:
-    import g2p_report
+    import _g2p_report as g2p_report
     return g2p_report.by_length(metrics(results, "g2p"))
 
 
 def region_g2p_errors(results: dict) -> str:
-    import g2p_report
+    import _g2p_report as g2p_report
     return g2p_report.errors(metrics(results, "g2p"), 12)
 
 
@@ -767,13 +767,13 @@ def region_g2p_transformer(results: dict) -> str:
 
 
 def region_g2p_parity(results: dict) -> str:
-    import g2p_report
+    import _g2p_report as g2p_report
     return g2p_report.parity()
 
 
 def region_g2p_levers(results: dict) -> str:
     import json
-    import g2p_report
+    import _g2p_report as g2p_report
     r = json.loads(g2p_report.LEVERS.read_text(encoding="utf-8"))
     v, shares = r["variants"], r["profile_shares_fused"]
     extra = v["input feeding"]["parameters"] / v["fused"]["parameters"] - 1

@@ -1,6 +1,6 @@
 """examples/g2p.py: the split, the scoring, decoding, a --quick run with checkpoint, resume and
 --say, and the GRU + attention model's first 20 training losses against PyTorch's (stored in
-golden/g2p_torch_trajectory.npz by examples/g2p_torch_parity.py)."""
+golden/g2p_torch_trajectory.npz by benchmarks/g2p_torch_parity.py)."""
 
 import importlib
 import json

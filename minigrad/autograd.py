@@ -267,7 +267,7 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                 if gx is None or not x._requires_grad:
                     continue
                 data = x.data         # an array of x's type, shape and dtype passes as it is
-                if type(gx) is not type(data) or gx.shape != data.shape or \
+                if create_graph or type(gx) is not type(data) or gx.shape != data.shape or \
                         (gx.dtype is not data.dtype and gx.dtype != data.dtype):
                     gx = _conform(gx, x, fn, create_graph)
                     assert _conforms(gx, x, create_graph), (type(fn).__name__, data.shape)

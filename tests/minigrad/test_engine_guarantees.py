@@ -394,3 +394,17 @@ def test_create_graph_through_a_fused_primitive_counts_each_path_once(case):
     (plain,) = mg.grad((program(x) ** 2).sum(), x)
     (recorded,) = mg.grad((program(x) ** 2).sum(), x, create_graph=True)
     np.testing.assert_allclose(recorded.numpy(), plain.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_an_array_gradient_under_create_graph_becomes_a_tensor():
+    class ArrayBackward(mg.Function):
+        def forward(self, x):
+            return x * 2
+
+        def backward(self, grad):
+            return grad.data * 2                        # an array, even when recording
+
+    x = mg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    (g,) = mg.grad(ArrayBackward.apply(x).sum(), x, create_graph=True)
+    assert isinstance(g, mg.Tensor)
+    np.testing.assert_array_equal(g.numpy(), [2.0, 2.0])

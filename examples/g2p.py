@@ -515,6 +515,7 @@ class Config:
     layers: int = 3
     ff_dim: int = 1024
     dropout: float = 0.1
+    label_smoothing: float = 0.0
     batch_size: int = 128
     lr: float = 3e-3
     warmup: float = 0.02
@@ -551,10 +552,12 @@ def run_progress(config: Config, steps: int, seconds: float) -> float:
     return max(by_steps, by_time)
 
 
-def train_step(model, optimizer, batch: Batch, lr: float, clip: float, device: str) -> float:
+def train_step(model, optimizer, batch: Batch, lr: float, clip: float, device: str,
+               label_smoothing: float = 0.0) -> float:
     logits, _ = model(mg.tensor(batch.letters, device=device),
                       mg.tensor(batch.tgt_in, device=device))             # (B, T, V)
-    loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=PAD)
+    loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=PAD,
+                           label_smoothing=label_smoothing)
     optimizer.zero_grad()
     loss.backward()
     nn.clip_grad_norm(model.parameters(), clip)
@@ -615,7 +618,8 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
                 batch = make_batch(pairs, data.letters, data.phonemes)
                 lr = learning_rate(config, run_progress(config, steps,
                                                         history["train_seconds"]))
-                loss = train_step(model, optimizer, batch, lr, config.clip, device)
+                loss = train_step(model, optimizer, batch, lr, config.clip, device,
+                                  config.label_smoothing)
                 history["train_seconds"] += clock() - tick
                 history["wall_seconds"] += time.perf_counter() - wall
                 history["epoch_step"] += 1
@@ -790,6 +794,7 @@ def build_parser():
             ("d_model", int, "Transformer width (default 256)"),
             ("layers", int, "Transformer layers on each side (default 3)"),
             ("dropout", float, "dropout (default 0.1)"),
+            ("label_smoothing", float, "label smoothing of the training loss (default 0)"),
             ("eval_every", int, "steps between dev evaluations and checkpoints (default 500)"),
             ("beam", int, "beam width for the test set (default 5; 0 or 1: none)"),
             ("max_words", int, "use only this many words (default: all)")):

@@ -23,6 +23,18 @@ def _kept_shape(shape, axes):
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
+def _reduced_axes(axis, x: Tensor, op: str) -> tuple[int, ...]:
+    """normalize_axis for a reduction, where a 0-d tensor also accepts axis 0 and −1 (or a
+    tuple of them), PyTorch's rule: they name the one element, so nothing is reduced."""
+    if x.ndim == 0 and axis is not None:
+        axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+        names_the_element = [isinstance(a, numbers.Integral) and not isinstance(a, bool)
+                             and a in (0, -1) for a in axes]
+        if False not in names_the_element:      # (this module's `all` is the reduction)
+            return ()
+    return normalize_axis(axis, x.ndim, op)
+
+
 class _Reduction(Function):
     """Shared bookkeeping: the reduced axes, and the gradient reshaped to keepdims form."""
 
@@ -60,7 +72,7 @@ def sum(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None) -
     axis = axis_or_dim(axis, dim, "sum")
     if dtype is not None:
         x = astype(x, dtype)
-    return Sum.apply(x, axes=normalize_axis(axis, x.ndim, "sum"), keepdims=keepdims)
+    return Sum.apply(x, axes=_reduced_axes(axis, x, "sum"), keepdims=keepdims)
 
 
 class Mean(_Reduction):
@@ -91,7 +103,7 @@ def mean(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None) 
     """
     axis = axis_or_dim(axis, dim, "mean")
     x = as_float(x) if dtype is None else astype(x, dtype)
-    return Mean.apply(x, axes=normalize_axis(axis, x.ndim, "mean"), keepdims=keepdims)
+    return Mean.apply(x, axes=_reduced_axes(axis, x, "mean"), keepdims=keepdims)
 
 
 class Max(_Reduction):
@@ -118,7 +130,7 @@ def max(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
     """
     axis = axis_or_dim(axis, dim, "max")
     _check_nonempty(x, axis, "max")
-    return Max.apply(x, axes=normalize_axis(axis, x.ndim, "max"), keepdims=keepdims)
+    return Max.apply(x, axes=_reduced_axes(axis, x, "max"), keepdims=keepdims)
 
 
 class Min(Max):
@@ -133,7 +145,7 @@ def min(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
     gradient evenly, as in `max`. An empty tensor raises ValueError."""
     axis = axis_or_dim(axis, dim, "min")
     _check_nonempty(x, axis, "min")
-    return Min.apply(x, axes=normalize_axis(axis, x.ndim, "min"), keepdims=keepdims)
+    return Min.apply(x, axes=_reduced_axes(axis, x, "min"), keepdims=keepdims)
 
 
 def _check_nonempty(x: Tensor, axis, op: str) -> None:
@@ -173,7 +185,7 @@ def prod(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None) 
     axis = axis_or_dim(axis, dim, "prod")
     if dtype is not None:
         x = astype(x, dtype)
-    return Prod.apply(x, axes=normalize_axis(axis, x.ndim, "prod"), keepdims=keepdims)
+    return Prod.apply(x, axes=_reduced_axes(axis, x, "prod"), keepdims=keepdims)
 
 
 class Var(_Reduction):
@@ -185,7 +197,7 @@ class Var(_Reduction):
         self.ddof = ddof
 
     def forward(self, x):
-        with _quiet_if_empty(x, self.axes):
+        with _quiet_if_undefined(x, self.axes, self.ddof):
             return x.var(axis=self.axes, keepdims=self.keepdims, ddof=self.ddof)
 
     def backward(self, grad):
@@ -194,8 +206,9 @@ class Var(_Reduction):
         if n == 0:                           # an empty slice: x has no element to receive any
             return zero_gradient(self, self.inputs[0], grad.dtype)
         centred = x - x.mean(axis=self.axes, keepdims=True)
-        # ∂y/∂x = 2(x − x̄)/(n − ddof)  (the terms through x̄ sum to zero)
-        return self._kept(g) * centred * (2.0 / (n - self.ddof))
+        # ∂y/∂x = 2(x − x̄)/(n − ddof)  (the terms through x̄ sum to zero); with no degrees of
+        # freedom left the factor is 2/0 = inf, as the value's divisor is 0
+        return self._kept(g) * centred * _over_dof(2.0, n, self.ddof)
 
 
 def var(x: Tensor, axis=None, keepdims: bool = False, ddof: int = 0, *, dim=None,
@@ -205,12 +218,13 @@ def var(x: Tensor, axis=None, keepdims: bool = False, ddof: int = 0, *, dim=None
     `ddof=0` (the default, as NumPy's) gives the population variance, `ddof=1` the unbiased
     sample variance; `correction` is PyTorch's name for `ddof` (PyTorch's own default is 1, this
     one stays 0). Shape: the reduced axes are dropped, or kept as size 1 with `keepdims`. When
-    0 < n ≤ ddof there are no degrees of freedom left and ValueError is raised; an empty slice
+    0 < n ≤ ddof no degrees of freedom are left: the divisor is max(n − ddof, 0) = 0, so the
+    result is inf (NaN where the slice is constant) with a RuntimeWarning; an empty slice
     (n = 0) gives NaN, as in NumPy and PyTorch. Integers give float32.
     """
     axis = axis_or_dim(axis, dim, "var")
     x = as_float(x)
-    axes = normalize_axis(axis, x.ndim, "var")
+    axes = _reduced_axes(axis, x, "var")
     ddof = _ddof(x, axes, ddof, correction, "var")
     return Var.apply(x, axes=axes, keepdims=keepdims, ddof=ddof)
 
@@ -226,7 +240,7 @@ class Std(_Reduction):
         self.ddof = ddof
 
     def forward(self, x):
-        with _quiet_if_empty(x, self.axes):
+        with _quiet_if_undefined(x, self.axes, self.ddof):
             return x.std(axis=self.axes, keepdims=self.keepdims, ddof=self.ddof)
 
     def backward(self, grad):
@@ -239,7 +253,9 @@ class Std(_Reduction):
         flat = self._kept(self.output.data) == 0        # no spread: the subgradient 0 (a mask)
         centred = x - x.mean(axis=self.axes, keepdims=True)
         # ∂y/∂x = (x − x̄) / ((n − ddof) y), from y² = var and ∂var/∂x = 2(x − x̄)/(n − ddof)
-        grad_x = self._kept(g) * centred / (xp.where(flat, 1.0, y) * (n - self.ddof))
+        with _silenced():                    # no degrees of freedom left: inf and NaN, as y
+            scale = _over_dof(1.0, n, self.ddof)
+            grad_x = self._kept(g) * centred * scale / xp.where(flat, 1.0, y)
         return xp.where(flat, 0.0, grad_x)
 
 
@@ -254,7 +270,7 @@ def std(x: Tensor, axis=None, keepdims: bool = False, ddof: int = 0, *, dim=None
     """
     axis = axis_or_dim(axis, dim, "std")
     x = as_float(x)
-    axes = normalize_axis(axis, x.ndim, "std")
+    axes = _reduced_axes(axis, x, "std")
     ddof = _ddof(x, axes, ddof, correction, "std")
     return Std.apply(x, axes=axes, keepdims=keepdims, ddof=ddof)
 
@@ -265,6 +281,19 @@ def _quiet_if_empty(x, axes):
     if math.prod(x.shape[a] for a in axes) == 0:
         return _silenced()
     return contextlib.nullcontext()
+
+
+def _quiet_if_undefined(x, axes, ddof: int):
+    """As `_quiet_if_empty`, also where ddof ≥ n (the warning was given once, by `_ddof`)."""
+    if math.prod(x.shape[a] for a in axes) <= ddof:
+        return _silenced()
+    return contextlib.nullcontext()
+
+
+def _over_dof(numerator: float, n: int, ddof: int) -> float:
+    """numerator / max(n − ddof, 0): inf when no degrees of freedom are left (NumPy's and
+    PyTorch's divisor)."""
+    return numerator / (n - ddof) if n > ddof else math.inf
 
 
 @contextlib.contextmanager
@@ -301,8 +330,10 @@ def _ddof(x: Tensor, axes, ddof, correction, op: str) -> int:
         raise ValueError(f"{op}: ddof must be a non-negative int, got {ddof!r}")
     n = math.prod(x.shape[a] for a in axes)
     if ddof and 0 < n <= ddof:
-        raise ValueError(f"{op}: ddof={ddof} leaves no degrees of freedom for {n} element(s) "
-                         f"per result (shape {tuple(x.shape)}, axes {axes})")
+        # NumPy and PyTorch divide by max(n − ddof, 0): inf, or NaN where x is constant
+        warnings.warn(f"{op}: ddof={ddof} leaves no degrees of freedom for {n} element(s) per "
+                      f"result (shape {tuple(x.shape)}, axes {axes}); the result is inf or NaN",
+                      RuntimeWarning, stacklevel=3)
     return int(ddof)
 
 
@@ -339,7 +370,7 @@ def logsumexp(x: Tensor, axis=LAST_AXIS, keepdims: bool = False, *, dim=None) ->
     `axis`; the reduced axes are dropped unless `keepdims`."""
     axis = axis_or_dim(axis, dim, "logsumexp")
     x = as_float(x)
-    return LogSumExp.apply(x, axes=normalize_axis(axis, x.ndim, "logsumexp"), keepdims=keepdims)
+    return LogSumExp.apply(x, axes=_reduced_axes(axis, x, "logsumexp"), keepdims=keepdims)
 
 
 def any(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:

@@ -104,3 +104,53 @@ def test_argmax_takes_the_first_of_ties_and_refuses_empty(device):
     assert_forward(mg.argmax(t, axis=1), np.array([1, 0]), device)
     with pytest.raises(ValueError, match="argmin: empty tensor"):
         mg.argmin(mg.zeros(0, device=device))
+
+
+# -- a 0-d tensor takes axis 0 and -1 (PyTorch's rule) -------------------------------------------
+
+_ONE_ELEMENT = {  # name: NumPy reference over an axis
+    "sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
+    "logsumexp": lambda v, axis: np.log(np.exp(v).sum(axis=axis)),
+    "var": lambda v, axis: np.var(v, axis=axis), "std": lambda v, axis: np.std(v, axis=axis),
+}
+
+
+@pytest.mark.parametrize("axis", [0, -1, (0,), (0, -1)])
+@pytest.mark.parametrize("name", list(_ONE_ELEMENT))
+def test_zero_d_reductions_accept_axis_zero_and_minus_one(name, axis, rng):
+    v = rng.standard_normal(())
+    x = mg.tensor(v, requires_grad=True)
+    out = getattr(mg, name)(x, axis=axis)
+    # the one element reduced alone: the same as reducing the (1,)-shaped tensor along axis 0
+    expected = _ONE_ELEMENT[name](v.reshape(1), axis=0)
+    assert out.shape == () and getattr(mg, name)(x, axis=axis, keepdims=True).shape == ()
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
+    np.testing.assert_allclose(getattr(mg, name)(mg.tensor(v.reshape(1)), axis=0).numpy(),
+                               expected, rtol=1e-12)
+    assert mg.gradcheck(lambda t: getattr(mg, name)(t, axis=axis), [x])
+    with pytest.raises(mg.AxisError, match=name):
+        getattr(mg, name)(x, axis=1)
+
+
+# -- var and std without degrees of freedom: inf or NaN, as NumPy and PyTorch -------------------
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("shape, axis, ddof", [((2,), 0, 2), ((3, 2), 0, 5), ((2, 3), 1, 3),
+                                               ((1,), None, 1), ((), None, 1)])
+def test_var_and_std_without_degrees_of_freedom(name, shape, axis, ddof, rng):
+    v = rng.standard_normal(shape)
+    x = mg.tensor(v, requires_grad=True)
+    with pytest.warns(RuntimeWarning, match=rf"{name}: ddof={ddof} leaves no degrees of freedom"):
+        out = getattr(mg, name)(x, axis=axis, ddof=ddof)
+    centred = v - v.mean(axis=axis, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # Σ (x − x̄)² / max(n − ddof, 0) = Σ (x − x̄)² / 0: inf, or NaN for a single element
+        variance = np.divide((centred ** 2).sum(axis=axis), 0.0)
+        expected = variance if name == "var" else np.sqrt(variance)
+        # ∂var/∂x = 2(x − x̄)/0: ±inf, NaN where x = x̄; ∂std/∂x = (x − x̄)/(0 · std): NaN
+        expected_grad = (np.divide(2.0 * centred, 0.0) if name == "var"
+                         else np.full(v.shape, np.nan))
+    np.testing.assert_array_equal(out.numpy(), expected)
+    with pytest.warns(RuntimeWarning):
+        (g,) = mg.grad(getattr(mg, name)(x, axis=axis, ddof=ddof).sum(), x)
+    np.testing.assert_array_equal(g.numpy(), expected_grad)

@@ -184,7 +184,8 @@ def _triangle(x: Tensor, k: int, lower: bool, op: str) -> Tensor:
     xp = x.xp
     rows, cols = xp.arange(x.shape[-2])[:, None], xp.arange(x.shape[-1])[None, :]
     keep = cols - rows <= k if lower else cols - rows >= k       # (N, M), a constant
-    return where(constant(keep), x, 0)
+    zero = constant(xp.zeros((), dtype=x.dtype))                  # x's dtype, bool included
+    return where(constant(keep), x, zero)
 
 
 def tril(x: Tensor, k: int = 0, *, diagonal: int | None = None) -> Tensor:

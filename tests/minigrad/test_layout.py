@@ -197,3 +197,21 @@ BAD = [
 def test_bad_input_raises_a_clear_error(call, error, match):
     with pytest.raises(error, match=match):
         call(mg.ones(2, 3))
+
+
+@pytest.mark.parametrize("k", [-1, 0, 2])
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.float32])
+@pytest.mark.parametrize("fn, reference", [(mg.tril, np.tril), (mg.triu, np.triu)])
+@pytest.mark.parametrize("shape", [(3, 4), (2, 1, 1), (2, 3, 3)])
+def test_triangles_keep_the_dtype(fn, reference, dtype, k, shape, rng):
+    v = (rng.standard_normal(shape) * 3).astype(dtype)
+    out = fn(mg.tensor(v), k)
+    assert out.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(out.numpy(), reference(v, k))
+
+
+@pytest.mark.parametrize("shape", [(), (1,)])
+def test_triangles_need_two_axes(shape):
+    for fn in (mg.tril, mg.triu):
+        with pytest.raises(ValueError, match=fn.__name__):
+            fn(mg.zeros(shape))

@@ -85,8 +85,9 @@ def _normalise_index(index, x: Tensor):
             is_basic = False
         elif isinstance(part, numbers.Integral):
             out.append(int(part))
-        elif isinstance(part, (Tensor, list)) or (hasattr(part, "dtype") and
-                                                  not isinstance(part, np.generic)):
+        elif isinstance(part, (Tensor, list, tuple)) or (hasattr(part, "dtype") and
+                                                         not isinstance(part, np.generic)):
+            # a tuple inside the index is a sequence of positions, as a list (NumPy, PyTorch)
             out.append(_index_array(part, x))
             is_basic = False
         else:
@@ -100,7 +101,7 @@ def _index_array(part, x: Tensor):
         if part.device != x.device:
             raise RuntimeError(f"getitem: index on {part.device}, tensor on {x.device}")
         array = part.data
-    elif isinstance(part, list):
+    elif isinstance(part, (list, tuple)):
         array = backend_of(x.data).asarray(np.asarray(part))
     else:
         if backend_of(part) is not backend_of(x.data):

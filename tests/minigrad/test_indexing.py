@@ -186,3 +186,13 @@ def test_mixed_basic_and_advanced_indexing_places_axes_as_numpy_does(device, rng
     expected = np.zeros_like(a)
     expected[0, :, [0, 1]] = weights
     np.testing.assert_allclose(x.grad.numpy(), expected)
+
+
+@pytest.mark.parametrize("shape, index", [
+    ((2, 3, 4), ((0,),)), ((2, 3, 4), ((1, 0), slice(None))), ((2, 3, 4), ((0,), (2, 1))),
+    ((2, 3, 4), (((0,),),)), ((2, 3, 4), (slice(None), (1, 1, 0))),
+    ((1,), ((0, 0),)), ((3,), ((2, -1, 0),)),
+])
+def test_a_tuple_inside_the_index_is_a_sequence_of_positions(shape, index, device, rng):
+    # NumPy (and PyTorch) read a tuple inside the index as a list; repeats accumulate gradient
+    check_primitive(lambda t: t[index], lambda v: v[index], [rng.standard_normal(shape)], device)

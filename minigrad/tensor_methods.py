@@ -153,10 +153,10 @@ class TensorMethods:
         as_tuple=False; see `minigrad.nonzero`."""
         return _OPS.nonzero(self, as_tuple=as_tuple)
 
-    def scatter(self, dim, index, src=None, *, value=None):
-        """A copy with src (or `value`) written at `index` along `dim`; see
-        `minigrad.scatter`."""
-        return _OPS.scatter(self, dim, index, src, value=value)
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+        """A copy with src (or `value`) written at `index` along `dim` (or, with reduce="add" /
+        "multiply", combined with it); see `minigrad.scatter`."""
+        return _OPS.scatter(self, dim, index, src, value=value, reduce=reduce)
 
     def scatter_add(self, dim, index, src):
         """A copy with src added at `index` along `dim`; see `minigrad.scatter_add`."""

@@ -236,16 +236,26 @@ def _placed(values: Tensor, plan: _Plan, x: Tensor, members=None) -> Tensor:
     return reshape(flat, x.shape)
 
 
-def scatter(x: Tensor, dim: int, index, src=None, *, value=None) -> Tensor:
+_SCATTER_REDUCE = {"add": "sum", "multiply": "prod"}
+
+
+def scatter(x: Tensor, dim: int, index, src=None, *, value=None, reduce=None) -> Tensor:
     """A copy of x with src written at `index` along `dim`, as torch.scatter: for dim 0,
     out[index[i][j]][j] = src[i][j]; `value` (or a number for src) writes one value everywhere.
     Where an index repeats, the last write in row-major order wins and alone gets the
     gradient (PyTorch leaves the winner unspecified and gives every writer the gradient). x
-    gets the gradient where nothing was written."""
+    gets the gradient where nothing was written. PyTorch's `reduce="add"` or `"multiply"`
+    combines the written values with x's instead: scatter_reduce's "sum" or "prod"."""
     from .elementwise import where
-    plan = _Plan(x, dim, index, "scatter")
     if (src is None) == (value is None):
         raise TypeError("scatter: give exactly one of src and value")
+    if reduce is not None:
+        if reduce not in _SCATTER_REDUCE:
+            raise ValueError(f"scatter: reduce must be 'add' or 'multiply' (or None), got "
+                             f"{reduce!r}")
+        return scatter_reduce(x, dim, index, src if value is None else value,
+                              _SCATTER_REDUCE[reduce])
+    plan = _Plan(x, dim, index, "scatter")
     values = _source(src if value is None else value, plan, x, "scatter")
     last = np.zeros(plan.flat.size, dtype=bool)       # the last writer of each position
     reversed_first = np.unique(plan.flat[::-1], return_index=True)[1]

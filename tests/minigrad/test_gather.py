@@ -200,3 +200,31 @@ BAD = [
 def test_bad_input_raises_a_clear_error(call, error, match):
     with pytest.raises(error, match=match):
         call(mg.ones(2, 3))
+
+
+def _scatter_combine_numpy(a, index, src, combine):
+    """a copy of a with out[index[p]][p₁…] = combine(out[…], src[p]) for every position p of
+    index (dim 0), in order."""
+    out = a.copy()
+    for p in np.ndindex(*index.shape):
+        target = (index[p],) + p[1:]
+        out[target] = combine(out[target], src[p])
+    return out
+
+
+@pytest.mark.parametrize("reduce, combine", [("add", np.add), ("multiply", np.multiply)])
+@pytest.mark.parametrize("shape, index", [((3, 4), [[0, 1, 0, 2], [0, 1, 2, 2]]),
+                                          ((1,), [0, 0])])
+def test_scatter_reduce_argument_combines_with_x(reduce, combine, shape, index, rng):
+    index = np.array(index).reshape(-1, *shape[1:])
+    a, src = rng.standard_normal(shape), rng.standard_normal(index.shape)
+    x, s = leaf(a, "cpu"), leaf(src, "cpu")
+    out = mg.scatter(x, 0, mg.tensor(index), s, reduce=reduce)
+    np.testing.assert_allclose(out.numpy(), _scatter_combine_numpy(a, index, src, combine))
+    assert mg.gradcheck(lambda t, u: mg.scatter(t, 0, mg.tensor(index), u, reduce=reduce), [x, s])
+    by_value = x.scatter(0, mg.tensor(index), value=2.5, reduce=reduce)
+    np.testing.assert_allclose(by_value.numpy(),
+                               _scatter_combine_numpy(a, index, np.full(index.shape, 2.5),
+                                                      combine))
+    with pytest.raises(ValueError, match="scatter: reduce must be 'add' or 'multiply'"):
+        mg.scatter(x, 0, mg.tensor(index), s, reduce="sum")

@@ -12,7 +12,7 @@ from .. import autograd
 from ..autograd import Function
 from ..backend import backend_of, parse_device
 from ..tensor import FIRST_AXIS, Tensor
-from .common import AxisError, axis_or_dim, normalize_axis
+from .common import AxisError, axis_or_dim, normalize_axis, one_axis
 
 
 class Reshape(Function):
@@ -98,9 +98,14 @@ def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
 def squeeze(x: Tensor, axis=None, *, dim=None) -> Tensor:
     """Drop the size-1 axis `axis` (or `dim`; an int or a tuple), or all size-1 axes when None.
 
-    Naming an axis whose size is not 1 raises ValueError (NumPy's rule).
+    Naming an axis whose size is not 1 raises ValueError (NumPy's rule). A 0-d tensor accepts
+    axis 0 and -1 (PyTorch's rule) and comes back unchanged.
     """
     axis = axis_or_dim(axis, dim, "squeeze")
+    if x.ndim == 0:                      # nothing to drop; 0 and -1 name the one element
+        for a in () if axis is None else axis if isinstance(axis, (tuple, list)) else (axis,):
+            one_axis(a, 0, "squeeze")
+        return x
     axes = normalize_axis(axis, x.ndim, "squeeze")
     for a in axes:
         if axis is not None and x.shape[a] != 1:

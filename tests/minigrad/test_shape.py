@@ -178,3 +178,14 @@ def test_split_into_unequal_parts_fails(device):
     with pytest.raises(ValueError, match=r"split: axis 1 of shape \(3, 4\) does not divide "
                                          r"into 3 equal parts"):
         mg.split(mg.ones(3, 4, device=device), 3, axis=1)
+
+
+@pytest.mark.parametrize("axis", [0, -1, (0,), None])
+def test_squeeze_of_a_zero_d_tensor_accepts_axis_zero_and_minus_one(axis, device):
+    x = leaf(np.float64(1.5), device)
+    out = mg.squeeze(x, axis)
+    assert out.shape == () and out.item() == 1.5
+    assert mg.gradcheck(lambda t: mg.squeeze(t, axis) * 3.0, [x])
+    assert mg.squeeze(leaf([2.5], device), axis if axis is not None else 0).shape == ()
+    with pytest.raises(mg.AxisError, match="squeeze: axis 1 is out of range for a 0-d"):
+        mg.squeeze(x, 1)

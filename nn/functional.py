@@ -237,8 +237,11 @@ _TORCH_PAD_MODES = ("constant", "reflect", "replicate", "circular")
 def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
     """PyTorch's pad: `pad` is a flat (left, right, top, bottom, …) sequence for the last
     len(pad) // 2 axes, the last axis first; mode "constant" (`value`, 0 by default),
-    "reflect", "replicate" or "circular". A negative amount crops instead. `minigrad.pad`
-    takes NumPy's ((before, after), …) form."""
+    "reflect", "replicate" or "circular". A negative amount crops: in PyTorch's order, after
+    the positive amounts have padded (a reflection mirrors the uncropped input), except in
+    "circular" mode, which wraps the cropped input. As in PyTorch, a "reflect" amount must be
+    smaller than the axis and a "circular" one at most its length. `minigrad.pad` takes
+    NumPy's ((before, after), …) form."""
     if mode not in _TORCH_PAD_MODES:
         raise ValueError(f"pad: mode must be one of {', '.join(map(repr, _TORCH_PAD_MODES))}, "
                          f"got {mode!r}")
@@ -254,10 +257,25 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         axis = input.ndim - 1 - i
         before, after = amounts[2 * i], amounts[2 * i + 1]
         widths[axis] = (max(before, 0), max(after, 0))
-        crop[axis] = slice(max(-before, 0), input.shape[axis] - max(-after, 0))
-    if any(s != slice(None) for s in crop):
+        start = max(-before, 0)                          # the crop keeps [start, stop)
+        if mode == "circular":                           # wraps the cropped axis: crop, pad
+            stop = max(input.shape[axis] - max(-after, 0), start)
+            n = stop - start
+        else:                                            # pads the whole axis, then crops
+            n = input.shape[axis]
+            stop = max(n + sum(widths[axis]) - max(-after, 0), start)
+        limit = {"reflect": n - 1, "circular": n}.get(mode)    # the length being padded
+        if limit is not None and max(widths[axis]) > limit:
+            raise ValueError(f"pad: mode {mode!r} pads axis {axis} of length {n} by at most "
+                             f"{limit}, got ({before}, {after}) for shape {tuple(input.shape)}")
+        crop[axis] = slice(start, stop)
+    is_cropped = any(s != slice(None) for s in crop)
+    if mode == "circular" and is_cropped:
         input = input[tuple(crop)]
-    return mg.pad(input, widths, mode, 0.0 if value is None else value)
+    out = mg.pad(input, widths, mode, 0.0 if value is None else value)
+    if mode != "circular" and is_cropped:
+        out = out[tuple(crop)]
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

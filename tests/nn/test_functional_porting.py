@@ -18,33 +18,54 @@ def f64(array, requires_grad=True):
 # -- pad ----------------------------------------------------------------------------------------
 
 def _torch_pad_numpy(a, pad, mode, value=0.0):
-    """PyTorch's flat (left, right, top, bottom, …) amounts as numpy.pad widths, negative
-    amounts cropping first."""
+    """PyTorch's flat (left, right, top, bottom, …) amounts as numpy.pad widths. A negative
+    amount crops: after padding (so "reflect" mirrors the whole input), except in "circular"
+    mode, which wraps the cropped input."""
     widths, crop = [(0, 0)] * a.ndim, [slice(None)] * a.ndim
     for i in range(len(pad) // 2):
         axis = a.ndim - 1 - i
         before, after = pad[2 * i], pad[2 * i + 1]
         widths[axis] = (max(before, 0), max(after, 0))
-        crop[axis] = slice(max(-before, 0), a.shape[axis] - max(-after, 0))
-    a = a[tuple(crop)]
+        crop[axis] = (max(-before, 0), max(-after, 0))      # elements cut at each end
+    def cut(b, crops=crop):
+        return b[tuple(slice(None) if c == slice(None) else slice(c[0], b.shape[k] - c[1])
+                       for k, c in enumerate(crops))]
     if a.ndim == 0:
         return a                              # nothing to pad (numpy.pad refuses 0-d)
     numpy_mode = {"replicate": "edge", "circular": "wrap"}.get(mode, mode)
+    if numpy_mode == "wrap":
+        return np.pad(cut(a), widths, "wrap")
     if numpy_mode == "constant":
-        return np.pad(a, widths, constant_values=value)
-    return np.pad(a, widths, numpy_mode)
+        return cut(np.pad(a, widths, constant_values=value))
+    return cut(np.pad(a, widths, numpy_mode))
 
 
 @pytest.mark.parametrize("pad, mode, shape", [
     ((1, 2), "constant", (2, 3)), ((1, 2, 2, 1), "reflect", (2, 3, 4)),
     ((2, 1, 0, 1), "replicate", (3, 2)), ((1, 3), "circular", (1, 3)),
     ((-1, 2, 1, -1), "constant", (3, 4)), ((2, 2), "constant", (1,)), ((), "constant", ()),
+    # negative amounts beside positive ones: the crop comes after the padding
+    ((3, -3), "reflect", (5,)), ((-1, 2, 2, -1), "reflect", (3, 4, 4)),
+    ((3, -5, 1, -4), "replicate", (2, 5, 5)), ((0, 0, 0, -5), "reflect", (1, 5, 5)),
+    ((2, -1), "replicate", (1,)), ((-1, 2), "circular", (5,)), ((2, -1), "circular", (2, 5)),
 ])
 def test_pad_in_pytorch_form(pad, mode, shape, rng):
     a = rng.standard_normal(shape)
     x = f64(a)
     np.testing.assert_allclose(F.pad(x, pad, mode).numpy(), _torch_pad_numpy(a, pad, mode))
     assert mg.gradcheck(lambda t: F.pad(t, pad, mode), [x])
+
+
+def test_pad_refuses_what_pytorch_refuses():
+    x = mg.ones(1, 5)
+    with pytest.raises(ValueError, match=r"pad: mode 'reflect' pads axis 1 of length 5 by at "
+                                         r"most 4, got \(3, 5\)"):
+        F.pad(x, (3, 5), "reflect")
+    with pytest.raises(ValueError, match="pad: mode 'circular' pads axis 1 of length 5 by at "
+                                         "most 5"):
+        F.pad(x, (6, 0), "circular")
+    with pytest.raises(ValueError, match="pad: mode 'reflect' pads axis 0 of length 1"):
+        F.pad(mg.ones(1), (1, 0), "reflect")
 
 
 def test_pad_value_and_errors():
@@ -62,7 +83,9 @@ def test_pad_matches_torch():
     torch = pytest.importorskip("torch")
     a = np.random.default_rng(0).standard_normal((2, 3, 4))
     for pad, mode in [((1, 2), "constant"), ((1, 2, 2, 1), "reflect"),
-                      ((2, 1, 0, 1), "replicate"), ((1, 3), "circular")]:
+                      ((2, 1, 0, 1), "replicate"), ((1, 3), "circular"),
+                      ((-1, 2, 2, -1), "reflect"), ((3, -3, 0, -2), "replicate"),
+                      ((2, -1), "circular"), ((-1, 3, 1, -3), "constant")]:
         expected = torch.nn.functional.pad(torch.tensor(a), pad, mode=mode).numpy()
         np.testing.assert_allclose(F.pad(mg.tensor(a), pad, mode).numpy(), expected)
 

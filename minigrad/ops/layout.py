@@ -169,6 +169,8 @@ def flip(x: Tensor, axis=None, *, dims=None) -> Tensor:
     """x with the order of its elements reversed along `axis` (an int or a tuple; every axis
     when None), as numpy.flip and torch.flip(x, dims). The gradient is flipped back."""
     axes = normalize_axis(_one_of(axis, dims, "axis", "dims", "flip"), x.ndim, "flip")
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"flip: axis {axes} names an axis twice (shape {tuple(x.shape)})")
     if x.ndim == 0:
         return x
     return getitem(x, tuple(slice(None, None, -1) if i in axes else slice(None)

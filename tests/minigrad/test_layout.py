@@ -215,3 +215,10 @@ def test_triangles_need_two_axes(shape):
     for fn in (mg.tril, mg.triu):
         with pytest.raises(ValueError, match=fn.__name__):
             fn(mg.zeros(shape))
+
+
+@pytest.mark.parametrize("axis", [(0, 0), (1, -1)])
+def test_flip_refuses_an_axis_named_twice(axis):
+    # flipping twice would undo the flip silently; NumPy and PyTorch refuse it
+    with pytest.raises(ValueError, match=r"flip: axis \(\d, \d\) names an axis twice"):
+        mg.flip(mg.zeros((3, 4)), axis)

@@ -313,27 +313,21 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 class Gelu(Function):
     """y = x·Φ(x), Φ the standard normal CDF (PyTorch's default, exact erf form)."""
 
-    def forward(self, x):
-        return x * (0.5 * (1 + backend_of(x).erf(x * (1 / math.sqrt(2)))))
-
-    def backward(self, grad):
-        (x,) = self.inputs
-        # ∂y/∂x = Φ(x) + x·φ(x), φ the standard normal density
-        return grad * GeluDerivative.apply(x)
-
-
-class GeluDerivative(Function):
-    """y = Φ(x) + x·φ(x), the derivative of x·Φ(x)."""
+    needs_output = False
 
     def forward(self, x):
         cdf = 0.5 * (1 + backend_of(x).erf(x * (1 / math.sqrt(2))))
-        return cdf + x * (_INV_SQRT_2PI * self.xp.exp(-0.5 * x * x))
+        self.save_for_backward(cdf)                          # erf is this op's dearest part
+        return x * cdf
 
     def backward(self, grad):
-        (x,) = self.inputs
-        # ∂y/∂x = 2φ(x) + x·φ'(x) = φ(x)·(2 − x²)
-        density = _INV_SQRT_2PI * exp(-0.5 * x * x)
-        return grad * density * (2 - x * x)
+        g, x = self.values(grad, *self.inputs)
+        ops = self.ops
+        # Φ(x) as forward left it, or as a differentiable erf when the backward is recorded
+        cdf = (self.saved_tensors[0] if ops is self.xp
+               else 0.5 * (1 + ops.erf(x * (1 / math.sqrt(2)))))
+        # ∂y/∂x = Φ(x) + x·φ(x), φ(x) = e^{−x²/2}/√(2π) the standard normal density
+        return g * (cdf + x * (_INV_SQRT_2PI * ops.exp(-0.5 * x * x)))
 
 
 class GeluTanh(Function):

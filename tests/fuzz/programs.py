@@ -150,8 +150,7 @@ class Program:
     def source(self) -> str:
         """The program as Python that rebuilds it (run from the repository root)."""
         lines = ["import numpy as np", "import minigrad as mg", "import nn",
-                 "from tests.fuzz.registry import (recorded_derivative, round_trip, scatter, "
-                 "seeded)"]
+                 "from tests.fuzz.registry import round_trip, scatter, seeded"]
         for i, node in enumerate(self.nodes):
             if isinstance(node, Leaf):
                 lines.append(f"v{i} = mg.tensor({literal(node.value)}, dtype={node.dtype.name!r}, "

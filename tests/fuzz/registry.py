@@ -199,10 +199,6 @@ def _normal_cdf(a):
     return 0.5 * (1 + _erf(a / math.sqrt(2)))
 
 
-def _normal_pdf(a):
-    return np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)
-
-
 def _softmax(a, axis):
     """eᵃ / Σ eᵃ; a slice that is all −inf gives zeros."""
     top = np.max(a, axis=axis, keepdims=True)
@@ -349,15 +345,6 @@ def other_device(device: str) -> str:
 def round_trip(x):
     """x moved to another device and back: two ToDevice nodes."""
     return x.to(other_device(x.device)).to(x.device)
-
-
-def recorded_derivative(f: Callable, x):
-    """f'(x) elementwise as a recorded tensor: the create_graph gradient of Σ f(x)."""
-    if x.requires_grad:
-        return mg.grad(f(x).sum(), x, create_graph=True)[0]
-    probe = x.detach()
-    probe.requires_grad = True
-    return mg.grad(f(probe).sum(), probe)[0]           # a constant, as x is
 
 
 def scatter(g, shape, index):
@@ -544,9 +531,6 @@ def _entries() -> list[OpInfo]:
     add(OpInfo("gelu_tanh", E.GeluTanh, lambda x: mg.gelu(x, approximate="tanh"),
                lambda a: 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a ** 3))),
                spell="mg.gelu({0}, approximate='tanh')", **unary))
-    add(OpInfo("gelu_slope", E.GeluDerivative, lambda x: recorded_derivative(mg.gelu, x),
-               lambda a: _normal_cdf(a) + a * _normal_pdf(a),
-               spell="recorded_derivative(mg.gelu, {0})", **unary))
 
     # -- selections -----------------------------------------------------------------------------
     clip_bounds = [{"lo": -0.5, "hi": 0.5}, {"lo": None, "hi": 0.3}, {"lo": -0.2, "hi": None}]

@@ -515,7 +515,7 @@ class Config:
     layers: int = 3
     ff_dim: int = 1024
     dropout: float = 0.1
-    label_smoothing: float = 0.0
+    label_smoothing: float = 0.1
     batch_size: int = 128
     lr: float = 3e-3
     warmup: float = 0.02
@@ -794,7 +794,7 @@ def build_parser():
             ("d_model", int, "Transformer width (default 256)"),
             ("layers", int, "Transformer layers on each side (default 3)"),
             ("dropout", float, "dropout (default 0.1)"),
-            ("label_smoothing", float, "label smoothing of the training loss (default 0)"),
+            ("label_smoothing", float, "label smoothing of the training loss (default 0.1)"),
             ("eval_every", int, "steps between dev evaluations and checkpoints (default 500)"),
             ("beam", int, "beam width for the test set (default 5; 0 or 1: none)"),
             ("max_words", int, "use only this many words (default: all)")):

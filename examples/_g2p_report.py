@@ -40,12 +40,13 @@ def wer_with_error(scores: dict) -> str:
 
 def describe(m: dict) -> str:
     c = m["config"]
+    regularised = f"; dropout {c['dropout']:g}, smoothing {c.get('label_smoothing', 0.0):g}"
     if m["model"] == "transformer":
         return (f"Transformer {c['layers']}+{c['layers']} layers, d = {c['d_model']}, "
-                f"{c['heads']} heads")
+                f"{c['heads']} heads{regularised}")
     feed = ", input feeding" if c.get("input_feeding") else ""
     return (f"BiGRU {c['enc_layers']}×{c['enc_hidden']} + GRU {c['dec_hidden']}, "
-            f"{c['attention']} attention{feed}")
+            f"{c['attention']} attention{feed}{regularised}")
 
 
 def comparison(runs: list[tuple[str, dict]]) -> str:

@@ -21,6 +21,9 @@ CASES = {
     "rsqrt": (mg.rsqrt, torch.rsqrt, "positive"), "erf": (mg.erf, torch.erf, "real"),
     "erfc": (mg.erfc, torch.erfc, "real"), "silu": (mg.silu, torch.nn.functional.silu, "real"),
     "mish": (mg.mish, torch.nn.functional.mish, "real"),
+    "gelu": (mg.gelu, torch.nn.functional.gelu, "real"),
+    "gelu_tanh": (lambda x: mg.gelu(x, approximate="tanh"),
+                  lambda x: torch.nn.functional.gelu(x, approximate="tanh"), "real"),
     "softplus": (lambda x: mg.softplus(x, 2.0, 1.0),
                  lambda x: torch.nn.functional.softplus(x, 2.0, 1.0), "real"),
     "elu": (lambda x: mg.elu(x, 0.5), lambda x: torch.nn.functional.elu(x, 0.5), "real"),
@@ -131,3 +134,32 @@ def test_kink_conventions_match_torch():
     theirs = torch.autograd.grad((s ** u).sum(), [s, u])
     for g, e in zip(ours, theirs):
         np.testing.assert_array_equal(g.numpy(), e.numpy())
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+def test_scatter_reduce_values_and_gradients_match_torch(reduce, include_self, rng):
+    x, src = rng.standard_normal((4, 3)), rng.standard_normal((5, 3))
+    index = rng.integers(0, 4, (5, 3))
+    mine = [mg.tensor(x, requires_grad=True), mg.tensor(src, requires_grad=True)]
+    theirs = [torch.tensor(x, requires_grad=True), torch.tensor(src, requires_grad=True)]
+    out = mg.scatter_reduce(mine[0], 0, index, mine[1], reduce, include_self=include_self)
+    expected = theirs[0].scatter_reduce(0, torch.tensor(index), theirs[1], reduce,
+                                        include_self=include_self)
+    np.testing.assert_allclose(out.numpy(), expected.detach().numpy(), rtol=1e-12)
+    weights = rng.standard_normal((4, 3))
+    grads = mg.grad((out * mg.tensor(weights)).sum(), mine)
+    expected_grads = torch.autograd.grad((expected * torch.tensor(weights)).sum(), theirs)
+    for g, e in zip(grads, expected_grads):
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_creation_matches_torch():
+    for n, m, offset in [(4, 4, 0), (3, 5, 1), (5, 3, -2), (1, 1, 0)]:
+        np.testing.assert_array_equal(np.stack(mg.tril_indices(n, offset, m)),
+                                      torch.tril_indices(n, m, offset).numpy())
+    np.testing.assert_allclose(mg.logspace(-2, 3, 7).numpy(),
+                               torch.logspace(-2, 3, 7).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(mg.logspace(0, 4, 5, base=2.0, dtype="float64").numpy(),
+                               torch.logspace(0, 4, 5, base=2.0, dtype=torch.float64).numpy())
+    assert mg.logspace(-2, 3, 7).dtype == np.float32

@@ -304,6 +304,10 @@ class TransformerG2P(nn.Module):
         self.scale = math.sqrt(d)
         self.src_embed = nn.Embedding(n_letters, d)
         self.tgt_embed = nn.Embedding(n_phonemes, d)
+        # N(0, 1/d), so that √d·embed has unit scale like the positions beside it (with
+        # Embedding's N(0, 1) the positions would be 1/√d of the sum and hardly seen)
+        for table in (self.src_embed, self.tgt_embed):
+            nn.init.normal_(table.weight, std=d ** -0.5)
         self.pos = nn.SinusoidalPositionalEncoding(d, max_len=128)
         self.dropout = nn.Dropout(config.dropout)
         self.transformer = nn.Transformer(d, config.heads, config.layers, config.layers,

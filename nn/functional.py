@@ -24,32 +24,15 @@ from minigrad import dropout, gelu, log_softmax, relu, sigmoid, softmax, tanh  #
 from minigrad import (celu, elu, hardsigmoid, hardswish, hardtanh, leaky_relu,  # noqa: F401
                       logsigmoid, mish, relu6, selu, silu, softmin, softplus, softsign)
 
-from ._recompute import recorded_gradients
-
 Tensor = mg.Tensor
-
-
-class _FusedFunction(mg.Function):
-    """A fused primitive whose `_gradients(grad, on_arrays)` holds its derivative once, written
-    with operations that arrays and Tensors share: on bare arrays when no graph is recorded
-    (the hot path), on Tensors when create_graph records the gradient's own graph."""
-
-    def backward(self, grad):
-        """The inputs' gradients from `_gradients`: on Tensors when create_graph records
-        them, else on the bare arrays."""
-        if mg.is_grad_enabled():
-            return self._gradients(grad, on_arrays=False)
-        return self._gradients(grad.data, on_arrays=True)
-
-    def _gradients(self, grad, on_arrays: bool):
-        raise NotImplementedError(f"{type(self).__name__}._gradients")
 
 
 # ---------------------------------------------------------------------------------------------
 # linear
 
-class Linear(_FusedFunction):
-    """y = x Wᵀ + b, for x (..., I), W (O, I), b (O) -> y (..., O)."""
+class Affine(mg.Function):
+    """y = x Wᵀ + b, for x (..., I), W (O, I), b (O) -> y (..., O): `linear`'s primitive
+    (the layer that owns W and b is `nn.Linear`)."""
 
     needs_output = False
 
@@ -69,15 +52,12 @@ class Linear(_FusedFunction):
                 y = y + bias                                 # mixed dtypes promote
         return y
 
-    def _gradients(self, grad, on_arrays: bool):
-        x, weight = self.inputs[:2]
+    def backward(self, grad):
+        # bare arrays unless create_graph records the backward (see Function.values)
+        grad, x, weight = self.values(grad, *self.inputs[:2])
         has_bias = len(self.inputs) == 3
         needs = [t.requires_grad for t in self.inputs]
         out_features, in_features = weight.shape
-        # the same formulas work on Tensors and on arrays: Tensors when recording a graph
-        # (create_graph), bare arrays otherwise, which skips per-operation overhead (hot path)
-        if on_arrays:
-            x, weight = x.data, weight.data
         grad_x = grad_w = grad_b = None
         # every product on the leading positions flattened into rows: G (N, O), x (N, I)
         g2, x2 = grad, x
@@ -99,6 +79,9 @@ class Linear(_FusedFunction):
         return (grad_x, grad_w, grad_b) if has_bias else (grad_x, grad_w)
 
 
+Linear = Affine          # its name before: `nn.Linear` is the layer
+
+
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """y = x Wᵀ + b as one primitive.
 
@@ -109,9 +92,9 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         xd, wd = x.data, weight.data
         if wd.ndim == 2 and xd.ndim and xd.shape[-1] == wd.shape[1]:
             if bias is None:
-                return Linear.apply(x, weight)
+                return Affine.apply(x, weight)
             if bias.data.shape == (wd.shape[0],):
-                return Linear.apply(x, weight, bias)
+                return Affine.apply(x, weight, bias)
     x = _as_tensor(x, weight)
     if weight.ndim != 2:
         raise ValueError(f"linear: weight must be 2-D (out, in), got shape {tuple(weight.shape)}")
@@ -119,17 +102,17 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         raise ValueError(f"linear: input shape {tuple(x.shape)} does not end in in_features = "
                          f"{weight.shape[1]} (weight shape {tuple(weight.shape)})")
     if bias is None:
-        return Linear.apply(x, weight)
+        return Affine.apply(x, weight)
     if tuple(bias.shape) != (weight.shape[0],):
         raise ValueError(f"linear: bias shape {tuple(bias.shape)} must be (out_features,) = "
                          f"({weight.shape[0]},)")
-    return Linear.apply(x, weight, bias)
+    return Affine.apply(x, weight, bias)
 
 
 # ---------------------------------------------------------------------------------------------
 # layer_norm
 
-class LayerNorm(_FusedFunction):
+class LayerNorm(mg.FusedFunction):
     """y = γ ⊙ x̂ + β, x̂ = (x − μ) / σ, with μ and σ² = mean((x − μ)²) over the last
     `n_axes` axes and σ = √(σ² + eps).
 
@@ -163,21 +146,27 @@ class LayerNorm(_FusedFunction):
             y += affine[-1]
         return y
 
-    def _gradients(self, grad, on_arrays: bool):
+    def array_backward(self, grad):
+        # plain backward: the formulas of `_gradient_formula` on bare arrays, with the saved statistics
+        mu, inv_sigma = self.saved_tensors
+        x = self.inputs[0].data
+        weight = self.inputs[1].data if self.has_weight else None
+        return self._gradient_formula(grad, x, weight, mu, inv_sigma)
+
+    def recorded_backward(self, grad):
+        # recording a graph (create_graph): μ and 1/σ must stay functions of x
         x = self.inputs[0]
+        axes = self._axes(x.ndim)
+        mu = x.mean(axis=axes, keepdims=True)
+        inv_sigma = 1.0 / mg.sqrt(x.var(axis=axes, keepdims=True) + self.eps)
         weight = self.inputs[1] if self.has_weight else None
+        return self._gradient_formula(grad, x, weight, mu, inv_sigma)
+
+    def _gradient_formula(self, grad, x, weight, mu, inv_sigma):
+        """The gradients from x, γ, μ and 1/σ: the same formulas on arrays and on Tensors."""
         needs = [t.requires_grad for t in self.inputs]
         axes = self._axes(x.ndim)
         leading = tuple(range(x.ndim - self.n_axes))
-        if not on_arrays:
-            # recording a graph (create_graph): μ and 1/σ must stay functions of x
-            mu = x.mean(axis=axes, keepdims=True)
-            inv_sigma = 1.0 / mg.sqrt(x.var(axis=axes, keepdims=True) + self.eps)
-        else:
-            # plain backward: the same formulas on bare arrays, with the saved statistics
-            mu, inv_sigma = self.saved_tensors
-            x = x.data
-            weight = weight.data if weight is not None else None
         x_hat = (x - mu) * inv_sigma
         g_hat = grad * weight if weight is not None else grad
         # ∂L/∂x = (1/σ)(ĝ − mean(ĝ) − x̂ ⊙ mean(ĝ ⊙ x̂)), ĝ = g ⊙ γ
@@ -340,7 +329,7 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss.sum() if reduction == "sum" else loss.mean()
 
 
-class CrossEntropy(_FusedFunction):
+class CrossEntropy(mg.FusedFunction):
     """Softmax cross-entropy with integer targets, label smoothing and ignored targets.
 
     For each position i with logits z_i (C classes) and target t_i, log p = log_softmax(z_i):
@@ -399,22 +388,29 @@ class CrossEntropy(_FusedFunction):
             weight /= count
         return weight
 
-    def _gradients(self, grad, on_arrays: bool):
+    # ∂ℓ_i/∂z_i = p_i − q_i, q_i = (1 − ε)·onehot(t_i) + ε/C the smoothed target
+
+    def recorded_backward(self, grad):
+        # recording a graph (create_graph): p must stay a function of the logits
+        (logits,) = self.inputs
+        xp = self.xp
+        probs, safe_targets, kept, count = self.saved_tensors
+        n, classes = probs.shape
+        eps = self.smoothing
+        q = xp.full((n, classes), eps / classes, dtype=probs.dtype)
+        q[xp.arange(n), safe_targets] += 1.0 - eps
+        upstream = grad.reshape(-1, 1) if self.reduction == "none" else grad
+        p_minus_q = mg.softmax(logits.reshape(-1, classes), axis=-1) - q
+        return (p_minus_q * (upstream * self._row_weights())).reshape(logits.shape)
+
+    def array_backward(self, grad):
+        # plain backward: the same formula on arrays, subtracting q in place (no dense q)
         (logits,) = self.inputs
         xp = self.xp
         probs, safe_targets, kept, count = self.saved_tensors
         n, classes = probs.shape
         rows = xp.arange(n)
         eps = self.smoothing
-        # ∂ℓ_i/∂z_i = p_i − q_i, q_i = (1 − ε)·onehot(t_i) + ε/C the smoothed target
-        if not on_arrays:
-            # recording a graph (create_graph): p must stay a function of the logits
-            q = xp.full((n, classes), eps / classes, dtype=probs.dtype)
-            q[rows, safe_targets] += 1.0 - eps
-            upstream = grad.reshape(-1, 1) if self.reduction == "none" else grad
-            p_minus_q = mg.softmax(logits.reshape(-1, classes), axis=-1) - q
-            return (p_minus_q * (upstream * self._row_weights())).reshape(logits.shape)
-        # plain backward: the same formula on arrays, subtracting q in place (no dense q)
         if kept is None and self.reduction != "none":
             scale = grad / count if self.reduction == "mean" else grad    # one number
             grad_z = probs * scale                           # (N, C)
@@ -529,7 +525,7 @@ def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
     return _reduce(diff * diff, reduction)
 
 
-class BinaryCrossEntropyWithLogits(_FusedFunction):
+class BinaryCrossEntropyWithLogits(mg.FusedFunction):
     """ℓ = −w·[p·y·log σ(z) + (1 − y)·log(1 − σ(z))] for logits z and targets y, with weight w
     and pos_weight p (1 when absent), reduced by "mean" (over all elements), "sum" or "none".
 
@@ -578,14 +574,15 @@ class BinaryCrossEntropyWithLogits(_FusedFunction):
         total = loss.sum() if self.reduction == "sum" else loss.mean()
         return xp.asarray(total, dtype=loss.dtype)
 
-    def _gradients(self, grad, on_arrays: bool):
-        if not on_arrays:
-            # recording a graph (create_graph): differentiate the same loss built from
-            # smooth minigrad operations
-            def rebuild(*inputs):
-                return _bce_with_logits_reference(*inputs, self.reduction, self.has_weight,
-                                                  self.has_pos_weight)
-            return recorded_gradients(self, rebuild, grad, range(len(self.inputs)))
+    def recorded_backward(self, grad):
+        # recording a graph (create_graph): differentiate the same loss built from smooth
+        # minigrad operations
+        def rebuild(*inputs):
+            return _bce_with_logits_reference(*inputs, self.reduction, self.has_weight,
+                                              self.has_pos_weight)
+        return self.recorded_gradients(rebuild, grad)
+
+    def array_backward(self, grad):
         xp = self.xp
         z, y = self.inputs[0].data, self.inputs[1].data
         weight, pos_weight = self._extras([t.data for t in self.inputs[2:]])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from ..autograd import Function
+from ..function import Function
 from ..backend import backend_of
 from ..tensor import LAST_AXIS, Tensor
 from .common import as_float

@@ -6,7 +6,7 @@ logaddexp of two −inf, xlogy where x = 0) the gradient is taken as 0, never Na
 
 from __future__ import annotations
 
-from ..autograd import Function
+from ..function import Function
 from ..tensor import Tensor
 from .common import as_float, pair
 

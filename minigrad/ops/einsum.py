@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import string
 
-from ..autograd import Function
+from ..function import Function
 from ..tensor import Tensor
 from .common import lift
 

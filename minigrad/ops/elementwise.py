@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..autograd import Function
+from ..function import Function
 from ..backend import backend_of
 from ..tensor import Tensor
 from .common import as_float, constant, pair
@@ -83,7 +83,8 @@ class Div(Function):
         return (g / b if needs_a else None), (-g * z / b if needs_b else None)
 
 
-def div(a, b) -> Tensor:
+def true_divide(a, b) -> Tensor:
+    """a / b, always a float (integers divide to float32); `minigrad.div` adds rounding modes."""
     a, b = pair(a, b)
     if a.data.dtype.kind in "iub" and b.data.dtype.kind in "iub":
         a, b = as_float(a), as_float(b)         # true division of integers: float32

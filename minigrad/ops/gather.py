@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..autograd import Function
+from ..function import Function
 from ..tensor import Tensor
 from .common import one_axis
 from .indexing import IndexAdd, getitem

@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from ..autograd import Function
+from ..function import Function
 from ..gradients import IndexedGradient
 from ..grad_mode import is_grad_enabled
 from ..backend import backend_of

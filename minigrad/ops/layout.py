@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from ..autograd import Function
+from ..function import Function
 from ..tensor import Tensor
 from .common import axis_or_dim, constant, normalize_axis, one_axis
 from .elementwise import where

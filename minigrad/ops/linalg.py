@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 
-from ..autograd import Function
+from ..function import Function
 from ..tensor import Tensor
 from .common import pair
 

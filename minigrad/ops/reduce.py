@@ -12,7 +12,7 @@ import math
 import numbers
 import warnings
 
-from ..autograd import Function
+from ..function import Function
 from ..tensor import LAST_AXIS, Tensor
 from .common import as_float, axis_or_dim, constant, normalize_axis, zero_gradient
 from .shape import astype

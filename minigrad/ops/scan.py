@@ -8,7 +8,7 @@ beyond elementwise operations from the array module.
 
 from __future__ import annotations
 
-from ..autograd import Function
+from ..function import Function
 from ..tensor import Tensor
 from .common import as_float, axis_or_dim, one_axis
 from .gather import take_along_axis

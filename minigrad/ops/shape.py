@@ -8,8 +8,7 @@ import numbers
 
 import numpy as np
 
-from .. import autograd
-from ..autograd import Function
+from ..function import Function
 from ..backend import backend_of, parse_device
 from ..tensor import FIRST_AXIS, Tensor
 from .common import AxisError, axis_or_dim, normalize_axis, one_axis
@@ -201,7 +200,6 @@ def sum_to(x: Tensor, shape, owner: str = "sum_to") -> Tensor:
 
 
 _LEADING_AXES = [tuple(range(n)) for n in range(65)]
-autograd._sum_to_array, autograd._sum_to_tensor = sum_to_array, sum_to    # used by the walk
 
 
 class Concat(Function):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ..autograd import Function
+from ..function import Function
 from ..tensor import Tensor
 from .common import as_float
 

@@ -31,7 +31,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.ops import elementwise, indexing, linalg, nn_ops, reduce, shape as shape_ops
-from nn import _recompute, attention_functional, functional, recurrent
+from nn import attention_functional, functional, recurrent
 from nn import attention as nn_attention
 
 Shape = tuple
@@ -649,7 +649,7 @@ def _entries() -> list[OpInfo]:
     linear_shapes = [((3,), (2, 3), (2,)), ((2, 3), (2, 3), (2,)), ((1, 3), (1, 3)),
                      ((2, 2), (3, 2), (3,)), ((1, 2, 3), (2, 3), (2,)), ((2, 1), (2, 1), (2,)),
                      ((2, 3), (1, 3), (1,))]
-    add(OpInfo("linear", F.Linear, F.linear, _linear, tuple(Sample(s) for s in linear_shapes),
+    add(OpInfo("linear", F.Affine, F.linear, _linear, tuple(Sample(s) for s in linear_shapes),
                spell=lambda names, o: f"nn.functional.linear({', '.join(names)})"))
 
     # -- fused nn primitives --------------------------------------------------------------------
@@ -844,7 +844,7 @@ BY_NAME: dict[str, OpInfo] = {op.name: op for op in REGISTRY}
 assert len(BY_NAME) == len(REGISTRY), "registry names must be unique"
 
 # Function subclasses that are shared bases, never applied themselves
-ABSTRACT = {reduce._Reduction, functional._FusedFunction, _recompute.FusedFunction,
+ABSTRACT = {reduce._Reduction, mg.FusedFunction,
             *ABSTRACT_PORTING}
 
 

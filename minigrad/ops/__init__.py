@@ -16,7 +16,7 @@ from .transcendental import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arct
 from .binary_functions import arctan2, atan2, hypot, lerp, logaddexp, xlogy
 from .rounding import (ceil, copysign, div, divide, floor, floor_divide, fmod, mod, remainder,
                        round, sign, trunc)
-from .predicates import allclose, isclose, isinf, isneginf, isposinf
+from .compare import allclose, isclose, isinf, isneginf, isposinf
 from .shape import (astype, broadcast_to, cat, concat, reshape, split, squeeze, stack, sum_to,
                     swapaxes, to_device, transpose, unsqueeze)
 from .layout import (diag, diagonal, flatten, flip, meshgrid, pad, repeat, repeat_interleave,

@@ -977,4 +977,4 @@ def is_scalar(x) -> bool:
 # The one late binding: every method above calls a function in `ops`, and `backward` the walk
 # in `autograd`; both build on Tensor, so they are imported once Tensor exists. Nothing else
 # in minigrad imports at the bottom of a file.
-from . import autograd, ops  # noqa: E402
+from . import ops, autograd  # noqa: E402

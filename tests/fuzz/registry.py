@@ -30,7 +30,8 @@ from typing import Callable
 import numpy as np
 
 import minigrad as mg
-from minigrad.ops import elementwise, indexing, linalg, nn_ops, reduce, shape as shape_ops
+from minigrad.ops import activations, elementwise, indexing, linalg, nn_ops, reduce
+from minigrad.ops import shape as shape_ops
 from nn import attention_functional, functional, recurrent
 from nn import attention as nn_attention
 
@@ -523,12 +524,12 @@ def _entries() -> list[OpInfo]:
     add(OpInfo("abs", E.Abs, abs, np.abs, valid=lambda a: _off_kink(a, 0), nonsmooth=True,
                spell="abs({0})", **unary))
     add(OpInfo("tanh", E.Tanh, mg.tanh, np.tanh, spell="mg.tanh({0})", **unary))
-    add(OpInfo("sigmoid", E.Sigmoid, mg.sigmoid, _sigmoid, spell="mg.sigmoid({0})", **unary))
-    add(OpInfo("relu", E.Relu, mg.relu, lambda a: np.maximum(a, 0),
+    add(OpInfo("sigmoid", activations.Sigmoid, mg.sigmoid, _sigmoid, spell="mg.sigmoid({0})", **unary))
+    add(OpInfo("relu", activations.Relu, mg.relu, lambda a: np.maximum(a, 0),
                valid=lambda a: _off_kink(a, 0), nonsmooth=True, spell="mg.relu({0})", **unary))
-    add(OpInfo("gelu", E.Gelu, mg.gelu, lambda a: a * _normal_cdf(a), spell="mg.gelu({0})",
+    add(OpInfo("gelu", activations.Gelu, mg.gelu, lambda a: a * _normal_cdf(a), spell="mg.gelu({0})",
                **unary))
-    add(OpInfo("gelu_tanh", E.GeluTanh, lambda x: mg.gelu(x, approximate="tanh"),
+    add(OpInfo("gelu_tanh", activations.GeluTanh, lambda x: mg.gelu(x, approximate="tanh"),
                lambda a: 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a ** 3))),
                spell="mg.gelu({0}, approximate='tanh')", **unary))
 

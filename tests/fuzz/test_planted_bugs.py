@@ -13,7 +13,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import autograd
-from minigrad.ops import elementwise, nn_ops
+from minigrad.ops import activations, elementwise, nn_ops
 
 from .harness import new_failures
 
@@ -77,7 +77,7 @@ def test_a_backward_that_overwrites_its_saved_output_is_caught():
             y = self.output.data
             y *= 1 - y
             return grad * mg.tensor(y, device=self.output.device)
-        _only_backward(patch, elementwise.Sigmoid, backward)
+        _only_backward(patch, activations.Sigmoid, backward)
     failures = new_failures(plant, n=25, ops=["sigmoid", "add", "mul", "sum"])
     assert failures and {"[paths]", "[twice]"} & _oracles(failures)
 

@@ -53,14 +53,19 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
         while waiting:                    # each key comes off once its gradient is complete
             key = heapq.heappop(waiting)
             tensor, g, is_owned = tensors.pop(key), grads.pop(key), key in owned
-            g, is_owned = _report(results, capture_ids, tensor, g, is_owned, create_graph)
+            if tensor._hooks or tensor._retains_grad or capture_ids or \
+                    type(g) is IndexedGradient:
+                g, is_owned = _report(results, capture_ids, tensor, g, is_owned, create_graph)
             fn = tensor._fn
             _check_node(fn)
             done.append(fn)
             for x, gx in zip(fn.inputs, _call_backward(fn, g, create_graph, checked)):
                 if gx is None or not x._requires_grad:
                     continue
-                gx = _conform(gx, x, fn, create_graph)
+                data = x.data     # fast path: an array of x's type, shape and dtype fits as it is
+                if create_graph or type(gx) is not type(data) or gx.shape != data.shape or \
+                        gx.dtype != data.dtype:
+                    gx = _conform(gx, x, fn, create_graph)
                 if checked:
                     anomaly.check_gradient(fn, gx)
                 _receive(grads, owned, tensors, waiting, x, gx, create_graph)
@@ -108,11 +113,8 @@ def _check_node(fn) -> None:
 def _conform(g, x, fn, create_graph: bool):
     """fn's gradient g for its input x as the walk keeps it: summed back to x's shape (undoing
     broadcasting), cast to x's dtype, and an array of x's backend (a Tensor when recording).
-    A gradient that already fits (the common case) passes as it is."""
+    The walk calls it only for a gradient that does not already fit (see its fast path)."""
     data = x.data
-    if not create_graph and type(g) is type(data) and g.shape == data.shape and \
-            (g.dtype is data.dtype or g.dtype == data.dtype):
-        return g
     if type(g) is IndexedGradient:
         if g.values.dtype != data.dtype:
             g.values = g.values.astype(data.dtype)

@@ -11,13 +11,12 @@
 """
 
 from . import functional, init, optim
-from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Identity, LayerNorm, Linear,
-                     MSELoss, ReLU, Sigmoid, Tanh)
-from .activations import (CELU, ELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
-                          LogSigmoid, LogSoftmax, Mish, ReLU6, SiLU, Softmax, Softmin, Softplus,
-                          Softsign)
-from .loss_modules import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimilarity,
-                           KLDivLoss, NLLLoss)
+from .layers import Dropout, Embedding, Identity, LayerNorm, Linear
+from .activations import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
+                          LogSigmoid, LogSoftmax, Mish, ReLU, ReLU6, Sigmoid, SiLU, Softmax,
+                          Softmin, Softplus, Softsign, Tanh)
+from .loss_modules import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss,
+                           CosineSimilarity, CrossEntropyLoss, KLDivLoss, MSELoss, NLLLoss)
 from .module import Module, ModuleDict, ModuleList, Parameter, RemovableHandle, Sequential
 from .optim import clip_grad_norm, clip_grad_norm_
 from .serialization import load, save

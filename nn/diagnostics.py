@@ -37,7 +37,7 @@ import minigrad as mg
 
 from .attention import (AdditiveAttention, BilinearAttention, DotProductAttention,
                         HardAttention, MultiHeadAttention, RBFAttention)
-from .layers import Sigmoid, Tanh
+from .activations import Sigmoid, Tanh
 from .module import Module
 
 __all__ = ["Diagnostics", "plot_diagnostics"]

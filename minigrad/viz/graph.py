@@ -47,14 +47,14 @@ from typing import Sequence, Union
 import graphviz
 import numpy as np
 
-from . import autograd
-from .gradients import SpentTensor
-from .backend import backend_of
-from .tensor import Tensor  # noqa: I001  (first: importing tensor loads the ops)
-from .ops.indexing import GetItem
-from .attention_plot import attention_map
+from .. import autograd
+from ..gradients import SpentTensor
+from ..backend import backend_of
+from ..tensor import Tensor
+from ..ops.indexing import GetItem
+from .attention import attention_map  # noqa: F401  (minigrad.viz.attention_map before)
 
-__all__ = ["draw", "render", "save", "GraphPicture", "GraphvizNotFoundError", "attention_map"]
+__all__ = ["draw", "render", "save", "GraphPicture", "GraphvizNotFoundError"]
 
 Graph = Union[graphviz.Digraph, graphviz.Graph, graphviz.Source]
 

@@ -31,4 +31,5 @@ from .recurrent import (GRU, LSTM, GRUCell, GRUGates, LSTMCell, LSTMGates, Updat
 from .transformer import (FeedForward, Transformer, TransformerDecoder,
                           TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
                           TransformerLM)
-from .diagnostics import Diagnostics, plot_diagnostics
+from .diagnostics import Diagnostics
+from .plots import plot_diagnostics

@@ -60,9 +60,14 @@ class Tensor:
 
     # `data`, `_requires_grad` and `_fn` are set on every tensor; the rest keep these class-level
     # defaults until set, which makes creating a tensor (once per operation) cheaper
-    __slots__ = ("data", "_requires_grad", "_fn", "__dict__", "__weakref__")
-    grad = None
-    name = None
+    __slots__ = {
+        "data": "The values: a NumPy array on the CPU, a CuPy array on a GPU. Read it freely; "
+                "change it only through the in-place methods (add_, copy_, ...), which keep "
+                "the graph's checks of in-place changes honest.",
+        "_requires_grad": None, "_fn": None, "__dict__": None, "__weakref__": None,
+    }
+    _grad = None
+    _name = None
     _retains_grad = False
     _hooks = None
     _version = 0               # in-place changes made through this tensor (see inplace.py)
@@ -110,6 +115,27 @@ class Tensor:
             raise RuntimeError("requires_grad: cannot turn off requires_grad of a non-leaf "
                                "tensor; use .detach()")
         self._requires_grad = bool(value)
+
+    @property
+    def grad(self):
+        """∂L/∂self, added up by every backward() since it was last reset: a Tensor of this
+        tensor's shape and dtype for a leaf that requires grad (or a tensor that called
+        retain_grad()), None before the first backward. Reset with `t.grad = None`."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        self._grad = value
+
+    @property
+    def name(self):
+        """A label for graph pictures (`minigrad.viz.draw`), or None; nn names a GRU's gates
+        and attention's projections. Set it freely: nothing else reads it."""
+        return self._name
+
+    @name.setter
+    def name(self, value) -> None:
+        self._name = value
 
     def requires_grad_(self, value: bool = True) -> "Tensor":
         """Set `requires_grad` and return this tensor (PyTorch's spelling, for chaining)."""

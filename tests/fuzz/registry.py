@@ -315,7 +315,7 @@ def _attend(q, k, v, mask=None, dropout_p=0.0, seed=None):
 
 
 def _gru(gx, h0, w, b=None):
-    """h_t = (1 − z) ⊙ n + z ⊙ h_{t−1} over t, with the gates r, z, n of API.md."""
+    """h_t = (1 − z) ⊙ n + z ⊙ h_{t−1} over t, with the gates r, z, n of nn.GRUCell."""
     H = h0.shape[-1]
     h, outputs = h0, []
     for t in range(gx.shape[1]):

@@ -499,6 +499,18 @@ class Checkpoint:
         return state
 
 
+def resume_source(args: argparse.Namespace, path: Path) -> Path | None:
+    """For scripts that keep one checkpoint per model beside each other: with --resume, `path`
+    when it exists (a model not reached yet starts afresh); None without --resume. --resume
+    with no checkpoint at all in the folder stops the script with one line."""
+    if args.resume is None:
+        return None
+    if not any(Path(path).parent.glob("checkpoint*.npz")):
+        fail(f"--resume: no checkpoint in {Path(path).parent}; run without --resume to start "
+             f"training (or give --out the folder of the run to continue)")
+    return path if Path(path).exists() else None
+
+
 def _differences(saved: dict, current: dict) -> list[str]:
     """["--lr: 0.01 in the checkpoint, 0.001 now", ...] for every setting that differs."""
     lines = []

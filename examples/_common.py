@@ -360,9 +360,11 @@ def run_config(args: argparse.Namespace, ignore: Iterable[str] = ()) -> dict:
                                             if k not in skip})))
 
 
-def resume_command(args: argparse.Namespace, checkpoint: Path) -> str:
-    """The command line that continues this run from `checkpoint`: the same arguments with
-    --resume (naming the checkpoint when it is not <out>/checkpoint.npz)."""
+def resume_command(args: argparse.Namespace | None) -> str:
+    """The command line that continues this run: the same arguments, with --resume (which
+    finds the checkpoints in the run's --out folder)."""
+    if args is None:
+        return "the same command with --resume"
     kept, skip = [], False
     for token in args.argv:
         if skip and not token.startswith("-"):
@@ -371,12 +373,7 @@ def resume_command(args: argparse.Namespace, checkpoint: Path) -> str:
         skip = token == "--resume"
         if not skip and not token.startswith("--resume="):
             kept.append(token)
-    if Path(checkpoint) == Path(args.out) / CHECKPOINT_NAME:
-        kept.append("--resume")
-    else:
-        kept += ["--resume", str(checkpoint)]
-    script = Path(sys.argv[0]) if sys.argv[0].endswith(".py") else Path("examples/<script>.py")
-    return shlex.join(["python3", str(script), *kept])
+    return shlex.join(["python3", sys.argv[0], *kept, "--resume"])
 
 
 def _rng_states(generators: dict) -> str:
@@ -408,24 +405,26 @@ class Checkpoint:
 
     A checkpoint holds the model, optimizer and scheduler, the random states (minigrad's,
     NumPy's global one and the `generators` given by name), `run_config(args)` (less the
-    arguments named in `ignore`) plus `config`, and the keyword `state` of `save`/`step_end` (the position in the data, the histories).
+    arguments named in `ignore`) plus `config`, and the keyword `state` of `save`/`step_end`
+    (the position in the data, the histories).
     Inside the `with`, Ctrl-C only asks to stop: the next `step_end` saves, prints the command
     that resumes, and exits with status 130; a second Ctrl-C stops at once, without saving.
 
     `resume_from`: the checkpoint to resume from (default: args.resume, None for a fresh run).
+    `args` None (a script's training function called from Python): only `config` is checked.
     A missing checkpoint, or one whose configuration differs from this run's, stops the script
     with one line saying what differs and what to do.
     """
 
-    def __init__(self, path: str | Path, args: argparse.Namespace, model, optimizer=None,
+    def __init__(self, path: str | Path, args: argparse.Namespace | None, model, optimizer=None,
                  scheduler=None, generators: dict | None = None, config: dict | None = None,
                  ignore: Iterable[str] = (), resume_from: str | Path | None = "args"):
         self.path = Path(path)
         self.args = args
         self.model, self.optimizer, self.scheduler = model, optimizer, scheduler
         self.generators = generators or {}
-        self.config = dict(run_config(args, ignore), **_jsonable(config or {}))
-        self.resume_from = args.resume if resume_from == "args" else resume_from
+        self.config = dict(run_config(args, ignore) if args else {}, **_jsonable(config or {}))
+        self.resume_from = getattr(args, "resume", None) if resume_from == "args" else resume_from
         self.stop_requested = False
         self._previous_handler = None
         self._stop = SystemExit(130)             # raised by step_end after Ctrl-C
@@ -443,7 +442,7 @@ class Checkpoint:
             signal.signal(signal.SIGINT, self._previous_handler)
         if exc is self._stop:                    # after the progress bars have closed
             print(f"\ninterrupted: checkpoint saved to {self.path}; continue with:\n"
-                  f"  {resume_command(self.args, self.path)}", file=sys.stderr, flush=True)
+                  f"  {resume_command(self.args)}", file=sys.stderr, flush=True)
         elif self.stop_requested and exc_type is None:
             print("Ctrl-C came after the last training step: finishing the run (Ctrl-C again "
                   "stops it)", file=sys.stderr, flush=True)
@@ -460,7 +459,7 @@ class Checkpoint:
         """Write the checkpoint now (atomically), with `state` beside the rest."""
         extra = {"scheduler": self.scheduler.state_dict()} if self.scheduler else {}
         return save_checkpoint(self.path, self.model, self.optimizer, **extra, **state,
-                               config=json.dumps(self.config, sort_keys=True),
+                               run_config=json.dumps(self.config, sort_keys=True),
                                rng=_rng_states(self.generators))
 
     def step_end(self, due: bool, **state: Any) -> None:
@@ -483,10 +482,10 @@ class Checkpoint:
                  f"(or give --out the folder of the run to continue)")
         import nn
         saved = nn.load(path)["state"]
-        if "config" not in saved:
+        if "run_config" not in saved:
             fail(f"--resume: {path} was written by an older version of this script (it has no "
                  f"configuration to check); start afresh without --resume")
-        differences = _differences(json.loads(str(saved["config"])), self.config)
+        differences = _differences(json.loads(str(saved["run_config"])), self.config)
         if differences:
             fail(f"--resume: {path} was made with other settings ({'; '.join(differences)}); "
                  f"rerun with the checkpoint's settings, or start afresh in another --out")
@@ -494,7 +493,7 @@ class Checkpoint:
         if self.scheduler is not None:
             self.scheduler.load_state_dict(state["scheduler"])
         _set_rng_states(str(state.pop("rng")), self.generators)
-        state.pop("config")
+        state.pop("run_config")
         print(f"resumed from {path}")
         return state
 

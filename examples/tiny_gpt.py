@@ -27,8 +27,8 @@ from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
 from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, as_list, base_parser, fail,
-                     load_checkpoint, parse_args, positive_int, prepare_run, print_outputs, pyplot, save_figure,
-                     write_metrics)
+                     load_checkpoint, parse_args, positive_int, prepare_run, print_outputs,
+                     pyplot, save_figure, write_metrics)
 
 import math
 import sysconfig

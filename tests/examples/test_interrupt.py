@@ -33,10 +33,12 @@ def interrupt_at_update(monkeypatch, common, count):
 def leaves(tree, prefix=""):
     """{path: array} of every array in a loaded checkpoint (model and optimizer)."""
     if isinstance(tree, dict):
-        return {k: v for key, sub in tree.items() for k, v in leaves(sub, f"{prefix}/{key}").items()}
-    if isinstance(tree, (list, tuple)):
-        return {k: v for i, sub in enumerate(tree) for k, v in leaves(sub, f"{prefix}/{i}").items()}
-    return {prefix: np.asarray(tree)}
+        items = tree.items()
+    elif isinstance(tree, (list, tuple)):
+        items = enumerate(tree)
+    else:
+        return {prefix: np.asarray(tree)}
+    return {k: v for key, sub in items for k, v in leaves(sub, f"{prefix}/{key}").items()}
 
 
 @pytest.mark.parametrize("name, arguments", [

@@ -10,7 +10,7 @@
     nn.save({"model": model.state_dict(), "optim": opt.state_dict()}, "ckpt.npz")
 """
 
-from . import functional, init, optim
+from . import functional, init, lr_scheduler, optim, utils
 from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Identity, LayerNorm, Linear,
                      MSELoss, ReLU, Sigmoid, Tanh)
 from .activations import (CELU, ELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
@@ -19,7 +19,7 @@ from .activations import (CELU, ELU, SELU, Hardsigmoid, Hardswish, Hardtanh, Lea
 from .loss_modules import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimilarity,
                            KLDivLoss, NLLLoss)
 from .module import Module, ModuleDict, ModuleList, Parameter, RemovableHandle, Sequential
-from .optim import clip_grad_norm, clip_grad_norm_
+from .optim import clip_grad_norm, clip_grad_norm_, clip_grad_value_
 from .serialization import load, save
 from .attention import (AdditiveAttention, BilinearAttention, DotProductAttention,
                         HardAttention, LocationAttentionDecoderStep, MultiHeadAttention,

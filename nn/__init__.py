@@ -27,8 +27,8 @@ from .attention import (AdditiveAttention, BilinearAttention, DotProductAttentio
 from .attention_functional import causal_mask, padding_mask
 from .positional import (LearnedPositionalEmbedding, SinusoidalPositionalEncoding,
                          sinusoidal_encoding)
-from .recurrent import (GRU, LSTM, GRUCell, GRUGates, LSTMCell, LSTMGates, UpdateGateCell,
-                        UpdateGateRNN, UpdateGates)
+from .recurrent import (GRU, LSTM, RNN, GRUCell, GRUGates, LSTMCell, LSTMGates, RNNCell,
+                        UpdateGateCell, UpdateGateRNN, UpdateGates)
 from .transformer import (FeedForward, Transformer, TransformerDecoder,
                           TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
                           TransformerLM)

@@ -17,12 +17,13 @@ from .activations import (CELU, ELU, SELU, Hardsigmoid, Hardswish, Hardtanh, Lea
                           LogSigmoid, LogSoftmax, Mish, ReLU6, SiLU, Softmax, Softmin, Softplus,
                           Softsign)
 from .loss_modules import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimilarity,
-                           KLDivLoss, NLLLoss)
+                           HuberLoss, KLDivLoss, L1Loss, NLLLoss, SmoothL1Loss)
 from .module import Module, ModuleDict, ModuleList, Parameter, RemovableHandle, Sequential
 from .optim import clip_grad_norm, clip_grad_norm_, clip_grad_value_
 from .serialization import load, save
 from .attention import (AdditiveAttention, BilinearAttention, DotProductAttention,
                         HardAttention, LocationAttentionDecoderStep, MultiHeadAttention,
+                        MultiheadAttention,
                         RBFAttention)
 from .attention_functional import causal_mask, padding_mask
 from .positional import (LearnedPositionalEmbedding, SinusoidalPositionalEncoding,

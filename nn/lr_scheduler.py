@@ -30,6 +30,16 @@ def _number(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _per_group(scheduler, saved) -> list[float]:
+    """Saved per-group learning rates as floats, one for each of the optimizer's groups."""
+    values = [float(_number(lr)) for lr in saved]
+    groups = len(scheduler.optimizer.param_groups)
+    if len(values) != groups:
+        raise ValueError(f"{type(scheduler).__name__}.load_state_dict: the checkpoint has "
+                         f"{len(values)} parameter groups, the optimizer {groups}")
+    return values
+
+
 class LRScheduler:
     """Sets each group's lr to base_lr · factor(s), s = the number of `step()` calls so far
     (PyTorch's `last_epoch`). The first optimizer step uses factor(0)."""
@@ -73,11 +83,7 @@ class LRScheduler:
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Resume from `state_dict()`'s output, setting each group's lr to match."""
-        base_lrs = [float(_number(lr)) for lr in state_dict["base_lrs"]]
-        if len(base_lrs) != len(self.optimizer.param_groups):
-            raise ValueError(f"{type(self).__name__}.load_state_dict: the checkpoint has "
-                             f"{len(base_lrs)} parameter groups, the optimizer "
-                             f"{len(self.optimizer.param_groups)}")
+        base_lrs = _per_group(self, state_dict["base_lrs"])
         self.last_step = int(_number(state_dict["last_step"]))
         self.base_lrs = base_lrs
         self._apply()
@@ -336,11 +342,7 @@ class ReduceLROnPlateau:
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Resume from `state_dict()`'s output."""
-        lrs = [float(_number(lr)) for lr in state_dict["lrs"]]
-        if len(lrs) != len(self.optimizer.param_groups):
-            raise ValueError(f"ReduceLROnPlateau.load_state_dict: the checkpoint has {len(lrs)} "
-                             f"parameter groups, the optimizer "
-                             f"{len(self.optimizer.param_groups)}")
+        lrs = _per_group(self, state_dict["lrs"])
         self.best = float(_number(state_dict["best"]))
         for name in ("num_bad_epochs", "cooldown_counter", "last_epoch"):
             setattr(self, name, int(_number(state_dict[name])))

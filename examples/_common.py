@@ -379,14 +379,14 @@ def resume_command(args: argparse.Namespace | None) -> str:
 def _rng_states(generators: dict) -> str:
     """minigrad's, NumPy's global and each named Generator's random state, as JSON text."""
     name, keys, position, has_gauss, gauss = np.random.get_state()
-    return json.dumps({"minigrad": mg.get_rng_state(),
+    return json.dumps({"minigrad": mg.get_rng_state().numpy().tolist(),
                        "numpy": [name, keys.tolist(), position, has_gauss, gauss],
                        "generators": {k: g.bit_generator.state for k, g in generators.items()}})
 
 
 def _set_rng_states(text: str, generators: dict) -> None:
     states = json.loads(text)
-    mg.set_rng_state(states["minigrad"])
+    mg.set_rng_state(np.array(states["minigrad"], dtype=np.uint8))
     name, keys, position, has_gauss, gauss = states["numpy"]
     np.random.set_state((name, np.asarray(keys, dtype=np.uint32), position, has_gauss, gauss))
     for key, generator in generators.items():

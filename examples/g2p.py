@@ -701,9 +701,11 @@ def plot_curves(history: dict, clock: str, title: str, path: Path) -> Path:
 
 def heatmap(ax, weights: np.ndarray, columns: list[str], rows: list[str], title: str,
             xlabel: str, ylabel: str) -> None:
-    """Attention weights (len(rows), len(columns)) as an image, labelled on both axes."""
-    ax.imshow(np.asarray(weights, dtype=float), cmap="viridis", vmin=0.0, vmax=1.0,
-              aspect="auto")
+    """Attention weights (len(rows), len(columns)) as an image, labelled on both axes, with a
+    colour bar saying which colour is which weight."""
+    image = ax.imshow(np.asarray(weights, dtype=float), cmap="viridis", vmin=0.0, vmax=1.0,
+                      aspect="auto")
+    ax.figure.colorbar(image, ax=ax, label="attention weight", fraction=0.046, pad=0.04)
     ax.set_xticks(range(len(columns)))
     ax.set_xticklabels(columns)
     ax.set_yticks(range(len(rows)))

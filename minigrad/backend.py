@@ -10,13 +10,15 @@ New device types plug in with `register_backend`, exactly as CuPy does below.
 
 from __future__ import annotations
 
-import copy
 import functools
 import math
 
 import numpy as np
 
 from ._erf import fast_erf, fast_erfc
+
+
+_RNG_STATE_BYTES = 37          # PCG64: state and increment (16 bytes each), a flag, a uint32
 
 
 class Backend:
@@ -72,14 +74,27 @@ class Backend:
         """Restart this device's random numbers from `seed` (see `minigrad.manual_seed`)."""
         self._rng = np.random.default_rng(seed)
 
-    def get_rng_state(self):
-        """A copy of this device's random-number state (see `minigrad.get_rng_state`)."""
-        return copy.deepcopy(self._rng.bit_generator.state)
+    def rng_state(self) -> np.ndarray:
+        """The generator's whole state as bytes (uint8), for `set_rng_state`: PCG64's 128-bit
+        state and increment, then its buffered 32-bit draw (a flag and the value)."""
+        s = self._rng.bit_generator.state
+        raw = (s["state"]["state"].to_bytes(16, "little") + s["state"]["inc"].to_bytes(16, "little")
+               + bytes([s["has_uint32"]]) + int(s["uinteger"]).to_bytes(4, "little"))
+        return np.frombuffer(raw, dtype=np.uint8).copy()
 
-    def set_rng_state(self, state) -> None:
-        """Continue from a state that `get_rng_state` returned."""
+    def set_rng_state(self, state: np.ndarray) -> None:
+        """Restore a state from `rng_state()`; a wrong one raises and changes nothing."""
+        if state.dtype != np.uint8 or state.shape != (_RNG_STATE_BYTES,):
+            raise ValueError(f"set_rng_state: expected the ({_RNG_STATE_BYTES},) uint8 state "
+                             f"that get_rng_state returns, got {state.dtype} "
+                             f"{tuple(state.shape)}")
+        raw = state.tobytes()
         rng = np.random.default_rng()
-        rng.bit_generator.state = copy.deepcopy(state)     # raises on a malformed state
+        rng.bit_generator.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": int.from_bytes(raw[:16], "little"),
+                      "inc": int.from_bytes(raw[16:32], "little")},
+            "has_uint32": raw[32], "uinteger": int.from_bytes(raw[33:37], "little")}
         self._rng = rng
 
     def random(self, kind: str, shape: tuple[int, ...], dtype, index: int | None = None):
@@ -160,13 +175,13 @@ class CupyBackend(Backend):
         if self._cupy is not None:
             self._cupy.random.seed(seed)
 
-    def get_rng_state(self):
-        # CuPy's generators expose no state: only the seed is known, so a GPU run restored
-        # from a checkpoint continues with fresh random numbers
-        return None
+    def rng_state(self):
+        raise NotImplementedError("get_rng_state: CuPy's generators expose no state; only "
+                                  "manual_seed restarts the GPU's random numbers")
 
     def set_rng_state(self, state) -> None:
-        """Nothing to restore (see get_rng_state)."""
+        raise NotImplementedError("set_rng_state: CuPy's generators expose no state; only "
+                                  "manual_seed restarts the GPU's random numbers")
 
     def random(self, kind, shape, dtype, index=None):
         cupy = self._load()
@@ -307,36 +322,6 @@ def manual_seed(seed: int) -> None:
     """Seed every backend's random numbers (dropout, initialisers, randn/rand)."""
     for backend in _BACKENDS.values():
         backend.seed(seed)
-
-
-def get_rng_state() -> dict:
-    """The random-number state of every device type, {"cpu": ..., "cuda": ...}: plain
-    dicts and numbers (JSON-able), for `set_rng_state` to continue the same stream later,
-    e.g. when a training run with dropout resumes from a checkpoint. CuPy's state is not
-    available (None): on a GPU only the CPU's numbers are restored."""
-    return {name: backend.get_rng_state() for name, backend in _BACKENDS.items()}
-
-
-def set_rng_state(state: dict) -> None:
-    """Restore what `get_rng_state` returned: the next random numbers (randn, rand, dropout,
-    initialisers) are those that followed the saved state. Device types missing from `state`
-    keep theirs; an unknown device type or a malformed state raises ValueError and changes
-    nothing."""
-    unknown = [name for name in state if name not in _BACKENDS]
-    if unknown:
-        raise ValueError(f"set_rng_state: unknown device types {unknown}; expected some of "
-                         f"{list(_BACKENDS)}")
-    saved = get_rng_state()
-    try:
-        for name, device_state in state.items():
-            if device_state is not None:
-                _BACKENDS[name].set_rng_state(device_state)
-    except (TypeError, ValueError, KeyError) as error:
-        for name, device_state in saved.items():
-            if device_state is not None:
-                _BACKENDS[name].set_rng_state(device_state)
-        raise ValueError(f"set_rng_state: not a state that get_rng_state returned "
-                         f"({error})") from None
 
 
 def backend_of_inputs(op: str, tensors) -> Backend:

@@ -69,7 +69,7 @@ def test_ties_split_the_gradient_evenly(name, device):
 def test_max_keeps_integer_dtype_and_refuses_empty(device):
     x = mg.tensor([[3, 1], [2, 7]], device=device)
     assert_forward(x.max(axis=0), np.array([3, 7]), device)
-    with pytest.raises(ValueError, match=r"max: cannot reduce an empty tensor of shape \(0, 2\)"):
+    with pytest.raises(ValueError, match=r"max: cannot reduce over an empty axis \(shape \(0, 2\)"):
         mg.zeros(0, 2, device=device).max()
 
 
@@ -102,7 +102,7 @@ def test_argmax_argmin(name, axis, keepdims, device, rng):
 def test_argmax_takes_the_first_of_ties_and_refuses_empty(device):
     t = mg.tensor([[1.0, 4.0, 4.0], [2.0, 2.0, 0.0]], device=device)
     assert_forward(mg.argmax(t, axis=1), np.array([1, 0]), device)
-    with pytest.raises(ValueError, match="argmin: empty tensor"):
+    with pytest.raises(ValueError, match="argmin: no position to return along an empty axis"):
         mg.argmin(mg.zeros(0, device=device))
 
 

@@ -84,9 +84,10 @@ class Xlogy(Function):
         zero = x_data == 0
         undefined = zero & (y_data <= 0)          # z(x, y ≤ 0) jumps at x = 0: no derivative
         # ∂z/∂x = log y, at x = 0 too (z(x, y) = x·log y there for y > 0); taken as 0 where
-        # x = 0 and y ≤ 0 (PyTorch's). ∂z/∂y = x/y, exactly 0 along x = 0 (z ≡ 0 there)
-        grad_x = xp.where(undefined, 0.0, g * xp.log(xp.where(undefined, 1.0, y)))
-        return grad_x, xp.where(zero, 0.0, g * x / xp.where(zero, 1.0, y))
+        # x = 0 and y ≤ 0 (PyTorch's). ∂z/∂y = x/y, 0 along x = 0 (z ≡ 0 there) and written
+        # as x/y there too, so that its own derivative in x, 1/y, survives create_graph
+        safe_y = xp.where(undefined, 1.0, y)
+        return xp.where(undefined, 0.0, g * xp.log(safe_y)), g * x / safe_y
 
 
 def _float_pair(a, b):

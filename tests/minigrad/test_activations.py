@@ -230,3 +230,15 @@ def test_xlogy_at_zero_the_reported_case_and_the_undefined_corner(device):
     grad_x, grad_y = mg.grad(mg.xlogy(x, y).sum(), [x, y])
     np.testing.assert_array_equal(grad_x.numpy(), [0.0, 0.0])
     np.testing.assert_array_equal(grad_y.numpy(), [0.0, 0.0])
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+def test_xlogy_second_derivatives_at_x_zero(shape, device, rng):
+    """∂z/∂y = x/y is 0 along x = 0, but its derivative in x there is 1/y."""
+    x, y = leaf(np.zeros(shape), device), leaf(rng.uniform(0.5, 2.0, shape), device)
+    w = mg.tensor(rng.standard_normal(shape), device=device)
+
+    def gradient_sum(s, t):
+        grad_x, grad_y = mg.grad(mg.xlogy(s, t), [s, t], grad_outputs=w, create_graph=True)
+        return grad_x.sum() + grad_y.sum()
+    assert mg.gradcheck(gradient_sum, [x, y])

@@ -566,6 +566,19 @@ def _entries() -> list[OpInfo]:
                tuple(Sample((s,), b) for s in CHECK_SHAPES for b in clip_bounds[:2]),
                valid=lambda a, lo, hi: all(_off_kink(a, v) for v in (lo, hi) if v is not None),
                nonsmooth=True, spell="mg.clip({0}, {lo}, {hi})"))
+    bound_shapes = [(x, lo, hi) for x, lo, hi in itertools.product(SHAPES[:6], repeat=3)
+                    if _broadcast(x, lo, hi) in SHAPES][::7]
+    add(OpInfo("clip_tensor_bounds", E.Clip, lambda x, lo, hi: mg.clip(x, lo, hi),
+               lambda a, lo, hi: np.clip(a, lo, hi),
+               tuple(Sample(s) for s in bound_shapes),
+               tuple(Sample(s) for s in [((), (), ()), ((1,), (1,), (1,)), ((2, 3), (3,), ()),
+                                         ((), (2, 3), (2, 1))]),
+               domains=(REAL, Domain("below", lambda rng, s: rng.uniform(-1.5, -0.6, size=s),
+                                     lambda a: bool(a.max(initial=-1.0) < -0.5)),
+                        Domain("above", lambda rng, s: rng.uniform(0.6, 1.5, size=s),
+                               lambda a: bool(a.min(initial=1.0) > 0.5))),
+               valid=lambda a, lo, hi: _off_kink(a - lo, 0) and _off_kink(a - hi, 0),
+               broadcasts=True, nonsmooth=True, spell="mg.clip({0}, {1}, {2})"))
     fill_shapes = [(s, m) for s in SHAPES for m in SHAPES if _broadcast(s, m) == s]
     add(OpInfo("masked_fill", E.MaskedFill, lambda x, mask, value: mg.masked_fill(x, mask, value),
                lambda a, mask, value: np.where(mask, np.asarray(value, dtype=a.dtype), a),
@@ -574,6 +587,13 @@ def _entries() -> list[OpInfo]:
                tuple(Sample((s,), _mask_options(m, value=0.5))
                      for s, m in [((), ()), ((1,), (1,)), ((2, 3), (2, 3)), ((2, 3), (3,))]),
                spell="mg.masked_fill({0}, {mask}, {value})"))
+    add(OpInfo("masked_fill_tensor", E.MaskedFill,
+               lambda x, value, mask: mg.masked_fill(x, mask, value),
+               lambda a, value, mask: np.where(mask, value.astype(a.dtype), a),
+               tuple(Sample((s, ()), _mask_options(m)) for s, m in fill_shapes),
+               tuple(Sample((s, ()), _mask_options(m))
+                     for s, m in [((), ()), ((1,), (1,)), ((2, 3), (2, 3)), ((2, 3), (3,))]),
+               spell="mg.masked_fill({0}, {mask}, {1})"))
     add(OpInfo("where", E.Where, lambda a, b, mask: mg.where(mask, a, b),
                lambda a, b, mask: np.where(mask, a, b),
                tuple(Sample(p, _mask_options(_broadcast(*p))) for p in PAIRS),

@@ -241,3 +241,12 @@ def test_logsumexp_over_an_empty_axis_is_minus_inf(shape, axis, keepdims, device
     assert_forward(out, expected, device)
     (g,) = mg.grad(out.sum(), x)
     assert g.shape == shape
+
+
+@pytest.mark.parametrize("shape, axis", [((3,), None), ((1,), 0), ((), None), ((2, 3), 1)])
+def test_std_of_a_constant_slice_has_gradient_zero(shape, axis, device):
+    """The rounded std of three copies of −0.11046580640416379 is 1.4e-17, not 0; the gradient
+    must still be the documented 0, not rounding over rounding."""
+    x = leaf(np.full(shape, -0.11046580640416379), device)
+    (g,) = mg.grad(mg.std(x, axis=axis).sum(), x)
+    np.testing.assert_array_equal(g.numpy(), np.zeros(shape))

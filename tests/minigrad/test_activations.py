@@ -242,3 +242,19 @@ def test_xlogy_second_derivatives_at_x_zero(shape, device, rng):
         grad_x, grad_y = mg.grad(mg.xlogy(s, t), [s, t], grad_outputs=w, create_graph=True)
         return grad_x.sum() + grad_y.sum()
     assert mg.gradcheck(gradient_sum, [x, y])
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, t: mg.softplus(x, beta=t), lambda x, t: mg.softplus(x, threshold=t),
+    lambda x, t: mg.elu(x, t), lambda x, t: mg.celu(x, t), lambda x, t: mg.leaky_relu(x, t),
+    lambda x, t: mg.hardtanh(x, -t, 1.0), lambda x, t: mg.hardtanh(x, -1.0, t)],
+    ids=["softplus-beta", "softplus-threshold", "elu", "celu", "leaky_relu", "hardtanh-min",
+         "hardtanh-max"])
+@pytest.mark.parametrize("shape", [(), (1,)])
+def test_constant_options_refuse_a_tensor_whose_gradient_would_be_lost(call, shape):
+    x = mg.tensor(np.array([-2.0, 0.5, 3.0]), requires_grad=True)
+    with pytest.raises(TypeError, match="requires grad"):
+        call(x, mg.tensor(np.full(shape, 0.7), requires_grad=True))
+    if shape == ():                        # a constant 0-d tensor converts, as in PyTorch
+        np.testing.assert_array_equal(call(x, mg.tensor(np.array(0.7))).numpy(),
+                                      call(x, 0.7).numpy())

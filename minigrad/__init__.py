@@ -15,7 +15,8 @@ from .anomaly import detect_anomaly
 from .autograd import Function, grad
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, name_scope, no_grad,
                         set_grad_enabled)
-from .backend import Backend, cuda_available, manual_seed, register_backend, unregister_backend
+from .backend import (Backend, cuda_available, get_rng_state, manual_seed, register_backend,
+                      set_rng_state, unregister_backend)
 from .creation import (arange, empty, eye, full, linspace, logspace, ones, ones_like, rand,
                        randint, randn, randperm, tensor, tril_indices, triu_indices, zeros,
                        zeros_like)
@@ -49,7 +50,7 @@ float64 = "float64"
 
 __all__ = [
     "Tensor", "Function", "tensor", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
-    "arange", "eye", "randn", "rand", "manual_seed",
+    "arange", "eye", "randn", "rand", "manual_seed", "get_rng_state", "set_rng_state",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "grad",
     "name_scope", "detect_anomaly", "tune_malloc",
     "gradcheck", "check_backward", "GradcheckError", "cuda_available", "Backend",

@@ -10,6 +10,7 @@ New device types plug in with `register_backend`, exactly as CuPy does below.
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 
@@ -70,6 +71,16 @@ class Backend:
     def seed(self, seed: int) -> None:
         """Restart this device's random numbers from `seed` (see `minigrad.manual_seed`)."""
         self._rng = np.random.default_rng(seed)
+
+    def get_rng_state(self):
+        """A copy of this device's random-number state (see `minigrad.get_rng_state`)."""
+        return copy.deepcopy(self._rng.bit_generator.state)
+
+    def set_rng_state(self, state) -> None:
+        """Continue from a state that `get_rng_state` returned."""
+        rng = np.random.default_rng()
+        rng.bit_generator.state = copy.deepcopy(state)     # raises on a malformed state
+        self._rng = rng
 
     def random(self, kind: str, shape: tuple[int, ...], dtype, index: int | None = None):
         """Random numbers of `kind` ("uniform" in [0, 1) or "normal") on this device."""
@@ -148,6 +159,14 @@ class CupyBackend(Backend):
         self._seed = seed
         if self._cupy is not None:
             self._cupy.random.seed(seed)
+
+    def get_rng_state(self):
+        # CuPy's generators expose no state: only the seed is known, so a GPU run restored
+        # from a checkpoint continues with fresh random numbers
+        return None
+
+    def set_rng_state(self, state) -> None:
+        """Nothing to restore (see get_rng_state)."""
 
     def random(self, kind, shape, dtype, index=None):
         cupy = self._load()
@@ -288,6 +307,36 @@ def manual_seed(seed: int) -> None:
     """Seed every backend's random numbers (dropout, initialisers, randn/rand)."""
     for backend in _BACKENDS.values():
         backend.seed(seed)
+
+
+def get_rng_state() -> dict:
+    """The random-number state of every device type, {"cpu": ..., "cuda": ...}: plain
+    dicts and numbers (JSON-able), for `set_rng_state` to continue the same stream later,
+    e.g. when a training run with dropout resumes from a checkpoint. CuPy's state is not
+    available (None): on a GPU only the CPU's numbers are restored."""
+    return {name: backend.get_rng_state() for name, backend in _BACKENDS.items()}
+
+
+def set_rng_state(state: dict) -> None:
+    """Restore what `get_rng_state` returned: the next random numbers (randn, rand, dropout,
+    initialisers) are those that followed the saved state. Device types missing from `state`
+    keep theirs; an unknown device type or a malformed state raises ValueError and changes
+    nothing."""
+    unknown = [name for name in state if name not in _BACKENDS]
+    if unknown:
+        raise ValueError(f"set_rng_state: unknown device types {unknown}; expected some of "
+                         f"{list(_BACKENDS)}")
+    saved = get_rng_state()
+    try:
+        for name, device_state in state.items():
+            if device_state is not None:
+                _BACKENDS[name].set_rng_state(device_state)
+    except (TypeError, ValueError, KeyError) as error:
+        for name, device_state in saved.items():
+            if device_state is not None:
+                _BACKENDS[name].set_rng_state(device_state)
+        raise ValueError(f"set_rng_state: not a state that get_rng_state returned "
+                         f"({error})") from None
 
 
 def backend_of_inputs(op: str, tensors) -> Backend:

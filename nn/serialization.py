@@ -69,11 +69,19 @@ def save(obj: Any, path: str | os.PathLike) -> None:
             np.savez(f, **arrays)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp_path, 0o666 & ~_umask())   # mkstemp's 0600 → what open() would give
         os.replace(tmp_path, path)
     except BaseException:
         if os.path.exists(tmp_path):
             os.remove(tmp_path)
         raise
+
+
+def _umask() -> int:
+    """The process's umask (reading it means setting it: set it straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def load(path: str | os.PathLike) -> Any:

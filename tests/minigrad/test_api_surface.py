@@ -124,6 +124,29 @@ def test_manual_seed_replays_randn_rand_and_dropout_together(device):
     assert not all(np.array_equal(a, b) for a, b in zip(first, draws()))
 
 
+def test_rng_state_saved_midway_replays_the_rest_of_the_stream(device):
+    """get_rng_state mid-stream, draw, set_rng_state: the same draws again (randn, dropout,
+    rand); the state is plain JSON; a malformed state is refused and changes nothing."""
+    import json
+    x = mg.ones(64, device=device)
+    mg.manual_seed(5)
+    mg.randn(7, device=device)
+    state = json.loads(json.dumps(mg.get_rng_state()))
+    first = [mg.randn(5, device=device).numpy(), mg.dropout(x, 0.3).numpy(),
+             mg.rand(3, device=device).numpy()]
+    mg.set_rng_state(state)
+    again = [mg.randn(5, device=device).numpy(), mg.dropout(x, 0.3).numpy(),
+             mg.rand(3, device=device).numpy()]
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a, b)
+    mg.set_rng_state(state)
+    with pytest.raises(ValueError, match="set_rng_state"):
+        mg.set_rng_state({"cpu": {"bit_generator": "PCG64", "state": "garbage"}})
+    with pytest.raises(ValueError, match="unknown device"):
+        mg.set_rng_state({"tpu": None})
+    np.testing.assert_array_equal(mg.randn(5, device=device).numpy(), first[0])
+
+
 # -- dropout(x, p, training), one_hot, argmax(x, axis) ----------------------------------------
 
 def test_dropout_positional_arguments(device, rng):

@@ -270,8 +270,10 @@ class Std(_Reduction):
         # no spread: the subgradient 0 (a mask). A constant slice counts as flat although its
         # rounded y may be 1e-17 rather than 0: (x − x̄)/y would then be rounding over rounding
         data = self.inputs[0].data
-        flat = (self._kept(self.output.data) == 0) | (
-            data.max(axis=self.axes, keepdims=True) == data.min(axis=self.axes, keepdims=True))
+        flat = self._kept(self.output.data) == 0
+        if n > self.ddof:                    # (without degrees of freedom y is NaN: kept)
+            flat = flat | (data.max(axis=self.axes, keepdims=True) ==
+                           data.min(axis=self.axes, keepdims=True))
         centred = x - x.mean(axis=self.axes, keepdims=True)
         # ∂y/∂x = (x − x̄) / ((n − ddof) y), from y² = var and ∂var/∂x = 2(x − x̄)/(n − ddof)
         with _silenced():                    # no degrees of freedom left: inf and NaN, as y

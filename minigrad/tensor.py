@@ -433,7 +433,6 @@ class Tensor(TensorMethods):
     def __and__(self, other): return ops.logical_and(self, other)
     def __or__(self, other): return ops.logical_or(self, other)
     def __xor__(self, other): return ops.logical_xor(self, other)
-    # reflected: `True & t`, `True | t`, `True ^ t`
     def __rand__(self, other): return ops.logical_and(other, self)
     def __ror__(self, other): return ops.logical_or(other, self)
     def __rxor__(self, other): return ops.logical_xor(other, self)

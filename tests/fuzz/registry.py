@@ -152,6 +152,17 @@ class OpInfo:
     def accepts(self, arrays, options) -> bool:
         return self.valid is None or bool(self.valid(*arrays, **options))
 
+    def draw(self, sample: Sample, rng: np.random.Generator) -> tuple[list, dict]:
+        """Operands for `sample` from the domains, with its options (drawn again while too
+        near a kink or a tie for `valid`)."""
+        for _ in range(100):
+            arrays = [np.asarray(self.domain(k).draw(rng, s), dtype=np.float64)
+                      for k, s in enumerate(sample.shapes)]
+            options = sample.make_options(rng)
+            if self.accepts(arrays, options):
+                return arrays, options
+        raise AssertionError(f"{self.name}: no valid inputs drawn for {sample}")
+
     def check_samples(self) -> tuple:
         return self.checks or self.samples
 

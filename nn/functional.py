@@ -297,6 +297,9 @@ def embedding(indices, weight: Tensor, padding_idx: int | None = None) -> Tensor
 
     Rows equal to `padding_idx` are looked up as usual but pass no gradient to `weight`.
     """
+    if weight.ndim != 2:
+        raise ValueError(f"embedding: weight must be 2-D (V, D), got shape "
+                         f"{tuple(weight.shape)}")
     index = _as_index_tensor(indices, weight.device, "embedding")
     num = weight.shape[0]
     data = index.data

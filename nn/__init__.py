@@ -10,24 +10,26 @@
     nn.save({"model": model.state_dict(), "optim": opt.state_dict()}, "ckpt.npz")
 """
 
-from . import functional, init, optim
+from . import functional, init, lr_scheduler, optim, utils
 from .layers import Dropout, Embedding, Identity, LayerNorm, Linear
 from .activations import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
                           LogSigmoid, LogSoftmax, Mish, ReLU, ReLU6, Sigmoid, SiLU, Softmax,
                           Softmin, Softplus, Softsign, Tanh)
 from .loss_modules import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss,
-                           CosineSimilarity, CrossEntropyLoss, KLDivLoss, MSELoss, NLLLoss)
+                           CosineSimilarity, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
+                           MSELoss, NLLLoss, SmoothL1Loss)
 from .module import Module, ModuleDict, ModuleList, Parameter, RemovableHandle, Sequential
-from .optim import clip_grad_norm, clip_grad_norm_
+from .optim import clip_grad_norm, clip_grad_norm_, clip_grad_value_
 from .serialization import load, save
 from .attention import (AdditiveAttention, BilinearAttention, DotProductAttention,
                         HardAttention, LocationAttentionDecoderStep, MultiHeadAttention,
+                        MultiheadAttention,
                         RBFAttention)
 from .attention_functional import causal_mask, padding_mask
 from .positional import (LearnedPositionalEmbedding, SinusoidalPositionalEncoding,
                          sinusoidal_encoding)
-from .recurrent import (GRU, LSTM, GRUCell, GRUGates, LSTMCell, LSTMGates, UpdateGateCell,
-                        UpdateGateRNN, UpdateGates)
+from .recurrent import (GRU, LSTM, RNN, GRUCell, GRUGates, LSTMCell, LSTMGates, RNNCell,
+                        UpdateGateCell, UpdateGateRNN, UpdateGates)
 from .transformer import (FeedForward, Transformer, TransformerDecoder,
                           TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
                           TransformerLM)

@@ -13,7 +13,7 @@ from .elementwise import (abs, acos, acosh, add, arccos, arccosh, arcsin, arcsin
                           square, sub, tan, tanh, true_divide, where, xlogy)
 from .compare import (allclose, equal, greater, greater_equal, isclose, isfinite, isinf, isnan,
                       isneginf, isposinf, less, less_equal, logical_and, logical_not,
-                      logical_or, not_equal)
+                      logical_or, logical_xor, not_equal)
 from .rounding import (ceil, copysign, div, divide, floor, floor_divide, fmod, mod, remainder,
                        round, sign, trunc)
 from .indexing import (argmax, argmin, argwhere, gather, getitem, index_select, masked_select,

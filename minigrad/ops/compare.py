@@ -27,6 +27,7 @@ def equal(a, b) -> Tensor: return _compare("eq", a, b)
 def not_equal(a, b) -> Tensor: return _compare("ne", a, b)
 def logical_and(a, b) -> Tensor: return _compare("and", a, b)
 def logical_or(a, b) -> Tensor: return _compare("or", a, b)
+def logical_xor(a, b) -> Tensor: return _compare("xor", a, b)
 
 
 def logical_not(x: Tensor) -> Tensor:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..function import Function
 from ..tensor import Tensor
-from .common import as_float, pair
+from .common import as_float, lift, pair
 
 
 # -- arithmetic ----------------------------------------------------------------------------
@@ -295,54 +295,88 @@ def minimum(a, b) -> Tensor:
 
 
 class Clip(Function):
-    """y = min(max(x, lo), hi); the gradient passes where lo ≤ x ≤ hi (bounds included)."""
-
-    def __init__(self, lo, hi):
-        self.lo, self.hi = lo, hi
-
-    def forward(self, x):
-        return self.xp.clip(x, self.lo, self.hi)
-
-    def backward(self, grad):
-        (x,) = self.inputs
-        inside = self.xp.ones(x.shape, dtype=bool)
-        if self.lo is not None:
-            inside &= x.data >= self.lo
-        if self.hi is not None:
-            inside &= x.data <= self.hi
-        # ∂y/∂x = 1 inside [lo, hi], 0 outside: a constant
-        (g,) = self.values(grad)
-        return g * inside.astype(grad.dtype)
-
-
-def clip(x: Tensor, lo=None, hi=None) -> Tensor:
-    """x limited to [lo, hi]; either bound may be None."""
-    if lo is None and hi is None:
-        raise ValueError("clip: give at least one of lo and hi")
-    return Clip.apply(x, lo=lo, hi=hi)
-
-
-class MaskedFill(Function):
-    """y = value where mask, else x. No gradient flows to x where mask is True."""
+    """y = min(max(x, lo), hi), broadcasting; either bound may be absent. The bounds present
+    follow x as inputs (numbers as constants): `has_lo` and `has_hi` say which they are."""
 
     needs_output = False
 
-    def __init__(self, value):
-        self.value = value
+    def __init__(self, has_lo: bool, has_hi: bool):
+        self.has_lo, self.has_hi = has_lo, has_hi
 
-    def forward(self, x, mask):
-        return self.xp.where(mask, self.xp.asarray(self.value, dtype=x.dtype), x)
+    def _bounds(self, bounds):
+        """(lo, hi), None for an absent one, from the bounds that follow x."""
+        lo = bounds[0] if self.has_lo else None
+        hi = bounds[-1] if self.has_hi else None
+        return lo, hi
+
+    def forward(self, x, *bounds):
+        lo, hi = self._bounds(bounds)
+        # min(max(x, lo), hi): hi wins where lo > hi, as NumPy's clip and torch.clamp
+        return self.xp.clip(x, lo, hi)
+
+    def backward(self, grad):
+        (g,) = self.values(grad)
+        xp = self.xp
+        x, *bounds = self.inputs
+        lo, hi = (None if b is None else b.data for b in self._bounds(bounds))
+        x = x.data
+        # ∂y/∂x = 1 where lo ≤ x ≤ hi (ties included), ∂y/∂lo = 1 where x < lo < hi,
+        # ∂y/∂hi = 1 where x > hi or hi < lo (PyTorch's choice at every tie): constant masks
+        passes_x = xp.ones(x.shape, dtype=bool)
+        if lo is not None:
+            passes_x = passes_x & (x >= lo)
+        if hi is not None:
+            passes_x = passes_x & (x <= hi)
+        grads = [g * passes_x.astype(grad.dtype)]
+        if lo is not None:
+            below = x < lo if hi is None else (x < lo) & (lo < hi)
+            grads.append(g * below.astype(grad.dtype))
+        if hi is not None:
+            above = x > hi if lo is None else (x > hi) | (hi < lo)
+            grads.append(g * above.astype(grad.dtype))
+        return tuple(grad_b if t._requires_grad else None
+                     for grad_b, t in zip(grads, self.inputs))
+
+
+def clip(x: Tensor, lo=None, hi=None) -> Tensor:
+    """x limited to [lo, hi], i.e. min(max(x, lo), hi) (hi where lo > hi); either bound may be
+    None, a number or a Tensor broadcasting with x. Gradients (PyTorch's at the ties): x gets
+    1 where lo ≤ x ≤ hi, lo where x < lo < hi, hi where x > hi or hi < lo."""
+    if lo is None and hi is None:
+        raise ValueError("clip: give at least one of lo and hi")
+    bounds = [b if isinstance(b, Tensor) else lift(b, x) for b in (lo, hi) if b is not None]
+    return Clip.apply(x, *bounds, has_lo=lo is not None, has_hi=hi is not None)
+
+
+class MaskedFill(Function):
+    """y = value where mask, else x; value is a 0-d tensor (a number as a constant). No
+    gradient flows to x where mask is True; value gets the sum of the gradient there."""
+
+    needs_output = False
+
+    def forward(self, x, mask, value):
+        return self.xp.where(mask, value.astype(x.dtype, copy=False), x)
 
     def backward(self, grad):
         g, mask = self.values(grad, self.inputs[1])
-        # ∂y/∂x = 0 where mask, 1 elsewhere
-        return self.ops.where(mask, 0.0, g), None
+        xp = self.ops
+        # ∂y/∂x = 0 where mask, 1 elsewhere; ∂y/∂value = 1 where mask (the engine sums the
+        # filled positions into value's one element)
+        grad_value = xp.where(mask, g, 0.0) if self.inputs[2]._requires_grad else None
+        return xp.where(mask, 0.0, g), None, grad_value
 
 
 def masked_fill(x: Tensor, mask, value) -> Tensor:
-    """`value` where the bool `mask` (broadcastable to x) is True, x elsewhere."""
+    """`value` where the bool `mask` (broadcastable to x) is True, x elsewhere. `value` is a
+    number or a 0-d tensor (which gets its gradient), cast to x's dtype; a tensor of any other
+    shape raises ValueError, as in PyTorch (use `where` to fill from a tensor)."""
     mask = _as_mask(mask, x, "masked_fill")
-    return MaskedFill.apply(x, mask, value=value)
+    value = lift(value, x)
+    if value.ndim != 0:
+        raise ValueError(f"masked_fill: value must be a number or a 0-d tensor, got shape "
+                         f"{tuple(value.shape)} (for x of shape {tuple(x.shape)}); use "
+                         f"where(mask, value, x) to fill from a tensor")
+    return MaskedFill.apply(x, mask, value)
 
 
 class Where(Function):
@@ -706,7 +740,8 @@ asinh, acosh, atanh = arcsinh, arccosh, arctanh
 # Elementary functions of two tensors, broadcasting: atan2, logaddexp, hypot, xlogy, lerp.
 #
 # Integer inputs give float32. Where a derivative does not exist (atan2 and hypot at the origin,
-# logaddexp of two −inf, xlogy where x = 0) the gradient is taken as 0, never NaN.
+# logaddexp of two −inf, xlogy's x-gradient where x = 0 and y ≤ 0) the gradient is taken as 0,
+# never NaN.
 
 class Arctan2(Function):
     """θ = atan2(y, x), the angle of the point (x, y), in (−π, π]"""
@@ -729,17 +764,22 @@ class Arctan2(Function):
 class LogAddExp(Function):
     """z = log(eᵃ + eᵇ), computed without overflow"""
 
+    needs_output = False
+
     def forward(self, a, b):
         return self.xp.logaddexp(a, b)
 
     def backward(self, grad):
-        g, a, b, z = self.values(grad, *self.inputs, self.output)
+        g, a, b = self.values(grad, *self.inputs)
         xp = self.ops
-        dead = self.output.data == -self.xp.inf              # both −inf: no gradient
-        z = xp.where(dead, 0.0, z)
-        # ∂z/∂a = e^{a − z} = σ(a − b), ∂z/∂b = e^{b − z}
-        return (xp.where(dead, 0.0, g * xp.exp(a - z)),
-                xp.where(dead, 0.0, g * xp.exp(b - z)))
+        a_data, b_data = self.inputs[0].data, self.inputs[1].data
+        dead = (a_data == -self.xp.inf) & (b_data == -self.xp.inf)    # both −inf: no gradient
+        # a − b, and 0 where a = b (two equal infinities split the gradient evenly, not NaN)
+        d = xp.where(a_data == b_data, 0.0, a - b)
+        # ∂z/∂a = e^{a − z} = σ(a − b), ∂z/∂b = σ(b − a). Written with the difference, never
+        # with the rounded z (at a = b = 1e20, e^{a − z} is 1, not ½); σ(t) = e^{−log(1 + e^{−t})}
+        return (xp.where(dead, 0.0, g * xp.exp(-xp.logaddexp(0.0, -d))),
+                xp.where(dead, 0.0, g * xp.exp(-xp.logaddexp(0.0, d))))
 
 
 class Hypot(Function):
@@ -771,10 +811,14 @@ class Xlogy(Function):
     def backward(self, grad):
         g, x, y = self.values(grad, *self.inputs)
         xp = self.ops
-        zero = self.inputs[0].data == 0
-        safe_y = xp.where(zero, 1.0, y)
-        # ∂z/∂x = log y, ∂z/∂y = x/y; both taken as 0 where x = 0 (PyTorch's xlogy)
-        return xp.where(zero, 0.0, g * xp.log(safe_y)), xp.where(zero, 0.0, g * x / safe_y)
+        x_data, y_data = self.inputs[0].data, self.inputs[1].data
+        zero = x_data == 0
+        undefined = zero & (y_data <= 0)          # z(x, y ≤ 0) jumps at x = 0: no derivative
+        # ∂z/∂x = log y, at x = 0 too (z(x, y) = x·log y there for y > 0); taken as 0 where
+        # x = 0 and y ≤ 0 (PyTorch's). ∂z/∂y = x/y, 0 along x = 0 (z ≡ 0 there) and written
+        # as x/y there too, so that its own derivative in x, 1/y, survives create_graph
+        safe_y = xp.where(undefined, 1.0, y)
+        return xp.where(undefined, 0.0, g * xp.log(safe_y)), g * x / safe_y
 
 
 def _float_pair(a, b):
@@ -789,8 +833,8 @@ def arctan2(y, x) -> Tensor:
 
 
 def logaddexp(a, b) -> Tensor:
-    """log(eᵃ + eᵇ) elementwise without overflow; gradients σ(a − b) and σ(b − a), and 0 where
-    both are −inf (the result −inf, not NaN)."""
+    """log(eᵃ + eᵇ) elementwise without overflow; gradients σ(a − b) and σ(b − a) (½ each
+    where a = b, two +inf included), and 0 where both are −inf (the result −inf, not NaN)."""
     return LogAddExp.apply(*_float_pair(a, b))
 
 
@@ -801,7 +845,8 @@ def hypot(a, b) -> Tensor:
 
 def xlogy(x, y) -> Tensor:
     """x·log y, and 0 wherever x = 0 (so 0·log 0 = 0), as torch.xlogy and scipy's; used by
-    entropies and KL divergences."""
+    entropies and KL divergences. Gradients log y for x (also at x = 0, where it exists for
+    y > 0; 0 where x = 0 and y ≤ 0) and x/y for y (0 along x = 0, where z ≡ 0)."""
     return Xlogy.apply(*_float_pair(x, y))
 
 

@@ -6,7 +6,8 @@ order. Nothing recurses, so an unrolled GRU thousands of steps deep works.
 
 Every gradient takes one path: a Function's `backward`, then `_conform`, which sums it back to
 its input's shape and casts it to the input's dtype (a gradient that already fits passes as it
-is), then `_accumulate`, which adds it to what the input already received. `backward` computes
+is), then `_receive`, which keeps it or, through `_accumulate`, adds it to what the input
+already received. `backward` computes
 on arrays, or on Tensors when `create_graph=True` records the backward itself (see
 `Function.values`): one formula per derivative serves both.
 """
@@ -57,14 +58,13 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                     type(g) is IndexedGradient:
                 g, is_owned = _report(results, capture_ids, tensor, g, is_owned, create_graph)
             fn = tensor._fn
-            _check_node(fn)
             done.append(fn)
             for x, gx in zip(fn.inputs, _call_backward(fn, g, create_graph, checked)):
                 if gx is None or not x._requires_grad:
                     continue
                 data = x.data     # fast path: an array of x's type, shape and dtype fits as it is
                 if create_graph or type(gx) is not type(data) or gx.shape != data.shape or \
-                        gx.dtype != data.dtype:
+                        (gx.dtype is not data.dtype and gx.dtype != data.dtype):
                     gx = _conform(gx, x, fn, create_graph)
                 if checked:
                     anomaly.check_gradient(fn, gx)
@@ -78,17 +78,20 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
 
 def _receive(grads: dict, owned: set, tensors: dict, waiting: list, x, g,
              create_graph: bool) -> None:
-    """x receives the gradient g: the first time, x joins the walk under its key (a tensor made
-    by an operation waits on the heap); every time, g is added to what x has received."""
+    """x receives the gradient g. The first time, x joins the walk under its key (a tensor made
+    by an operation waits on the heap) and g is kept as it is (it may be shared: Add returns
+    one array for both inputs); later gradients are added to it by `_accumulate`."""
     x_fn = x._fn
     # ~(creation number) of x's Function, a negative int, so the newest comes off the min-heap
     # first; id() for a leaf, which is never on the heap
     key = id(x) if x_fn is None else ~x_fn.sequence
-    if key not in tensors:
-        tensors[key] = x
-        if x_fn is not None:
-            heapq.heappush(waiting, key)
-    _accumulate(grads, owned, key, g, create_graph)
+    if key in tensors:
+        _accumulate(grads, owned, key, g, create_graph)
+        return
+    tensors[key] = x
+    grads[key] = g
+    if x_fn is not None:
+        heapq.heappush(waiting, key)
 
 
 def _report(results: dict, capture_ids, tensor, g, is_owned: bool, create_graph: bool):
@@ -99,15 +102,6 @@ def _report(results: dict, capture_ids, tensor, g, is_owned: bool, create_graph:
     if capture_ids is None or tensor._retains_grad or id(tensor) in capture_ids:
         results[id(tensor)] = (tensor, g, is_owned)
     return g, is_owned
-
-
-def _check_node(fn) -> None:
-    """Refuse a node whose saved values a backward has freed, or which saved a tensor that was
-    changed in place after it was recorded (see inplace.py)."""
-    if fn.saved_tensors is _RELEASED:
-        raise _freed_error(fn)
-    if inplace.STATE.last > fn.stamp:
-        inplace.check_unchanged(fn)
 
 
 def _conform(g, x, fn, create_graph: bool):
@@ -136,9 +130,9 @@ def _conform(g, x, fn, create_graph: bool):
 
 
 def _accumulate(grads: dict, owned: set, key: int, g, create_graph: bool) -> None:
-    """Add g into grads[key]. The first gradient is stored as it is (it may be shared: Add
-    returns one array for both inputs); the second makes a new buffer, owned by the walk by
-    construction; later ones add into that buffer in place. Recording, always `previous + g`."""
+    """Add g into grads[key] (stored as it is when there is none yet). The second gradient
+    makes a new buffer, owned by the walk by construction; later ones add into that buffer in
+    place. Recording, always `previous + g`."""
     previous = grads.get(key)
     if previous is None:
         grads[key] = g
@@ -175,7 +169,13 @@ def _complete(g, is_owned: bool, tensor, create_graph: bool) -> tuple:
 
 
 def _call_backward(fn, g, create_graph: bool, checked: bool) -> tuple:
-    """fn.backward on the gradient as a Tensor, its result as one entry per input."""
+    """fn.backward on the gradient as a Tensor, its result as one entry per input. First the
+    node's checks: a node whose saved values a backward has freed, or which saved a tensor
+    changed in place after it was recorded (see inplace.py), is refused."""
+    if fn.saved_tensors is _RELEASED:
+        raise _freed_error(fn)
+    if inplace.STATE.last > fn.stamp:
+        inplace.check_unchanged(fn)
     if create_graph:
         grad = g
     else:

@@ -424,8 +424,8 @@ def _as_mask(mask, like: Tensor, op: str) -> Tensor:
 
 # ---------------------------------------------------------------------------------------------
 # Elementary functions beyond exp, log, sqrt and tanh: trigonometric and hyperbolic functions
-# and their inverses, log2/log10/log1p, expm1/exp2, rsqrt and square (the binary ones are in
-# binary_functions.py).
+# and their inverses, log2/log10/log1p, expm1/exp2, rsqrt and square (the binary ones follow
+# them).
 #
 # Integer inputs give float32, minigrad's default float (NumPy would give float64). Outside a
 # function's domain (asin(2), log1p(−2)) the value is NaN as in NumPy and PyTorch.

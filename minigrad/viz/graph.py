@@ -27,7 +27,7 @@ collapse scopes first). A backward without `retain_graph` frees a graph's saved 
 its structure, so a graph can be drawn after backward, which is when gradient norms exist.
 
 `attention_map(weights, query_labels, key_labels)` draws attention weights (..., Lq, Lk) as
-labelled heat maps with matplotlib (see minigrad/attention_plot.py).
+labelled heat maps with matplotlib (see minigrad/viz/attention.py).
 
 Rendering needs Graphviz's `dot` program. Without it, `render`, `pipe` and `view` fail at once
 with a message saying how to install it, while `.source` and `.save()` (the DOT text) still

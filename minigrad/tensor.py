@@ -66,8 +66,8 @@ class Tensor:
                 "the graph's checks of in-place changes honest.",
         "_requires_grad": None, "_fn": None, "__dict__": None, "__weakref__": None,
     }
-    _grad = None
-    _name = None
+    grad = None                # ∂L/∂self added up by backward() (a leaf's, or retain_grad()'s)
+    name = None                # a label for graph pictures (minigrad.viz.draw)
     _retains_grad = False
     _hooks = None
     _version = 0               # in-place changes made through this tensor (see inplace.py)
@@ -115,27 +115,6 @@ class Tensor:
             raise RuntimeError("requires_grad: cannot turn off requires_grad of a non-leaf "
                                "tensor; use .detach()")
         self._requires_grad = bool(value)
-
-    @property
-    def grad(self):
-        """∂L/∂self, added up by every backward() since it was last reset: a Tensor of this
-        tensor's shape and dtype for a leaf that requires grad (or a tensor that called
-        retain_grad()), None before the first backward. Reset with `t.grad = None`."""
-        return self._grad
-
-    @grad.setter
-    def grad(self, value) -> None:
-        self._grad = value
-
-    @property
-    def name(self):
-        """A label for graph pictures (`minigrad.viz.draw`), or None; nn names a GRU's gates
-        and attention's projections. Set it freely: nothing else reads it."""
-        return self._name
-
-    @name.setter
-    def name(self, value) -> None:
-        self._name = value
 
     def requires_grad_(self, value: bool = True) -> "Tensor":
         """Set `requires_grad` and return this tensor (PyTorch's spelling, for chaining)."""

@@ -8,13 +8,13 @@ from minigrad import dropout, gelu, log_softmax, relu, sigmoid, softmax, tanh  #
 from minigrad import (celu, elu, hardsigmoid, hardswish, hardtanh, leaky_relu,  # noqa: F401
                       logsigmoid, mish, relu6, selu, silu, softmin, softplus, softsign)
 
-from .attention_functional import (AttendValues, AttentionWeights,  # noqa: F401
-                                   attention_weights, causal_mask, masked_softmax,
-                                   padding_mask, scaled_dot_product_attention)
+from .attention_functional import (attention_weights, causal_mask,  # noqa: F401
+                                   masked_softmax, padding_mask,
+                                   scaled_dot_product_attention)
 from .layer_functions import (Affine, LayerNorm, embedding, layer_norm,  # noqa: F401
                               linear, pad)
 from .layer_functions import Linear  # noqa: F401  (Affine's name before; nn.Linear is the layer)
-from .losses import (BinaryCrossEntropy, BinaryCrossEntropyWithLogits,  # noqa: F401
-                     CrossEntropy, binary_cross_entropy, binary_cross_entropy_with_logits,
+from .losses import (BinaryCrossEntropyWithLogits, CrossEntropy,  # noqa: F401
+                     binary_cross_entropy, binary_cross_entropy_with_logits,
                      cosine_embedding_loss, cosine_similarity, cross_entropy, huber_loss,
                      kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import os
 import runpy
@@ -26,7 +27,6 @@ import sys
 import tempfile
 import time
 import traceback
-import types
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -54,25 +54,26 @@ def exercises_of(lesson: Path) -> dict[str, tuple[str, ...]]:
 # -- the child process: one lesson, one substitution ------------------------------------------
 
 def _substitute(mode: str, stub: str | None) -> None:
-    """Put a module in place of every learn.exercises.stepNN_* in sys.modules: in "solutions"
-    mode each exercise's names come from the solution, except those of exercise `stub`, which
-    stay the stubs. "mine" leaves the learner's files as they are."""
+    """Load a fresh copy of every learn/exercises/stepNN_*.py as the module that the lessons
+    and checks import, and in "solutions" mode set each exercise's names in it to the
+    solution's, except those of exercise `stub`, which stay the stubs. The copy's own given
+    code then calls the substituted names. "mine" leaves the learner's files as they are."""
     if mode == "mine":
         return
     package = importlib.import_module("learn.exercises")
     for lesson in lessons().values():
         name = module_name(lesson)
-        mine = importlib.import_module(f"learn.exercises.{name}")
+        full = f"learn.exercises.{name}"
+        spec = importlib.util.spec_from_file_location(full, HERE / "exercises" / f"{name}.py")
+        swapped = importlib.util.module_from_spec(spec)
+        sys.modules[full] = swapped                     # solutions import given code from it
+        setattr(package, name, swapped)
+        spec.loader.exec_module(swapped)
         solution = importlib.import_module(f"learn.solutions.{name}")
-        swapped = types.ModuleType(mine.__name__, mine.__doc__)
-        swapped.__dict__.update({k: v for k, v in vars(mine).items() if not k.startswith("__")})
-        swapped.__file__ = mine.__file__
         for number, names in exercises_of(lesson).items():
             if number != stub:
                 for attribute in names:
                     setattr(swapped, attribute, getattr(solution, attribute))
-        sys.modules[mine.__name__] = swapped
-        setattr(package, name, swapped)
 
 
 def _child(lesson: Path, mode: str, stub: str | None, result_path: Path,

@@ -1,0 +1,117 @@
+"""Given code the lessons share (not exercises): small tasks, models and training loops.
+
+Steps 4 and 5 use the reversal task: the source is a random string of digits, the target the
+same digits reversed. Every batch holds sequences of one length, so no padding is needed, and a
+model is scored per length: the bottleneck shows as accuracy falling with length.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import minigrad as mg
+import nn
+import nn.functional as F
+
+DIGITS = 10
+BOS = 10                        # "begin" token fed to the decoder at its first step
+VOCAB = 11
+
+
+def reversal_batch(rng: np.random.Generator, size: int, length: int):
+    """source (B, L) digits, target (B, L) the same digits reversed; int64."""
+    source = rng.integers(0, DIGITS, size=(size, length))
+    return source, source[:, ::-1].copy()
+
+
+class Seq2Seq(nn.Module):
+    """A GRU encoder and a GRU decoder; with `attention` (an nn attention module) each decoder
+    state queries the encoder's states (Luong et al. 2015, attention after the recurrence):
+
+        s_t = GRU(embed(y_{t−1}), s_{t−1}),  c_t, α_t = attention(s_t, H, H),
+        logits_t = W_o tanh(W_c [s_t; c_t])
+    and without it logits_t = W_o tanh(W_c s_t): the decoder sees the source only through its
+    start state s_0 = h_L, the encoder's last state (the bottleneck).
+    """
+
+    def __init__(self, hidden: int = 48, embed: int = 16, attention: nn.Module | None = None):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, embed)
+        self.encoder = nn.GRU(embed, hidden)
+        self.decoder = nn.GRU(embed, hidden)
+        self.attention = attention
+        self.combine = nn.Linear(2 * hidden if attention is not None else hidden, hidden)
+        self.readout = nn.Linear(hidden, DIGITS)
+
+    def encode(self, source: mg.Tensor) -> tuple[mg.Tensor, mg.Tensor]:
+        """source (B, L) -> encoder states (B, L, H), decoder start state s_0 = h_L (1, B, H)."""
+        return self.encoder(self.embed(source))
+
+    def decode(self, inputs: mg.Tensor, state: mg.Tensor, memory: mg.Tensor):
+        """Decoder inputs (B, T) from state (1, B, H) -> logits (B, T, 10), the last state
+        (1, B, H), attention weights (B, T, L) or None."""
+        states, state = self.decoder(self.embed(inputs), state)             # (B, T, H)
+        features, weights = states, None
+        if self.attention is not None:
+            context, weights = self.attention(states, memory, memory)       # (B, T, H)
+            features = mg.concat([states, context], axis=-1)
+        return self.readout(mg.tanh(self.combine(features))), state, weights
+
+    def forward(self, source: mg.Tensor, decoder_inputs: mg.Tensor) -> mg.Tensor:
+        """Teacher forcing: logits (B, T, 10) for decoder inputs (B, T)."""
+        memory, state = self.encode(source)
+        return self.decode(decoder_inputs, state, memory)[0]
+
+    def step_function(self, memory: mg.Tensor):
+        """One decoder step for greedy decoding: (token (B,) int, state) -> (logits (B, 10),
+        new state)."""
+        def step(token: mg.Tensor, state: mg.Tensor):
+            logits, state, _ = self.decode(token.reshape(-1, 1), state, memory)
+            return logits[:, 0], state
+        return step
+
+
+def train_reversal(model: Seq2Seq, shift_right, steps: int, lengths: range, seed: int = 0,
+                   batch: int = 32, lr: float = 2e-2) -> list[float]:
+    """Adam on random batches (one length each, drawn from `lengths`); returns the losses.
+    `shift_right(target, bos)` makes the decoder's teacher-forcing inputs."""
+    rng = np.random.default_rng(seed)
+    optimizer = nn.optim.Adam(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        source, target = reversal_batch(rng, batch, int(rng.choice(lengths)))
+        logits = model(mg.tensor(source), mg.tensor(shift_right(target, BOS)))
+        loss = F.cross_entropy(logits, mg.tensor(target))
+        optimizer.zero_grad()
+        loss.backward()
+        nn.clip_grad_norm(model.parameters(), 1.0)
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+def accuracy_by_length(model: Seq2Seq, decode, lengths: range, count: int = 100,
+                       seed: int = 99) -> dict[int, float]:
+    """Digit accuracy (the fraction of output digits right) per length on held-out sequences,
+    decoded greedily by `decode(step_fn, start_state, bos, length)`."""
+    rng = np.random.default_rng(seed)
+    result = {}
+    with mg.no_grad():
+        for length in lengths:
+            source, target = reversal_batch(rng, count, length)
+            memory, state = model.encode(mg.tensor(source))
+            predicted = np.asarray(decode(model.step_function(memory), state, BOS, length))
+            result[length] = float(np.mean(predicted == target))
+    return result
+
+
+class Timer:
+    """Seconds since creation, for printing how long a lesson's training took."""
+
+    def __init__(self):
+        self.start = time.perf_counter()
+
+    def __call__(self) -> float:
+        return time.perf_counter() - self.start

@@ -115,3 +115,73 @@ class Timer:
 
     def __call__(self) -> float:
         return time.perf_counter() - self.start
+
+
+# -- step 6: key–value retrieval ----------------------------------------------------------------
+# Each example holds N random keys x_1..x_N (D,) with random values v_1..v_N (Dv,); the query is
+# a fixed hidden rotation A of one key plus a little noise, x_q = A x_j + ε, and the answer is
+# v_j. A model can only find j by learning projections under which A x_j and x_j match.
+
+def hidden_rotation(dim: int, seed: int = 0) -> np.ndarray:
+    """A fixed random orthogonal (dim, dim) matrix A."""
+    q, r = np.linalg.qr(np.random.default_rng(seed).standard_normal((dim, dim)))
+    return q * np.sign(np.diag(r))
+
+
+def retrieval_batch(rng: np.random.Generator, size: int, num_keys: int, dim: int,
+                    rotation: np.ndarray, noise: float = 0.1):
+    """query (B, 1, D), keys (B, N, D), values (B, N, D), the index j of the right key (B,);
+    float64 arrays (the index int64)."""
+    keys = rng.standard_normal((size, num_keys, dim))
+    values = rng.standard_normal((size, num_keys, dim))
+    target = rng.integers(0, num_keys, size=size)
+    query = keys[np.arange(size), target] @ rotation.T + noise * rng.standard_normal((size, dim))
+    return query[:, None], keys, values, target
+
+
+class Retriever(nn.Module):
+    """Learned projections in front of a lookup function:
+
+        q = W_q x_q,  k_i = W_k x_i,  u_i = W_v v_i,  output = lookup(q, k, u)
+
+    `lookup(q (B, 1, d), k (B, N, d), u (B, N, D)) -> (output (B, 1, D), weights (B, 1, N))`."""
+
+    def __init__(self, lookup, dim: int):
+        super().__init__()
+        self.lookup = lookup
+        self.W_q = nn.Parameter(mg.randn(dim, dim, dtype="float64") * dim ** -0.5)
+        self.W_k = nn.Parameter(mg.randn(dim, dim, dtype="float64") * dim ** -0.5)
+        self.W_v = nn.Parameter(mg.randn(dim, dim, dtype="float64") * dim ** -0.5)
+
+    def forward(self, query, keys, values):
+        return self.lookup(query @ self.W_q.T, keys @ self.W_k.T, values @ self.W_v.T)
+
+
+def retrieval_loss(model: Retriever, batch) -> tuple[mg.Tensor, float]:
+    """Mean squared error between the output and the right value, and the fraction of
+    examples whose largest weight sits on the right key (all-zero weights count as wrong)."""
+    query, keys, values, target = batch
+    output, weights = model(mg.tensor(query), mg.tensor(keys), mg.tensor(values))
+    wanted = values[np.arange(len(target)), target][:, None]           # (B, 1, D)
+    loss = ((output - mg.tensor(wanted)) ** 2).mean()
+    w = weights.numpy()[:, 0]
+    hit = (w.argmax(axis=-1) == target) & (w.max(axis=-1) > 0)
+    return loss, float(hit.mean())
+
+
+def train_retrieval(model: Retriever, steps: int, num_keys: int = 8, dim: int = 8,
+                    batch: int = 32, lr: float = 1e-2, seed: int = 0) -> dict[str, list[float]]:
+    """Adam on fresh batches; returns the per-step losses and accuracies."""
+    rng = np.random.default_rng(seed)
+    rotation = hidden_rotation(dim)
+    optimizer = nn.optim.Adam(model.parameters(), lr=lr)
+    history = {"loss": [], "accuracy": []}
+    for _ in range(steps):
+        loss, accuracy = retrieval_loss(model, retrieval_batch(rng, batch, num_keys, dim,
+                                                               rotation))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        history["loss"].append(loss.item())
+        history["accuracy"].append(accuracy)
+    return history

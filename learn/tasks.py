@@ -185,3 +185,36 @@ def train_retrieval(model: Retriever, steps: int, num_keys: int = 8, dim: int = 
         history["loss"].append(loss.item())
         history["accuracy"].append(accuracy)
     return history
+
+
+# -- step 7: a label at every position ------------------------------------------------------------
+
+def running_max_batch(rng: np.random.Generator, size: int, length: int):
+    """digits (B, T) and, at each position t, the largest digit so far (B, T); int64. A causal
+    task: the label at t depends on the inputs up to t only."""
+    digits = rng.integers(0, DIGITS, size=(size, length))
+    return digits, np.maximum.accumulate(digits, axis=1)
+
+
+def train_labels(model: nn.Module, make_batch, steps: int, lr: float = 2e-2,
+                 seed: int = 0) -> list[float]:
+    """Adam on cross-entropy between model(inputs) (B, T, C) logits and labels (B, T), on fresh
+    batches `make_batch(rng)`; returns the losses."""
+    rng = np.random.default_rng(seed)
+    optimizer = nn.optim.Adam(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        inputs, labels = make_batch(rng)
+        loss = F.cross_entropy(model(mg.tensor(inputs)), mg.tensor(labels))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+def label_accuracy(model: nn.Module, inputs: np.ndarray, labels: np.ndarray) -> float:
+    """The fraction of positions whose argmax logit is the label."""
+    with mg.no_grad():
+        predicted = model(mg.tensor(inputs)).numpy().argmax(axis=-1)
+    return float(np.mean(predicted == labels))

@@ -218,3 +218,15 @@ def label_accuracy(model: nn.Module, inputs: np.ndarray, labels: np.ndarray) -> 
     with mg.no_grad():
         predicted = model(mg.tensor(inputs)).numpy().argmax(axis=-1)
     return float(np.mean(predicted == labels))
+
+
+# -- step 9: a task that needs order -------------------------------------------------------------
+
+def order_batch(rng: np.random.Generator, size: int, length: int):
+    """digits (B, T) whose first and last digits differ, and the label 1 where the first is
+    the smaller, else 0 (B,); int64. Reversing a sequence flips its label, so a model blind
+    to order cannot beat chance."""
+    digits = rng.integers(0, DIGITS, size=(size, length))
+    same = digits[:, 0] == digits[:, -1]
+    digits[same, -1] = (digits[same, 0] + rng.integers(1, DIGITS, size=int(same.sum()))) % DIGITS
+    return digits, (digits[:, 0] < digits[:, -1]).astype(np.int64)

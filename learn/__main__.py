@@ -2,7 +2,8 @@
 
 Writes every lesson as a notebook in learn/notebooks/ (kept if it already exists; --overwrite
 writes it afresh) and starts Jupyter there, with the repository on PYTHONPATH so that the
-notebooks import `learn`, `minigrad` and `nn` from this checkout. --write-only writes the
+notebooks import `learn`, `minigrad` and `nn` from this checkout, and with one BLAS thread
+(unless the environment says otherwise; see learn/run.py). --write-only writes the
 notebooks and starts nothing.
 """
 
@@ -15,7 +16,7 @@ import subprocess
 import sys
 
 from learn.notebooks import write
-from learn.run import HERE, ROOT, lessons
+from learn.run import HERE, ONE_BLAS_THREAD, ROOT, lessons
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,8 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("jupyter") is None:
         print("Jupyter is not installed: pip install -e \".[learn]\"", file=sys.stderr)
         return 2
-    env = dict(os.environ,
-               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env = dict(ONE_BLAS_THREAD, **os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     return subprocess.call(["jupyter", "notebook", str(folder)], cwd=ROOT, env=env)
 
 

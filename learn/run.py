@@ -33,6 +33,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 MAX_SECONDS = 60.0                      # the path's promise: each step runs within a minute
 TIMINGS = HERE / "timings.json"
+# One BLAS thread: the lessons' matrices are small, and several BLAS threads spin-waiting on
+# each other are many times slower once other processes share the cores. An explicit setting
+# in the environment wins.
+ONE_BLAS_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                          "MKL_NUM_THREADS")}
 
 
 def lessons() -> dict[int, Path]:
@@ -117,7 +122,8 @@ def run_lesson(lesson: Path, mode: str, stub: str | None = None,
             command += ["--stub", stub]
         if figures:
             command += ["--figures", str(figures)]
-        env = dict(os.environ, MPLBACKEND="Agg",
+        env = dict(ONE_BLAS_THREAD, **os.environ)
+        env.update(MPLBACKEND="Agg",
                    PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
         try:
             completed = subprocess.run(command, cwd=ROOT, env=env, timeout=timeout,

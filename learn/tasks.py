@@ -230,3 +230,74 @@ def order_batch(rng: np.random.Generator, size: int, length: int):
     same = digits[:, 0] == digits[:, -1]
     digits[same, -1] = (digits[same, 0] + rng.integers(1, DIGITS, size=int(same.sum()))) % DIGITS
     return digits, (digits[:, 0] < digits[:, -1]).astype(np.int64)
+
+
+# -- step 10: characters of Python's own standard library -----------------------------------------
+
+def stdlib_text(modules: tuple[str, ...] = ("textwrap", "string", "functools", "argparse")) -> str:
+    """The source of a few standard-library modules of the running Python, read from disk
+    (no download), joined in the given order; characters outside printable ASCII, tab and
+    newline become "?"."""
+    import importlib
+    import inspect
+    from pathlib import Path
+
+    keep = {chr(i) for i in range(32, 127)} | {"\n", "\t"}
+    parts = [Path(inspect.getsourcefile(importlib.import_module(name))).read_text(
+        encoding="utf-8") for name in modules]
+    return "".join(c if c in keep else "?" for c in "\n".join(parts))
+
+
+class CharVocab:
+    """Characters <-> integer ids, over the characters of a text."""
+
+    def __init__(self, text: str):
+        self.chars = sorted(set(text))
+        self.index = {c: i for i, c in enumerate(self.chars)}
+
+    def encode(self, text: str) -> np.ndarray:
+        return np.array([self.index[c] for c in text], dtype=np.int64)
+
+    def decode(self, ids) -> str:
+        return "".join(self.chars[int(i)] for i in ids)
+
+
+def lm_batch(rng: np.random.Generator, data: np.ndarray, size: int, context: int):
+    """`size` random windows of `context` + 1 characters: inputs (B, T) and the next
+    characters (B, T)."""
+    starts = rng.integers(0, len(data) - context - 1, size=size)
+    windows = np.stack([data[s:s + context + 1] for s in starts])
+    return windows[:, :-1], windows[:, 1:]
+
+
+def sample(model: nn.Module, prompt: np.ndarray, length: int, context: int,
+           temperature: float = 0.8, seed: int = 0) -> np.ndarray:
+    """Extend `prompt` (ids) by `length` characters, each drawn from softmax(logits / T) of
+    the model's last position over the last `context` characters."""
+    rng = np.random.default_rng(seed)
+    ids = list(prompt)
+    with mg.no_grad():
+        for _ in range(length):
+            logits = model(mg.tensor(np.array([ids[-context:]]))).numpy()[0, -1] / temperature
+            p = np.exp(logits - logits.max())
+            ids.append(int(rng.choice(len(p), p=p / p.sum())))
+    return np.array(ids)
+
+
+def train_lm(model: nn.Module, data: np.ndarray, steps: int, context: int, batch: int = 32,
+             lr: float = 1e-2, seed: int = 0) -> list[float]:
+    """Adam on next-character cross-entropy over random windows of `data` (ids); the learning
+    rate falls linearly to a tenth over the steps. Returns the losses (nats per character)."""
+    rng = np.random.default_rng(seed)
+    optimizer = nn.optim.Adam(model.parameters(), lr=lr)
+    losses = []
+    for step in range(steps):
+        optimizer.param_groups[0]["lr"] = lr * (1 - 0.9 * step / steps)
+        inputs, targets = lm_batch(rng, data, batch, context)
+        loss = F.cross_entropy(model(mg.tensor(inputs)), mg.tensor(targets))
+        optimizer.zero_grad()
+        loss.backward()
+        nn.clip_grad_norm(model.parameters(), 1.0)
+        optimizer.step()
+        losses.append(loss.item())
+    return losses

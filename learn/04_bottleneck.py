@@ -80,14 +80,8 @@ fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
 left.plot(losses, lw=0.8)
 left.set(xlabel="step", ylabel="cross-entropy (nats)", title="training loss")
 left.grid(alpha=0.3)
-right.plot(list(accuracy), list(accuracy.values()), marker="o", color="tab:red",
-           label="no attention")
-right.axhline(0.1, color="gray", ls=":", label="chance (1 in 10)")
-right.axvspan(9.5, 12.5, color="gray", alpha=0.1, label="longer than any training string")
-right.set(xlabel="source length", ylabel="digits right", ylim=(0, 1.05),
-          title="the bottleneck: accuracy falls with length")
-right.legend(fontsize=8)
-right.grid(alpha=0.3)
+tasks.plot_accuracy(right, {"no attention": accuracy}, trained_up_to=9,
+                    title="the bottleneck: accuracy falls with length")
 
 # %% [markdown]
 # Read the curve from the run above: short strings come back well, and accuracy falls as the

@@ -301,3 +301,20 @@ def train_lm(model: nn.Module, data: np.ndarray, steps: int, context: int, batch
         optimizer.step()
         losses.append(loss.item())
     return losses
+
+
+def plot_accuracy(ax, curves: dict[str, dict[int, float]], trained_up_to: int,
+                  title: str) -> None:
+    """Digit accuracy against source length, one line per model (`curves`: name -> {length:
+    accuracy}), with chance (1 in 10) and the lengths longer than any training string marked."""
+    colours = iter(("tab:red", "tab:blue", "tab:green", "tab:purple"))
+    for name, curve in curves.items():
+        ax.plot(list(curve), list(curve.values()), marker="o", color=next(colours), label=name)
+    longest = max(length for curve in curves.values() for length in curve)
+    ax.axhline(0.1, color="gray", ls=":", label="chance (1 in 10)")
+    if longest > trained_up_to:
+        ax.axvspan(trained_up_to + 0.5, longest + 0.5, color="gray", alpha=0.1,
+                   label="longer than any training string")
+    ax.set(xlabel="source length", ylabel="digits right", ylim=(0, 1.05), title=title)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)

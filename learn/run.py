@@ -9,7 +9,7 @@
 Each lesson runs in its own process with a non-interactive matplotlib backend (figures are
 saved with --figures DIR). With --solutions the run fails unless every exercise's check passed
 and every step finished within --max-seconds, and it records each step's time in
-learn/timings.json. With --stubs it fails unless every exercise's check failed with the "not
+learn/timings.json (and the line of step times in learn/README.md). With --stubs it fails unless every exercise's check failed with the "not
 written yet" message naming that exercise, and nothing crashed anywhere else. Exit status 0
 means the run is what the mode promises.
 """
@@ -33,6 +33,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 MAX_SECONDS = 60.0                      # the path's promise: each step runs within a minute
 TIMINGS = HERE / "timings.json"
+README = HERE / "README.md"                 # its step times are written from TIMINGS
+TIMES_BEGIN, TIMES_END = "<!-- times from timings.json -->", "<!-- /times -->"
 # One BLAS thread: the lessons' matrices are small, and several BLAS threads spin-waiting on
 # each other are many times slower once other processes share the cores. An explicit setting
 # in the environment wins.
@@ -217,6 +219,27 @@ def _record_timings(timings: dict[str, float], max_seconds: float) -> None:
     temporary = TIMINGS.with_suffix(".json.tmp")
     temporary.write_text(json.dumps(data, indent=2) + "\n")
     temporary.replace(TIMINGS)
+    _write_times_into(README, data)
+
+
+def times_line(data: dict) -> str:
+    """The recorded step times as one line of markdown."""
+    steps = " · ".join(f"{int(stem[:2])}: {seconds:.0f} s" for stem, seconds in
+                       data["seconds"].items())
+    return (f"Step times in the last `--solutions` run ({data['cpu_count']} CPUs): {steps}; "
+            f"{sum(data['seconds'].values()):.0f} s in all.")
+
+
+def _write_times_into(path: Path, data: dict) -> None:
+    """Put `times_line` between the TIMES markers of `path` (atomically), if it has them."""
+    text = path.read_text(encoding="utf-8")
+    start, end = text.find(TIMES_BEGIN), text.find(TIMES_END)
+    if start < 0 or end < start:
+        return
+    text = text[:start + len(TIMES_BEGIN)] + "\n" + times_line(data) + "\n" + text[end:]
+    temporary = path.with_suffix(".md.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(path)
 
 
 def main(argv: list[str] | None = None) -> int:

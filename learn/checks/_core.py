@@ -77,8 +77,8 @@ def expect_close(what: str, got, want, atol: float = 1e-8, rtol: float = 1e-6) -
     bad = ~np.isclose(got_array, want_array, atol=atol, rtol=rtol, equal_nan=False)
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise Wrong(f"{what}{list(index) if index else ''} is {got_array[index]!r}, expected "
-                    f"{want_array[index]!r} (tolerance {atol:g} + {rtol:g}·|expected|; "
+        raise Wrong(f"{what}{list(index) if index else ''} is {got_array[index].item()!r}, "
+                    f"expected {want_array[index].item()!r} (tolerance {atol:g} + {rtol:g}·|expected|; "
                     f"{int(bad.sum())} of {bad.size} elements differ)")
 
 

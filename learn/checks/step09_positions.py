@@ -54,8 +54,8 @@ def sinusoidal_encoding(sinusoidal_encoding) -> str:
     for T, D, base in ((1, 2, 10000.0), (7, 6, 10000.0), (50, 16, 10000.0), (12, 8, 1e5)):
         got = np.asarray(sinusoidal_encoding(T, D, base), dtype=np.float64)
         expect_shape(f"sinusoidal_encoding({T}, {D}, base={base:g})", got, (T, D))
-        expect_close(f"PE[t, column] for T={T}, D={D}, base={base:g} (even columns sin, odd "
-                     f"cos)", got, _encoding(np.arange(T, dtype=np.float64), D, base),
+        expect_close(f"for T={T}, D={D}, base={base:g} (even columns sin, odd cos), PE",
+                     got, _encoding(np.arange(T, dtype=np.float64), D, base),
                      atol=1e-12)
     return "the formula for 4 sizes and the bases 10⁴ and 10⁵ (1e-12)"
 

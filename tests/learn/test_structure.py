@@ -6,8 +6,10 @@ import ast
 import importlib
 import json
 
+import numpy as np
 import pytest
 
+import minigrad as mg
 from learn import notebooks, run
 
 LESSONS = run.lessons()
@@ -97,3 +99,78 @@ def test_recorded_timings_cover_every_step_within_the_bound():
     recorded = json.loads(run.TIMINGS.read_text())
     assert set(recorded["seconds"]) == {lesson.stem for lesson in LESSONS.values()}
     assert all(seconds <= recorded["max_seconds"] for seconds in recorded["seconds"].values())
+
+
+@pytest.mark.parametrize("number", sorted(LESSONS))
+def test_lesson_says_what_it_follows_and_what_you_write(number):
+    text = LESSONS[number].read_text(encoding="utf-8")
+    head = text.split("# %%\n")[0]
+    assert head.startswith(f"# %% [markdown]\n# # Step {number} ")
+    assert "**Follows:**" in head and "**You write:**" in head
+
+
+def test_given_code_imports_no_exercise_or_solution():
+    for name in ("tasks.py", "earlier.py"):
+        imported = _imports(run.HERE / name)
+        assert not [m for m in imported if m.startswith(("learn.exercises", "learn.solutions"))]
+
+
+# -- a wrong answer is named: the exercise, and the element or property that is wrong ----------
+
+def _wrong_causal_mask(T):
+    return np.ones((T, T), dtype=bool)                     # lets every position see the future
+
+
+def _wrong_encoding(T, D, base=10000.0):
+    angles = np.arange(T)[:, None] * base ** (-np.arange(0, D, 2) / D)
+    pe = np.zeros((T, D))
+    pe[:, 0::2], pe[:, 1::2] = np.cos(angles), np.sin(angles)        # sin and cos swapped
+    return pe
+
+
+def _wrong_split(x, heads):
+    B, L, E = x.shape
+    return x.reshape(B, heads, L, E // heads)               # a reshape is not a split
+
+
+def _attention_without_mask(x, W_q, W_k, W_v, causal=True):
+    q, k, v = x @ W_q, x @ W_k, x @ W_v
+    weights = mg.softmax(q @ k.swapaxes(-1, -2) / np.sqrt(q.shape[-1]), axis=-1)
+    return weights @ v, weights
+
+
+WRONG = [
+    ("step07_causal", "causal_mask", (_wrong_causal_mask,), "7.1",
+     ["causal_mask(2)[0, 1] is True", "may not look at position 1"]),
+    ("step07_causal", "causal_self_attention", (_attention_without_mask,), "7.2",
+     ["weight α[0, 0, 1] of a future position", "exactly 0"]),
+    ("step09_positions", "sinusoidal_encoding", (_wrong_encoding,), "9.2",
+     ["for T=1, D=2, base=10000", "PE[0, 0] is 1.0, expected 0.0"]),
+    ("step08_scaling_heads", "split_merge", (_wrong_split, lambda x: x), "8.2",
+     ["split_heads [b, h, l, j]", "[0, 0, 1, 0]"]),
+    ("step06_soft_hard", "gradient_norms", (lambda loss, params: {n: 1.0 for n in params},),
+     "6.2", ["the norm for 'a' is 1.0"]),
+]
+
+
+@pytest.mark.parametrize("module, check, answers, number, phrases", WRONG,
+                         ids=[w[3] for w in WRONG])
+def test_a_wrong_answer_fails_naming_the_exercise_and_the_element(module, check, answers,
+                                                                   number, phrases):
+    from learn.checks._core import CheckFailed
+
+    checks = importlib.import_module(f"learn.checks.{module}")
+    with pytest.raises(CheckFailed) as failure:
+        getattr(checks, check)(*answers)
+    message = str(failure.value)
+    assert failure.value.exercise == number and not failure.value.not_written
+    assert message.startswith(f"exercise {number} (")
+    for phrase in phrases:
+        assert phrase in message, message
+
+
+def test_readme_step_times_are_those_recorded():
+    data = json.loads(run.TIMINGS.read_text())
+    text = run.README.read_text(encoding="utf-8")
+    start = text.index(run.TIMES_BEGIN) + len(run.TIMES_BEGIN)
+    assert text[start:text.index(run.TIMES_END)].strip() == run.times_line(data)

@@ -224,7 +224,7 @@ def _record_timings(timings: dict[str, float], max_seconds: float) -> None:
 
 def times_line(data: dict) -> str:
     """The recorded step times as one line of markdown."""
-    steps = " · ".join(f"{int(stem[:2])}: {seconds:.0f} s" for stem, seconds in
+    steps = " · ".join(f"{int(stem[:2])}: {seconds:.1f} s" for stem, seconds in
                        data["seconds"].items())
     return (f"Step times in the last `--solutions` run ({data['cpu_count']} CPUs): {steps}; "
             f"{sum(data['seconds'].values()):.0f} s in all.")

@@ -94,3 +94,21 @@ def expect_tensor(what: str, got) -> mg.Tensor:
         raise Wrong(f"{what} should be a minigrad Tensor (built with minigrad operations so "
                     f"gradients flow), got {type(got).__name__}")
     return got
+
+
+def expect_gradcheck(what: str, fn: Callable, inputs) -> None:
+    """Raise `Wrong` naming `what` unless mg.gradcheck(fn, inputs) passes (float64 inputs)."""
+    try:
+        mg.gradcheck(fn, inputs)
+    except mg.GradcheckError as error:
+        raise Wrong(f"{what}: gradients disagree with finite differences: {error}") from None
+
+
+def expect_gradients_reach_all(module, output: mg.Tensor) -> None:
+    """Backpropagate output.sum() and raise `Wrong` naming the parameters of `module` that got
+    no gradient."""
+    module.zero_grad()
+    output.sum().backward()
+    missing = [name for name, p in module.named_parameters() if p.grad is None]
+    if missing:
+        raise Wrong(f"no gradient reached {', '.join(missing)}: use every part")

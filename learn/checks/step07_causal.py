@@ -8,7 +8,8 @@ import numpy as np
 
 import minigrad as mg
 
-from learn.checks._core import Wrong, exercise, expect_close, expect_shape, expect_tensor
+from learn.checks._core import (Wrong, exercise, expect_close, expect_gradcheck, expect_shape,
+                                expect_tensor)
 
 FILE = "step07_causal.py"
 EXERCISES = {"7.1": ("causal_mask",), "7.2": ("causal_self_attention",),
@@ -80,11 +81,8 @@ def causal_self_attention(causal_self_attention) -> str:
     (g,) = mg.grad(causal_self_attention(xt, *weights)[0][:, t].sum(), [xt])
     if np.any(g.numpy()[:, t + 1:] != 0) or not np.all(np.abs(g.numpy()[:, :t + 1]).sum(-1) > 0):
         raise Wrong(f"∂h_{t}/∂x_s should be exactly 0 for s > {t} and nonzero for s <= {t}")
-    try:
-        mg.gradcheck(lambda a, b, c, d: causal_self_attention(a, b, c, d)[0],
-                     [_t(x[:1, :4]), *(_t(v) for v in (W_q, W_k, W_v))])
-    except mg.GradcheckError as error:
-        raise Wrong(f"gradients disagree with finite differences: {error}") from None
+    expect_gradcheck("causal_self_attention", lambda a, b, c, d: causal_self_attention(
+        a, b, c, d)[0], [_t(x[:1, :4]), *(_t(v) for v in (W_q, W_k, W_v))])
     return ("weights exactly 0 above the diagonal, rows summing to 1, α and h as a NumPy loop "
             "(1e-12), causal=False as full attention, outputs up to t unmoved by inputs after t "
             "(gradient exactly 0), gradcheck")

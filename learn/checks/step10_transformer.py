@@ -9,7 +9,8 @@ import numpy as np
 import minigrad as mg
 import nn
 
-from learn.checks._core import Wrong, exercise, expect_close, expect_shape, expect_tensor
+from learn.checks._core import (Wrong, exercise, expect_close, expect_gradients_reach_all,
+                                expect_shape, expect_tensor)
 
 FILE = "step10_transformer.py"
 EXERCISES = {"10.1": ("PreLNBlock",), "10.2": ("TinyLM",)}
@@ -45,11 +46,7 @@ def block(PreLNBlock) -> str:
     if moved != 0:
         raise Wrong(f"with the causal mask, outputs at positions 0..2 moved by {moved:.3g} when "
                     f"only inputs from position 3 on changed: pass the mask to self_attn")
-    mine.zero_grad()
-    mine(mg.tensor(x), causal).sum().backward()
-    missing = [name for name, p in mine.named_parameters() if p.grad is None]
-    if missing:
-        raise Wrong(f"no gradient reached {', '.join(missing)}: use every part")
+    expect_gradients_reach_all(mine, mine(mg.tensor(x), causal))
     return ("matches nn.TransformerEncoderLayer(norm_first=True) with and without a mask "
             "(1e-4, float32), causal under the mask, gradients reach every parameter")
 
@@ -79,11 +76,7 @@ def language_model(TinyLM) -> str:
             model(mg.tensor(swapped)).numpy()[0, 2] - logits.numpy()[0, 2]).max() == 0:
         raise Wrong("swapping tokens 0 and 1 left the logits at position 2 unchanged: add "
                     "the positional encoding to the embeddings")
-    model.zero_grad()
-    logits.sum().backward()
-    missing = [name for name, p in model.named_parameters() if p.grad is None]
-    if missing:
-        raise Wrong(f"no gradient reached {', '.join(missing)}: use every part")
+    expect_gradients_reach_all(model, logits)
     return ("logits (B, T, vocab), blind to later tokens, moved by earlier ones and by their "
             "order; gradients reach every parameter")
 

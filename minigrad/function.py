@@ -22,6 +22,7 @@ import numpy as _numpy
 
 from . import anomaly, inplace
 from . import tensor as _tensor_module    # its one late binding gives `ops` and `autograd`
+from ._errors import restated
 from .backend import _BY_ARRAY_TYPE, backend_of_inputs
 from .backend import CPU as _CPU
 from .gradients import _RELEASED
@@ -124,7 +125,7 @@ class Function:
             if str(error).startswith(cls.__name__):
                 raise
             shapes = ", ".join(f"{tuple(t.shape)} {t.dtype}" for t in inputs)
-            raise type(error)(f"{cls.__name__}: {error} (inputs: {shapes})") from error
+            raise restated(error, f"{cls.__name__}: {error} (inputs: {shapes})") from error
         if type(out) not in _BY_ARRAY_TYPE:
             out = backend.xp.asarray(out)           # NumPy returns scalars from 0-d operands
         result = _new_tensor(Tensor)                 # Tensor._from_array(out), checked above
@@ -207,3 +208,4 @@ class FusedFunction(Function):
         for i, g in zip(wanted, found):
             grads[i] = g
         return tuple(grads)
+

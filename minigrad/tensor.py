@@ -13,6 +13,7 @@ import numpy as np
 import weakref
 
 from . import inplace
+from ._errors import restated
 from .backend import _BY_ARRAY_TYPE as _ARRAY_TYPES
 from .backend import CPU, backend_of, is_array, parse_device
 from ._axes import FIRST_AXIS, LAST_AXIS, DefaultAxis  # noqa: F401  (re-exported)
@@ -423,8 +424,8 @@ class Tensor:
         try:
             change(self.data)
         except (ValueError, TypeError, IndexError) as error:
-            raise type(error)(f"{op}: {error} (tensor shape {tuple(shape)}, "
-                              f"{self.dtype})") from error
+            raise restated(error, f"{op}: {error} (tensor shape {tuple(shape)}, "
+                                  f"{self.dtype})") from error
         inplace.mark_changed(self)
         return self
 

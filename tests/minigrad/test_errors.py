@@ -193,7 +193,8 @@ def test_numpy_errors_that_cannot_be_rebuilt_keep_their_kind_and_name_the_operat
     that takes a message (a TypeError), names the operation and chains the original."""
     with pytest.raises(TypeError, match=r"add_: Cannot cast ufunc 'add'.*int64") as caught:
         mg.arange(3).add_(0.5)
-    assert type(caught.value.__cause__).__name__ == "_UFuncOutputCastingError"
+    assert "Cannot cast" in str(
+        caught.value.__cause__)                        # the original, chained
 
     class AddHalfInPlace(mg.Function):
         def forward(self, a):

@@ -19,6 +19,14 @@ def tensor(data, dtype=None, requires_grad: bool = False, device="cpu") -> Tenso
     return Tensor(data, dtype=dtype, requires_grad=requires_grad, device=device)
 
 
+def from_numpy(array: np.ndarray) -> Tensor:
+    """torch.from_numpy: a tensor that SHARES the NumPy array's memory (a change through either
+    shows in the other), with its dtype; no copy, no gradient."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
+    return Tensor._from_array(array)
+
+
 def _shape(op: str, shape) -> tuple[int, ...]:
     """`shape` as given to zeros(2, 3) or zeros((2, 3)), checked: every size a
     non-negative int."""

@@ -125,6 +125,16 @@ def axis_or_dim(axis, dim, op: str):
     return dim
 
 
+def keepdims_or_keepdim(keepdims, keepdim, op: str) -> bool:
+    """NumPy's `keepdims` or PyTorch's `keepdim` (the same meaning); both at once raise."""
+    if keepdim is None:
+        return bool(keepdims)
+    if keepdims:
+        raise TypeError(f"{op}: got keepdims={keepdims!r} and keepdim={keepdim!r}; they name the "
+                        f"same argument (NumPy's and PyTorch's spelling), pass one of them")
+    return bool(keepdim)
+
+
 def normalize_axis(axis, ndim: int, op: str):
     """axis as a tuple of non-negative ints (None = all axes), or a clear error."""
     if axis is None:

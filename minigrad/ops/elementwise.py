@@ -891,7 +891,12 @@ class NanToNum(Function):
         self.nan, self.posinf, self.neginf = nan, posinf, neginf
 
     def forward(self, x):
-        return self.xp.nan_to_num(x, nan=self.nan, posinf=self.posinf, neginf=self.neginf)
+        xp, big = self.xp, float(np.finfo(x.dtype).max)
+        posinf = big if self.posinf is None else self.posinf
+        neginf = -big if self.neginf is None else self.neginf
+        y = xp.where(xp.isnan(x), self.nan, x)
+        return xp.where(y == math.inf, posinf, xp.where(y == -math.inf, neginf, y)).astype(
+            x.dtype, copy=False)
 
     def backward(self, grad):
         (g,) = self.values(grad)

@@ -178,4 +178,17 @@ def entries() -> list[OpInfo]:
              Edges(zeros=(0,)))]:
         add(OpInfo(name, cls, function, reference, domains=domains,
                    spell=f"mg.{function.__name__}({{0}}, {{1}})", edges=edges, **binary))
+    # -- PyTorch's names --------------------------------------------------------------------
+    add(OpInfo("reciprocal", E.Reciprocal, mg.reciprocal, np.reciprocal, domains=(NONZERO,),
+               spell="mg.reciprocal({0})", **unary))
+    add(OpInfo("nan_to_num", E.NanToNum, mg.nan_to_num, np.nan_to_num,
+               spell="mg.nan_to_num({0})", **unary))
+    add(OpInfo("clamp", E.Clip, lambda x, lo, hi: mg.clamp(x, min=lo, max=hi),
+               lambda a, lo, hi: np.clip(a, lo, hi),
+               tuple(Sample((s,), {"lo": -0.5, "hi": 0.7}) for s in SHAPES),
+               tuple(Sample((s,), {"lo": -0.5, "hi": 0.7}) for s in CHECK_SHAPES),
+               valid=lambda a, lo, hi: _off_kink(a, lo) and _off_kink(a, hi), nonsmooth=True,
+               spell="mg.clamp({0}, min={lo}, max={hi})"))
+    add(OpInfo("logit", E.Log, lambda x: mg.logit(mg.sigmoid(x)), lambda a: a,
+               spell="mg.logit(mg.sigmoid({0}))", domains=(MODERATE,), **unary))
     return ops

@@ -160,4 +160,8 @@ def entries() -> list[OpInfo]:
         add(OpInfo(name, cls, function, _scan_reference(reference), _scan_samples(SHAPES),
                    _scan_samples(CHECK_SHAPES), spell=f"mg.{name}({{0}}, {{axis}})",
                    edges=edges))
+    add(OpInfo("vector_norm", R.EuclideanNorm,
+               lambda x, axis, keepdims: mg.linalg.vector_norm(x, 2, axis, keepdims),
+               lambda a, axis, keepdims: np.sqrt(np.sum(a * a, axis, keepdims=keepdims)),
+               spell="mg.linalg.vector_norm({0}, 2, {axis}, {keepdims})", **reductions))
     return ops

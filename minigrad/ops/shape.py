@@ -73,7 +73,10 @@ _REVERSED_AXES = [tuple(range(n - 1, -1, -1)) for n in range(65)]   # x.T for ea
 
 
 def transpose(x: Tensor, *axes) -> Tensor:
-    """Permute axes; with no axes, reverse them (x.T)."""
+    """Permute axes (NumPy's); with no axes, reverse them (x.T). Two axes of a tensor with more
+    than two (which NumPy refuses) are PyTorch's `transpose(d0, d1)`: those two swapped."""
+    if len(axes) == 2 and x.ndim > 2 and all(isinstance(a, numbers.Integral) for a in axes):
+        return swapaxes(x, *axes)
     if not axes:
         return Transpose.apply(x, axes=_REVERSED_AXES[x.ndim])
     if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):

@@ -237,3 +237,9 @@ def test_against_installed_torch():
                                t.std(dim=1, keepdim=True).numpy())
     for ours, theirs in zip(x.split([1, 2], dim=1), t.split([1, 2], dim=1)):
         np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+
+
+def test_transpose_of_two_dims_swaps_them():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    close(mg.tensor(a).transpose(0, 2), a.swapaxes(0, 2))     # torch: shape (4, 3, 2)
+    close(mg.tensor(a).transpose(2, 0, 1), a.transpose(2, 0, 1))

@@ -122,8 +122,7 @@ def entries() -> list[OpInfo]:
     add(OpInfo("clone", S.Clone, mg.clone, np.copy, _unary(), _unary(CHECK_SHAPES),
                spell="mg.clone({0})"))
     add(OpInfo("permute", S.Transpose, lambda x: x.permute(*range(x.ndim - 1, -1, -1)),
-               np.transpose, _unary([s for s in SHAPES if len(s) >= 2]),
-               _unary([s for s in CHECK_SHAPES if len(s) >= 2] or [(2, 3)]),
+               np.transpose, _unary(), _unary(CHECK_SHAPES),
                spell="{0}.permute(*reversed(range({0}.ndim)))"))
     add(OpInfo("expand", S.BroadcastTo, lambda x: x.expand(2, *([-1] * x.ndim)),
                lambda a: np.broadcast_to(a, (2,) + a.shape), _unary(), _unary(CHECK_SHAPES),
@@ -132,7 +131,7 @@ def entries() -> list[OpInfo]:
                lambda a: np.concatenate(np.array_split(a.reshape(-1), 2)[::-1])
                if a.size % 2 == 0 or a.size == 1 else
                np.concatenate([a.reshape(-1)[-(a.size // 2):], a.reshape(-1)[:-(a.size // 2)]]),
-               _unary([s for s in SHAPES if math.prod(s) % 2 == 0]),
-               _unary([s for s in CHECK_SHAPES if math.prod(s) % 2 == 0] or [(2,)]),
+               _unary([s for s in SHAPES if math.prod(s) % 2 == 0 or math.prod(s) == 1]),
+               _unary([s for s in CHECK_SHAPES if math.prod(s) % 2 == 0 or math.prod(s) == 1]),
                spell="mg.cat({0}.reshape(-1).chunk(2)[::-1])"))
     return ops

@@ -179,6 +179,7 @@ class Flatten(Module):
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x with axes start_dim … end_dim merged into one."""
         return x.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:

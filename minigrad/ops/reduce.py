@@ -151,7 +151,8 @@ def max(x: Tensor, *args, axis=None, keepdims=None, dim=None, keepdim=None):
     Reducing over an axis of length 0 raises ValueError; an empty tensor reduced along
     non-empty axes gives an empty result.
     """
-    return _extreme(x, args, axis, keepdims, dim, keepdim, "max", Max, argmax)
+    pair, axis, keep = _extreme(x, args, axis, keepdims, dim, keepdim, "max", argmax)
+    return pair or Max.apply(x, axes=_reduced_axes(axis, x, "max"), keepdims=keep)
 
 
 class Min(Max):
@@ -164,11 +165,13 @@ class Min(Max):
 def min(x: Tensor, *args, axis=None, keepdims=None, dim=None, keepdim=None):
     """The minimum over `axis` (the values) or along `dim` (a `MaxResult` (values, indices)),
     with `max`'s rules for spellings, ties and empty axes."""
-    return _extreme(x, args, axis, keepdims, dim, keepdim, "min", Min, argmin)
+    pair, axis, keep = _extreme(x, args, axis, keepdims, dim, keepdim, "min", argmin)
+    return pair or Min.apply(x, axes=_reduced_axes(axis, x, "min"), keepdims=keep)
 
 
-def _extreme(x: Tensor, args, axis, keepdims, dim, keepdim, op: str, reduction, arg):
-    """max/min: which library's call this is, then NumPy's reduction or PyTorch's pair."""
+def _extreme(x: Tensor, args, axis, keepdims, dim, keepdim, op: str, arg):
+    """max/min: which library's call this is. Returns (PyTorch's (values, indices) pair, None,
+    None), or (None, axis, keepdims) for NumPy's reduction."""
     if len(args) > 1:
         raise TypeError(f"{op}: takes one positional argument (the axis), got {len(args)}; "
                         f"write keepdims= (with axis=) or keepdim= (with dim=)")
@@ -202,10 +205,9 @@ def _extreme(x: Tensor, args, axis, keepdims, dim, keepdim, op: str, reduction, 
         index = index if x.ndim else reshape(index, ())
         if not keepdim and x.ndim:
             values, index = squeeze(values, dim), squeeze(index, dim)
-        return MaxResult(values, index)
-    keep = bool(keepdims) or bool(keepdim)
+        return MaxResult(values, index), None, None
     _check_nonempty(x, axis, op)
-    return reduction.apply(x, axes=_reduced_axes(axis, x, op), keepdims=keep)
+    return None, axis, bool(keepdims) or bool(keepdim)
 
 
 def _check_nonempty(x: Tensor, axis, op: str) -> None:

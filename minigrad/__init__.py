@@ -41,6 +41,7 @@ from .ops import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctan2
 from .ops import argsort, kthvalue, sort, topk
 from .ops import allclose, isclose, isinf, isneginf, isposinf
 from .tensor import Tensor
+from .compile import compile
 
 div = divide          # PyTorch's name: div(a, b, rounding_mode=None)
 
@@ -51,7 +52,7 @@ __all__ = [
     "Tensor", "Function", "tensor", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
     "arange", "eye", "randn", "rand", "manual_seed",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "grad",
-    "name_scope", "detect_anomaly", "tune_malloc",
+    "name_scope", "detect_anomaly", "tune_malloc", "compile",
     "gradcheck", "check_backward", "GradcheckError", "cuda_available", "Backend",
     "register_backend",
     "unregister_backend", "viz",

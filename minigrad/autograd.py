@@ -117,6 +117,8 @@ class Function:
     def apply(cls, *inputs, **options):
         """`cls(**options).forward` on the inputs' arrays, as a Tensor linked into the graph
         when grad mode is on and an input requires grad."""
+        if _recorder is not None:                  # minigrad.compile is capturing a step
+            return _recorder.apply(cls, inputs, options)
         backend = backend_of_inputs(cls.__name__, inputs)
         fn = cls(**options)
         if backend is not _CPU:
@@ -160,6 +162,15 @@ _new_tensor = object.__new__
 _data_of = operator.attrgetter("data")
 _sequence = itertools.count()      # creation order of recorded Functions
 _Tensor = None                     # set by tensor.py (the engine and Tensor refer to each other)
+_recorder = None                   # what minigrad.compile records a step with, while it does
+
+
+def set_recorder(recorder):
+    """Send every operation, backward walk and value read to `recorder` (None: stop); returns
+    the one set before. `minigrad.compile` captures a step through it (see compile.py)."""
+    global _recorder
+    previous, _recorder = _recorder, recorder
+    return previous
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,20 +209,25 @@ def _conform(g, x, fn, create_graph: bool):
 def _accumulate(grads: dict, owned: set, key: int, g, create_graph: bool) -> None:
     """Add g into grads[key]. The first gradient is stored as it is (it may be shared: Add
     returns one array for both inputs); the second makes a new buffer, owned by the walk by
-    construction; later ones add into that buffer in place. Recording, always `previous + g`."""
+    construction; later ones add into that buffer in place. Recording, always `previous + g`.
+    Returns which of these it did: "set", "copy" (then add) or "add"."""
     previous = grads.get(key)
     if previous is None:
         grads[key] = g
-    elif create_graph:
+        return "set"
+    if create_graph:
         grads[key] = previous + g
+        return "add"
+    kind = "add"
+    if key not in owned:
+        previous = grads[key] = _dense(previous, copy=True)
+        owned.add(key)
+        kind = "copy"
+    if type(g) is IndexedGradient:
+        g.add_into(previous)
     else:
-        if key not in owned:
-            previous = grads[key] = _dense(previous, copy=True)
-            owned.add(key)
-        if type(g) is IndexedGradient:
-            g.add_into(previous)
-        else:
-            previous += g                         # a real array (never a NumPy scalar)
+        previous += g                             # a real array (never a NumPy scalar)
+    return kind
 
 
 def _dense(g, copy: bool = False):
@@ -247,6 +263,9 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
     results: dict[int, tuple] = {}
     done: list = []
     checked = anomaly.STATE.enabled
+    recorder = _recorder                  # minigrad.compile records the walk when set
+    if recorder is not None:
+        recorder.walk_begin(roots, root_grads)
     with _GradMode(create_graph):
         while waiting:                    # each key comes off once its gradient is complete
             key = heapq.heappop(waiting)
@@ -263,9 +282,12 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                 inplace.check_unchanged(fn)
             done.append(fn)
             input_grads = _call_backward(fn, g, create_graph, checked)
+            if recorder is not None:
+                recorder.visit(fn, key, input_grads)
             for x, gx in zip(fn.inputs, input_grads):
                 if gx is None or not x._requires_grad:
                     continue
+                raw = gx
                 data = x.data         # an array of x's type, shape and dtype passes as it is
                 if create_graph or type(gx) is not type(data) or gx.shape != data.shape or \
                         (gx.dtype is not data.dtype and gx.dtype != data.dtype):
@@ -279,7 +301,9 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                     tensors[x_key] = x
                     if x_fn is not None:
                         heapq.heappush(waiting, x_key)
-                _accumulate(grads, owned, x_key, gx, create_graph)
+                kind = _accumulate(grads, owned, x_key, gx, create_graph)
+                if recorder is not None:
+                    recorder.edge(x, x_key, raw, gx, kind)
         for key, leaf in tensors.items():          # only leaves are left now
             g, is_owned = _complete(grads[key], key in owned, leaf, create_graph)
             results[id(leaf)] = (leaf, g, is_owned)
@@ -371,12 +395,18 @@ def backward(tensor, grad=None, retain_graph=False, create_graph=False) -> None:
                            f"computed under no_grad, or it is an integer or bool tensor, which "
                            f"never carries a gradient)")
     root_grad = _root_grad(tensor, grad, "backward", create_graph)
+    if _recorder is not None:
+        _recorder.backward_root(tensor, grad, root_grad, create_graph)
     results = compute_gradients([tensor], [root_grad], retain_graph or create_graph,
                                 create_graph)
     for t, g, is_owned in results.values():
+        if _recorder is not None:
+            _recorder.land(t, g, is_owned)
         if not create_graph:
             g = _Tensor._from_array(g if is_owned else g.copy())   # never shared with anyone
         t.grad = g if t.grad is None else t.grad + g
+    if _recorder is not None:
+        _recorder.walk_end()
 
 
 def _root_grad(tensor, grad, op, create_graph):

@@ -18,6 +18,16 @@ import numpy as np
 from ._erf import fast_erf, fast_erfc
 
 
+class _Draws:
+    """How many random arrays were drawn so far, on any device: `minigrad.compile` tells the
+    draws of a step's operations from draws outside them."""
+
+    count = 0
+
+
+DRAWS = _Draws()
+
+
 class Backend:
     """The NumPy backend, device "cpu". Subclasses override what differs on their device."""
 
@@ -73,6 +83,7 @@ class Backend:
 
     def random(self, kind: str, shape: tuple[int, ...], dtype, index: int | None = None):
         """Random numbers of `kind` ("uniform" in [0, 1) or "normal") on this device."""
+        DRAWS.count += 1
         if kind == "uniform":
             out = self._rng.random(shape, dtype=np.float64)
         else:
@@ -150,6 +161,7 @@ class CupyBackend(Backend):
             self._cupy.random.seed(seed)
 
     def random(self, kind, shape, dtype, index=None):
+        DRAWS.count += 1
         cupy = self._load()
         with cupy.cuda.Device(index or 0):
             if kind == "uniform":

@@ -236,6 +236,8 @@ class Tensor(TensorMethods):
     # -- transfers and conversions --------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """A host NumPy copy of this tensor's values (writing to it leaves the tensor alone)."""
+        if autograd._recorder is not None:        # a step being captured reads a value
+            autograd._recorder.read_values(self, "numpy()")
         host = backend_of(self.data).to_numpy(self.data)
         if isinstance(self.data, np.ndarray) and np.may_share_memory(host, self.data):
             host = host.copy()
@@ -245,6 +247,8 @@ class Tensor(TensorMethods):
         """`np.asarray(t)`: the tensor's own array when no copy is asked for, read-only when
         the tensor requires grad (the graph may have saved it for backward, and writing
         through it would silently corrupt gradients); `np.array(t)` copies."""
+        if autograd._recorder is not None:        # a step being captured reads a value
+            autograd._recorder.read_values(self, "np.asarray()")
         if backend_of(self.data) is not CPU:
             raise TypeError(f"cannot convert a tensor on {self.device} to NumPy implicitly; "
                             f"call .numpy() or .cpu()")

@@ -41,7 +41,7 @@ from .ops import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctan2
 from .ops import argsort, kthvalue, sort, topk
 from .ops import allclose, isclose, isinf, isneginf, isposinf
 from .tensor import Tensor
-from .compile import compile
+from .compiled import compile
 
 div = divide          # PyTorch's name: div(a, b, rounding_mode=None)
 

@@ -167,7 +167,7 @@ _recorder = None                   # what minigrad.compile records a step with, 
 
 def set_recorder(recorder):
     """Send every operation, backward walk and value read to `recorder` (None: stop); returns
-    the one set before. `minigrad.compile` captures a step through it (see compile.py)."""
+    the one set before. `minigrad.compile` captures a step through it (see compiled.py)."""
     global _recorder
     previous, _recorder = _recorder, recorder
     return previous

@@ -191,7 +191,7 @@ class CompiledStep:
         """Run the step eagerly under the recorder; keep the program when `keep` (call 1 only
         learns which leaves get gradients)."""
         recorder = _Recorder(tensors, signature.landed)
-        draws, stamp = DRAWS.count, inplace.STATE.last
+        draws, stamp, generators = DRAWS.count, inplace.STATE.last, _generators()
         previous = autograd.set_recorder(recorder)
         try:
             result = self.fn(*args, **kwargs)
@@ -205,6 +205,8 @@ class CompiledStep:
             if inplace.STATE.last != stamp:
                 raise CaptureRefused("an in-place change inside the step (an optimizer step, "
                                      "add_, t[i] = v): make it outside the compiled step")
+            if _generators() != generators:
+                raise CaptureRefused("manual_seed inside the step: seed outside it")
             if DRAWS.count - draws != recorder.draws_inside:
                 raise CaptureRefused("random numbers drawn outside an operation (mg.randn, "
                                      "mg.rand, ...): pass them in as arguments")
@@ -576,7 +578,7 @@ def _output_plan(result, index: dict, sources: list):
         if k is None:
             raise CaptureRefused(f"the step returns a tensor {tuple(result.shape)} made outside "
                                  f"any operation")
-        return ("T", k, sources[k][0] == "ext")
+        return ("T", k, sources[k][0] == "ext", result)
     if isinstance(result, (list, tuple)):
         return ("seq", type(result), [_output_plan(r, index, sources) for r in result])
     if isinstance(result, dict):
@@ -602,11 +604,13 @@ class _Program:
         self.holders: list = []
         self.arg_holders: list = []                       # (holder, argument position)
         self.externals: list = []                         # (tensor, guard)
+        self.leaf_objects: dict = {}                      # value index -> tensor from outside
         for k in range(n):
             t = recorder.tensors[k]
             if sources[k][0] == "ext":
-                self.holders.append(t)
+                self.holders.append(_external(t))
                 self.externals.append((t, _guard_of(t)))
+                self.leaf_objects[k] = t
             else:
                 holder = Tensor._from_array(t.data)
                 holder._requires_grad = t._requires_grad
@@ -648,7 +652,7 @@ class _Program:
 
     def landed_leaves(self) -> list:
         """The tensors from outside whose .grad the step sets."""
-        return [self.holders[k] for kind, walk in self.events if kind == "backward"
+        return [self.leaf_objects[k] for kind, walk in self.events if kind == "backward"
                 for k, _, _ in walk.landings if k not in self.arg_of_value]
 
     # -- guards ---------------------------------------------------------------------------
@@ -669,7 +673,7 @@ class _Program:
 
     def _leaf(self, k: int, tensors):
         position = self.arg_of_value.get(k)
-        return self.holders[k] if position is None else tensors[position]
+        return self.leaf_objects[k] if position is None else tensors[position]
 
     def leaves(self, tensors) -> list:
         found, seen = [], set()
@@ -754,6 +758,12 @@ class _Program:
                 t.grad = Tensor._from_array(g)
 
 
+def _external(t):
+    """The tensor a replay reads for a tensor from outside the step: that tensor itself, so
+    that its array is read live (an optimizer's update between calls is seen)."""
+    return t
+
+
 def _store(holder, array) -> None:
     """The output array of an operation into its holder (a new array each replay: arrays
     handed out earlier are never written into)."""
@@ -813,7 +823,7 @@ def _rebuild(plan, holders, arg_of_value, tensors):
         if k in arg_of_value:
             return tensors[arg_of_value[k]]
         if plan[2]:                              # a tensor from outside: the tensor itself
-            return holders[k]
+            return plan[3]
         return Tensor._from_array(holders[k].data)
     if kind == "seq":
         return plan[1](_rebuild(p, holders, arg_of_value, tensors) for p in plan[2])
@@ -830,8 +840,21 @@ def _guard_of(t) -> tuple:
 # ---------------------------------------------------------------------------------------------
 # check=True: random state saved and restored, results compared bit for bit.
 
+def _generators() -> list:
+    """The identity of each device's random generator (manual_seed makes a new one)."""
+    return [id(getattr(b, "_rng", None)) for b in _backends()]
+
+
+def _backends() -> list:
+    found = []
+    for b in _BY_ARRAY_TYPE.values():
+        if b not in found:
+            found.append(b)
+    return found
+
+
 def _rng_states() -> list:
-    return [(b, copy.deepcopy(getattr(b, "_rng", None))) for b in set(_BY_ARRAY_TYPE.values())]
+    return [(b, copy.deepcopy(getattr(b, "_rng", None))) for b in _backends()]
 
 
 def _set_rng_states(states) -> None:

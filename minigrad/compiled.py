@@ -560,7 +560,7 @@ class _Recorder:
         self.check_grads_at_end()
         if self.refusal is not None:
             raise CaptureRefused(self.refusal)
-        outputs = _output_plan(result, self.index, self.source)
+        outputs = _output_plan(result, self.index, self.source, self.by_array)
         return _Program(self, outputs)
 
 
@@ -571,18 +571,24 @@ def _is_reshape(view, array) -> bool:
             view.__array_interface__["data"][0] == array.__array_interface__["data"][0])
 
 
-def _output_plan(result, index: dict, sources: list):
+def _output_plan(result, index: dict, sources: list, by_array: dict):
     """How to rebuild the step's return value: tensors by value index, the rest as it was."""
     if isinstance(result, Tensor):
         k = index.get(id(result))
+        if k is None and result._fn is None and not result._requires_grad:
+            k = by_array.get(id(result.data))        # a detached result: its array
+            if k is not None:
+                return ("T", k, False, None)
         if k is None:
             raise CaptureRefused(f"the step returns a tensor {tuple(result.shape)} made outside "
                                  f"any operation")
         return ("T", k, sources[k][0] == "ext", result)
     if isinstance(result, (list, tuple)):
-        return ("seq", type(result), [_output_plan(r, index, sources) for r in result])
+        return ("seq", type(result), [_output_plan(r, index, sources, by_array)
+                                      for r in result])
     if isinstance(result, dict):
-        return ("dict", [(key, _output_plan(v, index, sources)) for key, v in result.items()])
+        return ("dict", [(key, _output_plan(v, index, sources, by_array))
+                         for key, v in result.items()])
     if result is None or isinstance(result, (bool, int, float, str)):
         return ("const", result)
     raise CaptureRefused(f"the step returns a {type(result).__name__}; return tensors, "

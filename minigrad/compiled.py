@@ -366,6 +366,7 @@ class _Recorder:
             self.grad_at_start.setdefault(id(t), (t, t.grad))
         self.landed_objects: set[int] = set()
         self.landed_grads: list = []
+        self.derived: dict[int, object] = {}   # id(array) -> tensor computed outside operations
         self.landed: dict[int, object] = {}
 
     def refuse(self, reason: str) -> None:
@@ -382,7 +383,17 @@ class _Recorder:
 
     def _value(self, t) -> int:
         k = self.index.get(id(t))
-        return self._add(t, ("ext",)) if k is None else k
+        if k is None:
+            self._check_not_derived(t.data)
+            k = self._add(t, ("ext",))
+        return k
+
+    def _check_not_derived(self, array) -> None:
+        t = self.derived.get(id(array))
+        if t is not None:
+            self.refuse(f"an operation reads a tensor {tuple(t.shape)} {t.dtype} computed from "
+                        f"values outside any operation (argmax, isnan, one_hot, any, an "
+                        f"integer-to-float cast, ...): it would be frozen at its captured value")
 
     # -- forward ------------------------------------------------------------------------
     def apply(self, cls, inputs, options):
@@ -430,9 +441,13 @@ class _Recorder:
             return None
         if type(value) not in _BY_ARRAY_TYPE:
             return None
+        self._check_not_derived(value)
         k = self.by_array.get(id(value))
         if k is not None:
             return ("array", k)
+        for k, t in enumerate(self.tensors):
+            if _same_view(value, t.data):
+                return ("array", k)
         base = value.base
         if base is not None:
             k = self.by_array.get(id(base))
@@ -447,6 +462,32 @@ class _Recorder:
                 self.refuse(raise_later)
                 return None
         return None
+
+    def random_tensor(self, t, kind: str, backend, index, requires_grad: bool) -> None:
+        """mg.rand / mg.randn inside the step: drawn again, in the same place, at every
+        replay."""
+        if threading.get_ident() != self.thread:
+            return
+        self.draws_inside += 1
+        if requires_grad:
+            self.refuse("a random tensor that requires grad made inside the step")
+            return
+        data = t.data
+        k = self._add(t, ("random", kind, data.shape, data.dtype, backend, index))
+        self.events.append(("random", k))
+
+    def constant(self, t, inputs, kernel) -> None:
+        """A tensor an operation computed from others' arrays outside a Function (a
+        comparison, argmax, a cast): computed again at replay when its kernel is known, else
+        refused if the step's operations use it (it would be frozen)."""
+        if threading.get_ident() != self.thread or self.walk is not None:
+            return
+        if kernel is None:
+            self.derived[id(t.data)] = t
+            return
+        ins = [self._value(x) for x in inputs]
+        k = self._add(t, ("kernel", kernel, ins))
+        self.events.append(("kernel", k))
 
     def read_values(self, tensor, how: str) -> None:
         if threading.get_ident() == self.thread:
@@ -564,6 +605,14 @@ class _Recorder:
         return _Program(self, outputs)
 
 
+def _same_view(a, b) -> bool:
+    """Do arrays a and b read the same memory in the same layout?"""
+    return (type(a) is type(b) and a.shape == b.shape and a.strides == b.strides and
+            a.dtype == b.dtype and
+            a.__array_interface__["data"][0] == b.__array_interface__["data"][0]) \
+        if type(a) is np.ndarray else False
+
+
 def _is_reshape(view, array) -> bool:
     """Is `view` array's memory read in row-major order under another shape?"""
     return (view.size == array.size and view.flags.c_contiguous and array.flags.c_contiguous
@@ -623,6 +672,7 @@ class _Program:
                 self.holders.append(holder)
                 if sources[k][0] == "arg":
                     self.arg_holders.append((holder, sources[k][1]))
+        self.sources = sources
         self.arg_of_value = {k: s[1] for k, s in enumerate(sources) if s[0] == "arg"}
         self.entries = recorder.entries
         for entry in self.entries:
@@ -703,8 +753,12 @@ class _Program:
             for kind, event in self.events:
                 if kind == "forward":
                     self._forward(self.entries[event])
-                else:
+                elif kind == "backward":
                     self._backward(event, tensors)
+                elif kind == "random":
+                    self._draw(event)
+                else:
+                    self._kernel(event)
         return _rebuild(self.outputs, holders, self.arg_of_value, tensors)
 
     def _forward(self, entry: _Entry) -> None:
@@ -716,6 +770,15 @@ class _Program:
         if type(out) not in _BY_ARRAY_TYPE:
             out = entry.xp.asarray(out)
         _store(holders[entry.output], out)
+
+    def _kernel(self, k: int) -> None:
+        _, (function, *leading), ins = self.sources[k]
+        holders = self.holders
+        self.holders[k].data = function(*leading, *[holders[i].data for i in ins])
+
+    def _draw(self, k: int) -> None:
+        _, kind, shape, dtype, backend, index = self.sources[k]
+        self.holders[k].data = backend.random(kind, shape, dtype, index)
 
     def _with_live_options(self, entry: _Entry):
         options = dict(entry.options)

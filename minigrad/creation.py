@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 
+from . import autograd
 from .backend import parse_device
 from .tensor import DEFAULT_FLOAT, Tensor
 
@@ -126,6 +127,8 @@ def _random(kind, shape, dtype, requires_grad, device) -> Tensor:
     backend, index = parse_device(device)
     dtype = np.dtype(DEFAULT_FLOAT if dtype is None else dtype)
     t = Tensor._from_array(backend.random(kind, _shape(shape), dtype, index))
+    if autograd._recorder is not None:        # drawn again at every replay of a compiled step
+        autograd._recorder.random_tensor(t, kind, backend, index, requires_grad)
     if requires_grad:
         t.requires_grad = True
     return t

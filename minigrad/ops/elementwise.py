@@ -500,7 +500,11 @@ def _compare(name, a, b):
     except ValueError as error:
         raise ValueError(f"{name}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
                          f"broadcast ({error})") from error
-    return constant(out)
+    return constant(out, (a, b), (_compare_arrays, name))
+
+
+def _compare_arrays(name, x, y):
+    return getattr(x, f"__{name}__")(y)
 
 
 def less(a, b) -> Tensor: return _compare("lt", a, b)

@@ -459,7 +459,9 @@ def _arguments(program: Program, params: dict, call: int) -> list:
     args = []
     for i, node in enumerate(program.nodes):
         if isinstance(node, Leaf) and i not in params:
-            value = node.value * (1.0 - 0.01 * call)     # toward 0: stays in its domain
+            # elements rotated (masks, orders and maxima move) and scaled toward 0: the values
+            # stay in the leaf's domain
+            value = np.roll(node.value, call).reshape(node.value.shape) * (1.0 - 0.01 * call)
             args.append(mg.tensor(value.astype(node.dtype), dtype=node.dtype,
                                   requires_grad=node.requires_grad))
     return args

@@ -289,34 +289,55 @@ def test_an_optimizer_step_inside_refuses_capture():
     np.testing.assert_allclose(w.numpy(), [1.5 - 4 * 0.2], rtol=1e-6)     # every call updated
 
 
-def test_random_tensors_made_in_the_step_refuse_capture_and_dropout_does_not():
+def _seeded_calls(f, w, calls=6):
+    mg.manual_seed(11)
+    results = []
+    for _ in range(calls):
+        w.grad = None
+        results.append((f(mg.tensor(np.ones(50))).numpy(), w.grad.numpy()))
+    return results
+
+
+@pytest.mark.parametrize("draw", ["dropout", "randn", "rand_mask"])
+def test_randomness_is_drawn_fresh_at_every_replay_as_eagerly(draw):
+    """Dropout inside an operation, mg.randn and a mask compared from mg.rand outside one: each
+    replay draws again, in eager's order, so a seeded replay equals a seeded eager run."""
     w = mg.tensor(np.ones(50), requires_grad=True)
 
-    def noisy(x):
-        w.grad = None
-        loss = ((x + mg.randn(50, dtype=np.float64)) * w).sum()
+    def step(x):
+        if draw == "dropout":
+            y = mg.dropout(x * w, 0.5)
+        elif draw == "randn":
+            y = (x + mg.randn(50, dtype=np.float64)) * w
+        else:
+            y = mg.where(mg.rand(50) >= 0.5, x * w, 0.0)
+        loss = y.sum()
         loss.backward()
         return loss
 
-    _refused(noisy, mg.tensor(np.ones(50)), message="random numbers drawn outside")
-
-    def dropped(x):
-        w.grad = None
-        loss = (mg.dropout(x * w, 0.5)).sum()
-        loss.backward()
-        return loss
-
-    def run(f):
-        mg.manual_seed(11)
-        return [(f(mg.tensor(np.ones(50))).numpy(), w.grad.numpy()) for _ in range(6)]
-
-    eager, compiled = run(dropped), mg.compile(dropped)
-    replayed = run(compiled)
+    compiled = mg.compile(step)
+    eager, replayed = _seeded_calls(step, w), _seeded_calls(compiled, w)
     assert compiled.stats.replays == 4
     for (la, ga), (lb, gb) in zip(eager, replayed):
         np.testing.assert_array_equal(la, lb)
         np.testing.assert_array_equal(ga, gb)
-    assert len({float(l) for l, _ in replayed}) > 1          # fresh masks on every call
+    assert len({float(l) for l, _ in replayed}) > 1          # fresh draws on every call
+
+
+def test_values_computed_outside_operations_refuse_capture():
+    """argmax and a cast made from a tensor's array outside any Function would be frozen."""
+    w = mg.tensor(np.ones(3), requires_grad=True)
+
+    def step(x):
+        w.grad = None
+        picked = mg.one_hot(mg.argmax(x), 3, dtype=np.float64)
+        loss = (picked * w).sum()
+        loss.backward()
+        return loss
+
+    run = _refused(step, mg.tensor([1.0, 3.0, 2.0]), message="computed from values outside")
+    run(mg.tensor([3.0, 1.0, 2.0]))
+    np.testing.assert_array_equal(w.grad.numpy(), [1.0, 0.0, 0.0])
 
 
 def test_manual_seed_grad_create_graph_and_hooks_inside_refuse_capture():

@@ -502,6 +502,8 @@ class _Recorder:
             self.pending_root = (tensor, None)
             return
         k = self.by_array.get(id(root_grad))
+        if k is None and isinstance(grad, Tensor) and grad.data is root_grad:
+            k = self._value(grad)                    # a tensor from outside, read live
         if k is None:
             self.refuse("backward(grad) with a gradient that is not a Tensor")
         self.pending_root = (tensor, k)
@@ -691,6 +693,7 @@ class _Program:
         self.ext_values = {id(t): k for k, t in enumerate(recorder.tensors)
                            if sources[k][0] == "ext"}
         self.n_values = n
+        self.plan = self._plan()
         self.clears = [("arg", recorder.source[recorder.index[id(t)]][1])
                        if id(t) in recorder.index and
                        recorder.source[recorder.index[id(t)]][0] == "arg" else ("obj", t)
@@ -750,9 +753,9 @@ class _Program:
         for kind, t in self.clears:                 # zero_grad() inside the step
             (tensors[t] if kind == "arg" else t).grad = None
         with _GradMode(False):
-            for kind, event in self.events:
-                if kind == "forward":
-                    self._forward(self.entries[event])
+            for kind, event in self.plan:
+                if kind == "forwards":
+                    self._forwards(event)
                 elif kind == "backward":
                     self._backward(event, tensors)
                 elif kind == "random":
@@ -761,15 +764,31 @@ class _Program:
                     self._kernel(event)
         return _rebuild(self.outputs, holders, self.arg_of_value, tensors)
 
-    def _forward(self, entry: _Entry) -> None:
-        fn = entry.fn
-        if entry.array_options:
-            fn = self._with_live_options(entry)
-        holders = self.holders
-        out = fn.forward(*[holders[k].data for k in entry.inputs])
-        if type(out) not in _BY_ARRAY_TYPE:
-            out = entry.xp.asarray(out)
-        _store(holders[entry.output], out)
+    def _forwards(self, run: list) -> None:
+        """A run of operations: each Function's forward on its inputs' arrays."""
+        arrays, store = _BY_ARRAY_TYPE, _store
+        for entry, ins, out in run:
+            fn = entry.fn if not entry.array_options else self._with_live_options(entry)
+            result = fn.forward(*[h.data for h in ins])
+            if type(result) not in arrays:
+                result = entry.xp.asarray(result)
+            store(out, result)
+
+    def _plan(self) -> list:
+        """The events with consecutive operations grouped, each with its holders."""
+        plan: list = []
+        for kind, event in self.events:
+            if kind != "forward":
+                plan.append((kind, event))
+                continue
+            entry = self.entries[event]
+            step = (entry, tuple(self.holders[k] for k in entry.inputs),
+                    self.holders[entry.output])
+            if plan and plan[-1][0] == "forwards":
+                plan[-1][1].append(step)
+            else:
+                plan.append(("forwards", [step]))
+        return plan
 
     def _kernel(self, k: int) -> None:
         _, (function, *leading), ins = self.sources[k]
@@ -813,7 +832,10 @@ class _Program:
                 gx = input_grads[i]
                 if conform is not None or type(gx) is Tensor:
                     gx = _conform(gx, conform, holders[target], entry)
-                _accumulate(grads, target, gx, kind)
+                if kind == "set":
+                    grads[target] = gx                   # the first gradient, as it is
+                else:
+                    _accumulate(grads, target, gx, kind)
         for k, kind, copy_it in walk.landings:
             g = grads[k]
             if type(g) is IndexedGradient:

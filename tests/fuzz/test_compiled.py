@@ -18,7 +18,7 @@ from minigrad import compiled as compiled_module
 
 from .harness import new_compiled_failures, run_compiled
 
-PROGRAMS = int(os.environ.get("MINIGRAD_FUZZ_COMPILED", "100"))
+PROGRAMS = int(os.environ.get("MINIGRAD_FUZZ_COMPILED", "60"))
 SEED = int(os.environ.get("MINIGRAD_FUZZ_SEED", "0"))
 ARITHMETIC = ["mul", "add", "sum", "getitem", "tanh", "matmul"]
 

@@ -37,20 +37,28 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
   signature captures again (at most `max_recaptures` times), and then the step stays eager.
 - Refused during capture: reading values (`.item()`, `float(t)`, `bool(t)`, `.numpy()`,
   `np.asarray(t)`, so also branching on values), in-place changes (`add_`, `t[i] = v`, an
-  optimizer step: call `optimizer.step()` outside the compiled step), random tensors drawn
-  outside an operation (`mg.randn` in the step: pass them as arguments; dropout is fine and
-  draws fresh masks on every replay, from the same generator in the same order as eager, so a
-  seeded replay equals a seeded eager run bit for bit), `minigrad.grad` and
+  optimizer step: call `optimizer.step()` outside the compiled step), random numbers drawn
+  other than by an operation or `mg.rand`/`mg.randn` (randint, randperm: pass them in),
+  `manual_seed` inside the step, a value computed from a tensor's array outside any
+  operation (argmax, isnan, one_hot, an integer-to-float cast: it would be frozen),
+  `minigrad.grad` and
   `backward(create_graph=True)` inside the step, hooks and `retain_grad`, a backward that reaches
   operations made outside the step, an option array of an operation that shares memory with a
   tensor without being its array, `.grad` assigned inside the step other than cleared, nested
   compiled steps (an error on the first call), and operations run by other threads meanwhile.
+- Randomness is drawn again at every replay: dropout inside its operation, `mg.rand` and
+  `mg.randn` where the step made them, from the same generator in the same order as eager, so
+  a seeded replay equals a seeded eager run bit for bit. Comparisons (`x > 0`) are computed
+  again too.
 - Parameters are read live: an optimizer's in-place update between calls is seen. Tensors made
   inside the step from Python data (`mg.zeros`, a number) are constants of the capture; data
   that changes from call to call must come in as an argument.
 - The step returns fresh Tensors (without a graph: call `backward` inside the step). No buffer
   is reused from one replay to the next, so nothing handed out is ever overwritten.
-- Learning rate and step count stay with the optimizer, outside the step, read on every call.
+- Learning rate and step count stay with the optimizer, outside the step, read on every call
+  (an optimizer step inside is refused rather than replayed with frozen numbers).
+- Output buffers are not reused between replays (NumPy allocates each result): simpler, and
+  no replay can overwrite an array still in use.
 - `MINIGRAD_COMPILE=0` in the environment when `compile` is called turns replay off.
 - `check=True` runs the first `check` replays also eagerly (random state and gradients put back
   in between) and raises if any value or gradient differs in a single bit.
@@ -119,7 +127,7 @@ class _Signature:
     def __init__(self):
         self.calls = 0
         self.program: _Program | None = None
-        self.landed: list = []          # leaves whose .grad the eager call set (weakly useful)
+        self.landed: list = []          # tensors from outside whose .grad the last call set
         self.recaptures = 0
         self.eager_reason: str | None = None
 
@@ -456,10 +464,8 @@ class _Recorder:
         for t in self.tensors:
             if type(t.data) is np.ndarray and type(value) is np.ndarray and \
                     np.may_share_memory(t.data, value):
-                raise_later = (f"{cls.__name__}'s option {name!r} is an array that shares "
-                               f"memory with a tensor of shape {tuple(t.shape)} without being "
-                               f"its array")
-                self.refuse(raise_later)
+                self.refuse(f"{cls.__name__}'s option {name!r} is an array that shares memory "
+                            f"with a tensor of shape {tuple(t.shape)} without being its array")
                 return None
         return None
 

@@ -420,7 +420,6 @@ def test_check_compares_with_eager_and_catches_a_frozen_input():
 
 
 def test_check_passes_on_a_correct_step_and_counts():
-    (losses, _, _), _ = _twin_runs(4)
     rng = np.random.default_rng(0)
     shapes = [(3, 5), (5,), (5, 1)]
     params = [mg.tensor(rng.standard_normal(s), requires_grad=True) for s in shapes]

@@ -53,9 +53,8 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import (CHECKPOINT_NAME, LossBar, base_parser, limit_blas_threads, load_checkpoint,
-                     prepare_run, print_outputs, pyplot, save_checkpoint, save_figure,
-                     write_metrics)
+from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, base_parser, limit_blas_threads,
+                     parse_args, prepare_run, print_outputs, pyplot, save_figure, write_metrics)
 
 import minigrad as mg
 import nn
@@ -586,7 +585,7 @@ class Data:
 
 
 def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, device: str,
-          resume: Path | None, show_progress: bool = True) -> dict:
+          resume: Path | None, show_progress: bool = True, args=None) -> dict:
     """Train until the step limit or the time budget; evaluate dev WER (greedy, the first
     `dev_words` dev words) every `eval_every` steps and checkpoint then. Returns the history."""
     history = {"step": [], "loss": [], "seconds": [], "eval_step": [], "eval_seconds": [],
@@ -595,63 +594,68 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
     # the budget's clock: CPU seconds of this process (one BLAS thread: the wall-clock time of
     # an idle core, and unaffected by other jobs on a shared machine), or wall-clock seconds
     clock = time.process_time if config.clock == "cpu" else time.perf_counter
-    if resume is not None:
-        state = load_checkpoint(resume, model, optimizer)
-        for key in ("step", "loss", "seconds", "eval_step", "eval_seconds", "dev_wer",
-                    "dev_per"):
-            history[key] = [float(v) for v in np.atleast_1d(state["history"][key])] \
-                if len(np.atleast_1d(state["history"][key])) else []
-        for key in ("epoch", "epoch_step"):
-            history[key] = int(state["history"][key])
-        history["train_seconds"] = float(state["history"]["train_seconds"])
-        history["wall_seconds"] = float(state["history"]["wall_seconds"])
-        print(f"resumed from {resume} at step {len(history['loss'])}")
-    dev_words = data.parts["dev"][:config.dev_words]
-    steps = len(history["loss"])
-    checkpoint = out / CHECKPOINT_NAME
-    total = config.steps if config.steps else None
-    with LossBar(total=total, desc=f"train [{config.model}]", disable=not show_progress,
-                 initial=steps) as bar:
-        while run_progress(config, steps, history["train_seconds"]) < 1.0:
-            # the batch order of every epoch follows from (seed, epoch): resumable exactly
-            plan = epoch_batches(data.train_pairs, config.batch_size,
-                                 np.random.default_rng([seed, history["epoch"]]))
-            while history["epoch_step"] < len(plan):
-                tick, wall = clock(), time.perf_counter()
-                pairs = [data.train_pairs[i] for i in plan[history["epoch_step"]]]
-                batch = make_batch(pairs, data.letters, data.phonemes)
-                lr = learning_rate(config, run_progress(config, steps,
-                                                        history["train_seconds"]))
-                loss = train_step(model, optimizer, batch, lr, config.clip, device,
-                                  config.label_smoothing)
-                history["train_seconds"] += clock() - tick
-                history["wall_seconds"] += time.perf_counter() - wall
-                history["epoch_step"] += 1
-                steps += 1
-                history["step"].append(steps)
-                history["loss"].append(loss)
-                history["seconds"].append(history["train_seconds"])
-                bar.update(loss, epoch=history["epoch"] + 1, lr=lr)
-                finished = run_progress(config, steps, history["train_seconds"]) >= 1.0
-                if steps % config.eval_every == 0 or finished:
-                    scores = evaluate(pronounce(model, dev_words, data.letters, data.phonemes,
-                                                device=device), data.lexicon)
-                    history["eval_step"].append(steps)
-                    history["eval_seconds"].append(history["train_seconds"])
-                    history["dev_wer"].append(scores["wer"])
-                    history["dev_per"].append(scores["per"])
-                    bar.write(f"step {steps} ({history['train_seconds'] / 60:.1f} min): dev "
-                              f"WER {scores['wer']:.3f}, PER {scores['per']:.3f}")
-                    save_checkpoint(checkpoint, model, optimizer, config=asdict(config),
-                                    letters=data.letters.itos, phonemes=data.phonemes.itos,
-                                    history=history)
-                if finished:
-                    break
-            else:
-                history["epoch"] += 1
-                history["epoch_step"] = 0
-                continue
-            break
+    # the budget (steps, minutes) may grow on --resume; every other setting must match
+    checkpoint = Checkpoint(out / CHECKPOINT_NAME, args, model, optimizer,
+                            config={k: v for k, v in asdict(config).items()
+                                    if k not in ("steps", "minutes", "eval_every", "beam")},
+                            ignore=[f.name for f in fields(Config)] + ["threads", "say"],
+                            resume_from=resume)
+    with checkpoint:
+        state = checkpoint.resume()
+        if state:
+            for key in ("step", "loss", "seconds", "eval_step", "eval_seconds", "dev_wer",
+                        "dev_per"):
+                history[key] = [float(v) for v in np.atleast_1d(state["history"][key])] \
+                    if len(np.atleast_1d(state["history"][key])) else []
+            for key in ("epoch", "epoch_step"):
+                history[key] = int(state["history"][key])
+            history["train_seconds"] = float(state["history"]["train_seconds"])
+            history["wall_seconds"] = float(state["history"]["wall_seconds"])
+        dev_words = data.parts["dev"][:config.dev_words]
+        steps = len(history["loss"])
+        total = config.steps if config.steps else None
+        with LossBar(total=total, desc=f"train [{config.model}]", disable=not show_progress,
+                     initial=steps) as bar:
+            while run_progress(config, steps, history["train_seconds"]) < 1.0:
+                # the batch order of every epoch follows from (seed, epoch): resumable exactly
+                plan = epoch_batches(data.train_pairs, config.batch_size,
+                                     np.random.default_rng([seed, history["epoch"]]))
+                while history["epoch_step"] < len(plan):
+                    tick, wall = clock(), time.perf_counter()
+                    pairs = [data.train_pairs[i] for i in plan[history["epoch_step"]]]
+                    batch = make_batch(pairs, data.letters, data.phonemes)
+                    lr = learning_rate(config, run_progress(config, steps,
+                                                            history["train_seconds"]))
+                    loss = train_step(model, optimizer, batch, lr, config.clip, device,
+                                      config.label_smoothing)
+                    history["train_seconds"] += clock() - tick
+                    history["wall_seconds"] += time.perf_counter() - wall
+                    history["epoch_step"] += 1
+                    steps += 1
+                    history["step"].append(steps)
+                    history["loss"].append(loss)
+                    history["seconds"].append(history["train_seconds"])
+                    bar.update(loss, epoch=history["epoch"] + 1, lr=lr)
+                    finished = run_progress(config, steps, history["train_seconds"]) >= 1.0
+                    if steps % config.eval_every == 0 or finished:
+                        scores = evaluate(pronounce(model, dev_words, data.letters,
+                                                    data.phonemes, device=device), data.lexicon)
+                        history["eval_step"].append(steps)
+                        history["eval_seconds"].append(history["train_seconds"])
+                        history["dev_wer"].append(scores["wer"])
+                        history["dev_per"].append(scores["per"])
+                        bar.write(f"step {steps} ({history['train_seconds'] / 60:.1f} min): "
+                                  f"dev WER {scores['wer']:.3f}, PER {scores['per']:.3f}")
+                    checkpoint.step_end(due=steps % config.eval_every == 0 or finished,
+                                        config=asdict(config), letters=data.letters.itos,
+                                        phonemes=data.phonemes.itos, history=history)
+                    if finished:
+                        break
+                else:
+                    history["epoch"] += 1
+                    history["epoch_step"] = 0
+                    continue
+                break
     return history
 
 
@@ -697,9 +701,11 @@ def plot_curves(history: dict, clock: str, title: str, path: Path) -> Path:
 
 def heatmap(ax, weights: np.ndarray, columns: list[str], rows: list[str], title: str,
             xlabel: str, ylabel: str) -> None:
-    """Attention weights (len(rows), len(columns)) as an image, labelled on both axes."""
-    ax.imshow(np.asarray(weights, dtype=float), cmap="viridis", vmin=0.0, vmax=1.0,
-              aspect="auto")
+    """Attention weights (len(rows), len(columns)) as an image, labelled on both axes, with a
+    colour bar saying which colour is which weight."""
+    image = ax.imshow(np.asarray(weights, dtype=float), cmap="viridis", vmin=0.0, vmax=1.0,
+                      aspect="auto")
+    ax.figure.colorbar(image, ax=ax, label="attention weight", fraction=0.046, pad=0.04)
     ax.set_xticks(range(len(columns)))
     ax.set_xticklabels(columns)
     ax.set_yticks(range(len(rows)))
@@ -861,15 +867,14 @@ def say(args) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_args(build_parser(), argv)
     if args.say:
         return say(args)
     out = prepare_run(args)
     if args.threads:
         limit_blas_threads(args.threads)
     saved_config = None
-    if args.resume is not None and args.resume.exists():
+    if args.resume is not None and args.resume.is_file():
         import nn as _nn
         saved_config = _nn.load(args.resume)["state"]["config"]
     config = config_from_args(args, saved_config)
@@ -883,7 +888,8 @@ def main(argv: list[str] | None = None) -> dict:
           f"{len(data.parts['test'])}; {len(data.letters) - 3} letters, "
           f"{len(data.phonemes) - 3} phonemes; model {config.model} "
           f"({n_parameters:,} parameters)")
-    history = train(model, optimizer, data, config, out, args.seed, args.device, args.resume)
+    history = train(model, optimizer, data, config, out, args.seed, args.device, args.resume,
+                    args=args)
     test_words = data.parts["test"]
     tick = time.perf_counter()
     greedy_pred = pronounce(model, test_words, data.letters, data.phonemes, device=args.device)

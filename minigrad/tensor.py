@@ -436,6 +436,10 @@ class Tensor(TensorMethods):
     def __invert__(self): return ops.logical_not(self)
     def __and__(self, other): return ops.logical_and(self, other)
     def __or__(self, other): return ops.logical_or(self, other)
+    def __xor__(self, other): return ops.logical_xor(self, other)
+    def __rand__(self, other): return ops.logical_and(other, self)
+    def __ror__(self, other): return ops.logical_or(other, self)
+    def __rxor__(self, other): return ops.logical_xor(other, self)
 
     # -- methods: each calls the function of the same name in minigrad, which documents it ---
     def sum(self, axis=None, keepdims=False, *, dim=None, dtype=None):

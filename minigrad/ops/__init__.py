@@ -2,7 +2,7 @@
 
 from .elementwise import (abs, add, clip, div, equal, exp, gelu, greater, greater_equal, isfinite,
                           isnan, less, less_equal, log, logical_and, logical_not, logical_or,
-                          masked_fill, maximum, minimum, mul, neg, not_equal, pow, relu, sigmoid,
+                          logical_xor, masked_fill, maximum, minimum, mul, neg, not_equal, pow, relu, sigmoid,
                           sqrt, sub, tanh, where)
 from .indexing import argmax, argmin, getitem, one_hot
 from .linalg import matmul

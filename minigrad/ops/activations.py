@@ -29,6 +29,17 @@ def _log1p_exp(xp, s):
     return xp.maximum(s, 0) + xp.log1p(xp.exp(-xp.abs(s)))
 
 
+def _number(value, name: str, op: str) -> float:
+    """An option that is a constant of the graph (α, β, a slope, a bound) as a float. A 0-d
+    Tensor converts as in PyTorch; one that requires grad is refused, since its gradient
+    would be lost without a word."""
+    if isinstance(value, Tensor) and value.requires_grad:
+        raise TypeError(f"{op}: {name} is a constant of the graph, but got a Tensor that "
+                        f"requires grad (shape {tuple(value.shape)}), whose gradient would be "
+                        f"lost; pass a float or {name}.detach()")
+    return float(value)
+
+
 class _Activation(Function):
     """Shared helpers for backward: σ on arrays or recorded Tensors, and constant masks."""
 
@@ -82,9 +93,11 @@ class Softplus(_Activation):
 def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + e^{βx})/β elementwise, a smooth relu; x itself where βx > threshold (PyTorch's
     rule, which also makes the gradient exactly 1 there). Never overflows."""
+    beta, threshold = _number(beta, "beta", "softplus"), _number(threshold, "threshold",
+                                                                 "softplus")
     if beta == 0:
         raise ValueError("softplus: beta must be nonzero")
-    return Softplus.apply(as_float(x), beta=float(beta), threshold=float(threshold))
+    return Softplus.apply(as_float(x), beta=beta, threshold=threshold)
 
 
 class Elu(_Activation):
@@ -112,14 +125,15 @@ class Elu(_Activation):
 
 def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
     """x for x > 0, α(eˣ − 1) for x ≤ 0, elementwise; the gradient at 0 is α (PyTorch's)."""
-    return Elu.apply(as_float(x), alpha=float(alpha))
+    return Elu.apply(as_float(x), alpha=_number(alpha, "alpha", "elu"))
 
 
 def celu(x: Tensor, alpha: float = 1.0) -> Tensor:
     """max(0, x) + min(0, α(e^{x/α} − 1)), elementwise; continuously differentiable."""
+    alpha = _number(alpha, "alpha", "celu")
     if alpha == 0:
         raise ValueError("celu: alpha must be nonzero")
-    return Elu.apply(as_float(x), alpha=float(alpha), input_scale=1.0 / alpha)
+    return Elu.apply(as_float(x), alpha=alpha, input_scale=1.0 / alpha)
 
 
 def selu(x: Tensor) -> Tensor:
@@ -146,7 +160,8 @@ class LeakyRelu(_Activation):
 
 def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
     """x for x > 0, negative_slope·x otherwise; the gradient at 0 is negative_slope."""
-    return LeakyRelu.apply(as_float(x), negative_slope=float(negative_slope))
+    return LeakyRelu.apply(as_float(x), negative_slope=_number(negative_slope, "negative_slope",
+                                                                 "leaky_relu"))
 
 
 class Hardtanh(_Activation):
@@ -168,9 +183,11 @@ class Hardtanh(_Activation):
 def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """x clipped to [min_val, max_val]; the gradient is 0 at the bounds themselves (PyTorch's;
     `clip` passes it there)."""
+    min_val = _number(min_val, "min_val", "hardtanh")
+    max_val = _number(max_val, "max_val", "hardtanh")
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val {min_val} exceeds max_val {max_val}")
-    return Hardtanh.apply(as_float(x), lo=float(min_val), hi=float(max_val))
+    return Hardtanh.apply(as_float(x), lo=min_val, hi=max_val)
 
 
 def relu6(x: Tensor) -> Tensor:

@@ -1,7 +1,8 @@
 """Elementary functions of two tensors, broadcasting: atan2, logaddexp, hypot, xlogy, lerp.
 
 Integer inputs give float32. Where a derivative does not exist (atan2 and hypot at the origin,
-logaddexp of two −inf, xlogy where x = 0) the gradient is taken as 0, never NaN.
+logaddexp of two −inf, xlogy's x-gradient where x = 0 and y ≤ 0) the gradient is taken as 0,
+never NaN.
 """
 
 from __future__ import annotations
@@ -32,17 +33,22 @@ class Arctan2(Function):
 class LogAddExp(Function):
     """z = log(eᵃ + eᵇ), computed without overflow"""
 
+    needs_output = False
+
     def forward(self, a, b):
         return self.xp.logaddexp(a, b)
 
     def backward(self, grad):
-        g, a, b, z = self.values(grad, *self.inputs, self.output)
+        g, a, b = self.values(grad, *self.inputs)
         xp = self.ops
-        dead = self.output.data == -self.xp.inf              # both −inf: no gradient
-        z = xp.where(dead, 0.0, z)
-        # ∂z/∂a = e^{a − z} = σ(a − b), ∂z/∂b = e^{b − z}
-        return (xp.where(dead, 0.0, g * xp.exp(a - z)),
-                xp.where(dead, 0.0, g * xp.exp(b - z)))
+        a_data, b_data = self.inputs[0].data, self.inputs[1].data
+        dead = (a_data == -self.xp.inf) & (b_data == -self.xp.inf)    # both −inf: no gradient
+        # a − b, and 0 where a = b (two equal infinities split the gradient evenly, not NaN)
+        d = xp.where(a_data == b_data, 0.0, a - b)
+        # ∂z/∂a = e^{a − z} = σ(a − b), ∂z/∂b = σ(b − a). Written with the difference, never
+        # with the rounded z (at a = b = 1e20, e^{a − z} is 1, not ½); σ(t) = e^{−log(1 + e^{−t})}
+        return (xp.where(dead, 0.0, g * xp.exp(-xp.logaddexp(0.0, -d))),
+                xp.where(dead, 0.0, g * xp.exp(-xp.logaddexp(0.0, d))))
 
 
 class Hypot(Function):
@@ -74,10 +80,14 @@ class Xlogy(Function):
     def backward(self, grad):
         g, x, y = self.values(grad, *self.inputs)
         xp = self.ops
-        zero = self.inputs[0].data == 0
-        safe_y = xp.where(zero, 1.0, y)
-        # ∂z/∂x = log y, ∂z/∂y = x/y; both taken as 0 where x = 0 (PyTorch's xlogy)
-        return xp.where(zero, 0.0, g * xp.log(safe_y)), xp.where(zero, 0.0, g * x / safe_y)
+        x_data, y_data = self.inputs[0].data, self.inputs[1].data
+        zero = x_data == 0
+        undefined = zero & (y_data <= 0)          # z(x, y ≤ 0) jumps at x = 0: no derivative
+        # ∂z/∂x = log y, at x = 0 too (z(x, y) = x·log y there for y > 0); taken as 0 where
+        # x = 0 and y ≤ 0 (PyTorch's). ∂z/∂y = x/y, 0 along x = 0 (z ≡ 0 there) and written
+        # as x/y there too, so that its own derivative in x, 1/y, survives create_graph
+        safe_y = xp.where(undefined, 1.0, y)
+        return xp.where(undefined, 0.0, g * xp.log(safe_y)), g * x / safe_y
 
 
 def _float_pair(a, b):
@@ -92,8 +102,8 @@ def arctan2(y, x) -> Tensor:
 
 
 def logaddexp(a, b) -> Tensor:
-    """log(eᵃ + eᵇ) elementwise without overflow; gradients σ(a − b) and σ(b − a), and 0 where
-    both are −inf (the result −inf, not NaN)."""
+    """log(eᵃ + eᵇ) elementwise without overflow; gradients σ(a − b) and σ(b − a) (½ each
+    where a = b, two +inf included), and 0 where both are −inf (the result −inf, not NaN)."""
     return LogAddExp.apply(*_float_pair(a, b))
 
 
@@ -104,7 +114,8 @@ def hypot(a, b) -> Tensor:
 
 def xlogy(x, y) -> Tensor:
     """x·log y, and 0 wherever x = 0 (so 0·log 0 = 0), as torch.xlogy and scipy's; used by
-    entropies and KL divergences."""
+    entropies and KL divergences. Gradients log y for x (also at x = 0, where it exists for
+    y > 0; 0 where x = 0 and y ≤ 0) and x/y for y (0 along x = 0, where z ≡ 0)."""
     return Xlogy.apply(*_float_pair(x, y))
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from ..autograd import Function
 from ..backend import backend_of
 from ..tensor import Tensor
-from .common import as_float, constant, pair
+from .common import as_float, constant, lift, pair
 
 
 # -- arithmetic ----------------------------------------------------------------------------
@@ -396,54 +396,88 @@ def minimum(a, b) -> Tensor:
 
 
 class Clip(Function):
-    """y = min(max(x, lo), hi); the gradient passes where lo ≤ x ≤ hi (bounds included)."""
-
-    def __init__(self, lo, hi):
-        self.lo, self.hi = lo, hi
-
-    def forward(self, x):
-        return self.xp.clip(x, self.lo, self.hi)
-
-    def backward(self, grad):
-        (x,) = self.inputs
-        inside = self.xp.ones(x.shape, dtype=bool)
-        if self.lo is not None:
-            inside &= x.data >= self.lo
-        if self.hi is not None:
-            inside &= x.data <= self.hi
-        # ∂y/∂x = 1 inside [lo, hi], 0 outside: a constant
-        (g,) = self.values(grad)
-        return g * inside.astype(grad.dtype)
-
-
-def clip(x: Tensor, lo=None, hi=None) -> Tensor:
-    """x limited to [lo, hi]; either bound may be None."""
-    if lo is None and hi is None:
-        raise ValueError("clip: give at least one of lo and hi")
-    return Clip.apply(x, lo=lo, hi=hi)
-
-
-class MaskedFill(Function):
-    """y = value where mask, else x. No gradient flows to x where mask is True."""
+    """y = min(max(x, lo), hi), broadcasting; either bound may be absent. The bounds present
+    follow x as inputs (numbers as constants): `has_lo` and `has_hi` say which they are."""
 
     needs_output = False
 
-    def __init__(self, value):
-        self.value = value
+    def __init__(self, has_lo: bool, has_hi: bool):
+        self.has_lo, self.has_hi = has_lo, has_hi
 
-    def forward(self, x, mask):
-        return self.xp.where(mask, self.xp.asarray(self.value, dtype=x.dtype), x)
+    def _bounds(self, bounds):
+        """(lo, hi), None for an absent one, from the bounds that follow x."""
+        lo = bounds[0] if self.has_lo else None
+        hi = bounds[-1] if self.has_hi else None
+        return lo, hi
+
+    def forward(self, x, *bounds):
+        lo, hi = self._bounds(bounds)
+        # min(max(x, lo), hi): hi wins where lo > hi, as NumPy's clip and torch.clamp
+        return self.xp.clip(x, lo, hi)
+
+    def backward(self, grad):
+        (g,) = self.values(grad)
+        xp = self.xp
+        x, *bounds = self.inputs
+        lo, hi = (None if b is None else b.data for b in self._bounds(bounds))
+        x = x.data
+        # ∂y/∂x = 1 where lo ≤ x ≤ hi (ties included), ∂y/∂lo = 1 where x < lo < hi,
+        # ∂y/∂hi = 1 where x > hi or hi < lo (PyTorch's choice at every tie): constant masks
+        passes_x = xp.ones(x.shape, dtype=bool)
+        if lo is not None:
+            passes_x = passes_x & (x >= lo)
+        if hi is not None:
+            passes_x = passes_x & (x <= hi)
+        grads = [g * passes_x.astype(grad.dtype)]
+        if lo is not None:
+            below = x < lo if hi is None else (x < lo) & (lo < hi)
+            grads.append(g * below.astype(grad.dtype))
+        if hi is not None:
+            above = x > hi if lo is None else (x > hi) | (hi < lo)
+            grads.append(g * above.astype(grad.dtype))
+        return tuple(grad_b if t._requires_grad else None
+                     for grad_b, t in zip(grads, self.inputs))
+
+
+def clip(x: Tensor, lo=None, hi=None) -> Tensor:
+    """x limited to [lo, hi], i.e. min(max(x, lo), hi) (hi where lo > hi); either bound may be
+    None, a number or a Tensor broadcasting with x. Gradients (PyTorch's at the ties): x gets
+    1 where lo ≤ x ≤ hi, lo where x < lo < hi, hi where x > hi or hi < lo."""
+    if lo is None and hi is None:
+        raise ValueError("clip: give at least one of lo and hi")
+    bounds = [b if isinstance(b, Tensor) else lift(b, x) for b in (lo, hi) if b is not None]
+    return Clip.apply(x, *bounds, has_lo=lo is not None, has_hi=hi is not None)
+
+
+class MaskedFill(Function):
+    """y = value where mask, else x; value is a 0-d tensor (a number as a constant). No
+    gradient flows to x where mask is True; value gets the sum of the gradient there."""
+
+    needs_output = False
+
+    def forward(self, x, mask, value):
+        return self.xp.where(mask, value.astype(x.dtype, copy=False), x)
 
     def backward(self, grad):
         g, mask = self.values(grad, self.inputs[1])
-        # ∂y/∂x = 0 where mask, 1 elsewhere
-        return self.ops.where(mask, 0.0, g), None
+        xp = self.ops
+        # ∂y/∂x = 0 where mask, 1 elsewhere; ∂y/∂value = 1 where mask (the engine sums the
+        # filled positions into value's one element)
+        grad_value = xp.where(mask, g, 0.0) if self.inputs[2]._requires_grad else None
+        return xp.where(mask, 0.0, g), None, grad_value
 
 
 def masked_fill(x: Tensor, mask, value) -> Tensor:
-    """`value` where the bool `mask` (broadcastable to x) is True, x elsewhere."""
+    """`value` where the bool `mask` (broadcastable to x) is True, x elsewhere. `value` is a
+    number or a 0-d tensor (which gets its gradient), cast to x's dtype; a tensor of any other
+    shape raises ValueError, as in PyTorch (use `where` to fill from a tensor)."""
     mask = _as_mask(mask, x, "masked_fill")
-    return MaskedFill.apply(x, mask, value=value)
+    value = lift(value, x)
+    if value.ndim != 0:
+        raise ValueError(f"masked_fill: value must be a number or a 0-d tensor, got shape "
+                         f"{tuple(value.shape)} (for x of shape {tuple(x.shape)}); use "
+                         f"where(mask, value, x) to fill from a tensor")
+    return MaskedFill.apply(x, mask, value)
 
 
 class Where(Function):
@@ -515,6 +549,7 @@ def equal(a, b) -> Tensor: return _compare("eq", a, b)
 def not_equal(a, b) -> Tensor: return _compare("ne", a, b)
 def logical_and(a, b) -> Tensor: return _compare("and", a, b)
 def logical_or(a, b) -> Tensor: return _compare("or", a, b)
+def logical_xor(a, b) -> Tensor: return _compare("xor", a, b)
 
 
 def logical_not(x: Tensor) -> Tensor:

@@ -143,8 +143,10 @@ def argmin(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
 
 
 def _arg(x, axis, keepdims, name):
-    if x.data.size == 0:
-        raise ValueError(f"{name}: empty tensor of shape {tuple(x.shape)}")
+    if x.data.size == 0 and (axis is None or x.ndim == 0 or (
+            -x.ndim <= axis < x.ndim and x.shape[axis] == 0)):
+        raise ValueError(f"{name}: no position to return along an empty axis (shape "
+                         f"{tuple(x.shape)}, axis {axis})")
     out = getattr(x.data, name)(axis=axis)
     if keepdims:
         out = out.reshape(tuple(1 if axis is None or i == axis % x.ndim else n

@@ -126,7 +126,8 @@ def max(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
     when called with `dim=` (PyTorch's `max(x, dim)` also returns indices: use `argmax`).
 
     Ties: when k elements share the maximum, each receives 1/k of the gradient (the gradient
-    is split evenly, so their sum gets it exactly once). An empty tensor raises ValueError.
+    is split evenly, so their sum gets it exactly once). Reducing over an axis of length 0
+    raises ValueError; an empty tensor reduced along non-empty axes gives an empty result.
     """
     axis = axis_or_dim(axis, dim, "max")
     _check_nonempty(x, axis, "max")
@@ -142,40 +143,56 @@ class Min(Max):
 
 def min(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
     """y = min_axes x (all axes when `axis`, or `dim`, is None); values only, ties split the
-    gradient evenly, as in `max`. An empty tensor raises ValueError."""
+    gradient evenly, as in `max`. Reducing over an axis of length 0 raises ValueError."""
     axis = axis_or_dim(axis, dim, "min")
     _check_nonempty(x, axis, "min")
     return Min.apply(x, axes=_reduced_axes(axis, x, "min"), keepdims=keepdims)
 
 
 def _check_nonempty(x: Tensor, axis, op: str) -> None:
-    if x.data.size == 0:
-        raise ValueError(f"{op}: cannot reduce an empty tensor of shape {tuple(x.shape)}")
+    """A maximum over no element has no value: refuse a reduction over an axis of length 0 (an
+    empty tensor reduced along its other axes gives an empty result, as NumPy and PyTorch)."""
+    axes = _reduced_axes(axis, x, op)
+    if x.data.size == 0 and (x.ndim == 0 or 0 in (x.shape[a] for a in axes)):
+        raise ValueError(f"{op}: cannot reduce over an empty axis (shape "
+                         f"{tuple(x.shape)}, axis {axis})")
 
 
 class Prod(_Reduction):
     """y = Π_axes x"""
 
+    needs_output = False
+
     def forward(self, x):
         return x.prod(axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, grad):
-        g, x, y = self.values(grad, *self.inputs, self.output)
-        xp, data = self.ops, self.inputs[0].data
-        g = self._kept(g)
-        is_zero = data == 0
-        if not is_zero.any():
-            # ∂y/∂x_i = Π_{k ≠ i} x_k = y / x_i
-            return g * self._kept(y) / x
-        # with zeros, y / x_i is 0/0. Π_{k ≠ i} x_k is: the product of the others where the
-        # slice has no zero; at the single zero of a slice with one, the product of the rest
-        # (its nonzero elements); 0 everywhere else (two zeros, or x_i ≠ 0 beside a zero)
-        zeros_here = is_zero.sum(axis=self.axes, keepdims=True)
-        safe = xp.where(is_zero, 1.0, x)
-        rest = safe.prod(axis=self.axes, keepdims=True)          # product of the nonzeros
-        others = xp.where(zeros_here == 0, rest / safe, xp.where(is_zero & (zeros_here == 1),
-                                                                 rest, 0.0))
-        return g * others
+        g, x = self.values(grad, *self.inputs)
+        if self.inputs[0].data.size == 0:    # an empty tensor has no element to receive any
+            return zero_gradient(self, self.inputs[0], grad.dtype)
+        # ∂y/∂x_i = Π_{k ≠ i} x_k, computed as (product before i)·(product after i) along the
+        # reduced elements: exact where x holds zeros, to every order (y / x_i would be 0/0,
+        # and a masked formula loses the derivative of the zeros' neighbours), and where y
+        # underflows although Π_{k ≠ i} x_k does not
+        return self._kept(g) * _product_of_others(self.ops, x, self.axes)
+
+
+def _product_of_others(xp, x, axes):
+    """o_i = Π_{k ≠ i} x_k over the elements of each slice along `axes`, shaped as x; xp is the
+    array module or minigrad's operations (then recorded, differentiable)."""
+    kept = [i for i in range(x.ndim) if i not in axes]
+    order = tuple(kept + list(axes))
+    moved = x.transpose(order)
+    outer = moved.shape[:len(kept)]
+    flat = moved.reshape(outer + (-1,))                     # (…, n): one slice per row
+    ends = [(0, 0)] * len(outer)
+    before = xp.cumprod(xp.pad(flat[..., :-1], ends + [(1, 0)], constant_values=1), axis=-1)
+    backward = flat[..., ::-1]
+    after = xp.cumprod(xp.pad(backward[..., :-1], ends + [(1, 0)], constant_values=1),
+                       axis=-1)[..., ::-1]
+    others = (before * after).reshape(moved.shape)
+    inverse = tuple(order.index(i) for i in range(x.ndim))
+    return others.transpose(inverse)
 
 
 def prod(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None) -> Tensor:
@@ -250,7 +267,13 @@ class Std(_Reduction):
         if n == 0:                           # an empty slice: x has no element to receive any
             return zero_gradient(self, self.inputs[0], grad.dtype)
         y = self._kept(y)
-        flat = self._kept(self.output.data) == 0        # no spread: the subgradient 0 (a mask)
+        # no spread: the subgradient 0 (a mask). A constant slice counts as flat although its
+        # rounded y may be 1e-17 rather than 0: (x − x̄)/y would then be rounding over rounding
+        data = self.inputs[0].data
+        flat = self._kept(self.output.data) == 0
+        if n > self.ddof:                    # (without degrees of freedom y is NaN: kept)
+            flat = flat | (data.max(axis=self.axes, keepdims=True) ==
+                           data.min(axis=self.axes, keepdims=True))
         centred = x - x.mean(axis=self.axes, keepdims=True)
         # ∂y/∂x = (x − x̄) / ((n − ddof) y), from y² = var and ∂var/∂x = 2(x − x̄)/(n − ddof)
         with _silenced():                    # no degrees of freedom left: inf and NaN, as y
@@ -340,11 +363,18 @@ def _ddof(x: Tensor, axes, ddof, correction, op: str) -> int:
 class LogSumExp(_Reduction):
     """y = log Σ_axes eˣ, computed as m + log Σ e^(x − m) with m the maximum (no overflow).
 
-    A slice whose inputs are all −inf gives −inf (the log of an empty sum) and zero gradient.
+    A slice whose inputs are all −inf, or that has no element, gives −inf (the log of an
+    empty sum) and zero gradient.
     """
+
+    needs_output = False
 
     def forward(self, x):
         xp = self.xp
+        if math.prod(x.shape[a] for a in self.axes) == 0:     # the log of an empty sum
+            shape = _kept_shape(x.shape, self.axes) if self.keepdims else tuple(
+                n for i, n in enumerate(x.shape) if i not in self.axes)
+            return xp.full(shape, -xp.inf, dtype=x.dtype)
         m = x.max(axis=self.axes, keepdims=True)
         m = xp.where(xp.isfinite(m), m, 0)          # all −inf slice: shift by 0, not by −inf
         total = xp.exp(x - m).sum(axis=self.axes, keepdims=True)
@@ -355,12 +385,20 @@ class LogSumExp(_Reduction):
             tuple(n for i, n in enumerate(x.shape) if i not in self.axes))
 
     def backward(self, grad):
-        g, x, y = self.values(grad, *self.inputs, self.output)
-        xp = self.ops
-        y = self._kept(y)
-        finite = self.xp.isfinite(self._kept(self.output.data))     # a constant mask
-        # ∂y/∂x = e^(x − y) = softmax(x) over the reduced axes; 0 for an all −inf slice
-        return self._kept(g) * xp.exp(x - xp.where(finite, y, 0.0))
+        g, x = self.values(grad, *self.inputs)
+        xp, data = self.ops, self.inputs[0].data
+        if data.size == 0:
+            return zero_gradient(self, self.inputs[0], grad.dtype)
+        # ∂y/∂x = e^(x − y) = softmax(x) over the reduced axes, computed from x − max(x) and
+        # never from the rounded y (at x = (1e20, 1e20), e^(x − y) is 1, not ½). Where the
+        # maximum is +inf, the +inf elements share the gradient evenly (softmax's limit); an
+        # all −inf slice passes none. The maximum is a constant: softmax ignores any shift.
+        m = data.max(axis=self.axes, keepdims=True)
+        top = (data == m) & ~self.xp.isfinite(m)        # an infinite maximum: inf − inf → 0
+        with _silenced():                    # the inf − inf replaced by `top`, or masked
+            e = xp.exp(xp.where(top, 0.0, x - m))
+            softmax = e / e.sum(axis=self.axes, keepdims=True)
+        return xp.where(m == -self.xp.inf, 0.0, self._kept(g) * softmax)
 
 
 def logsumexp(x: Tensor, axis=LAST_AXIS, keepdims: bool = False, *, dim=None) -> Tensor:

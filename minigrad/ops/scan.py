@@ -8,7 +8,11 @@ beyond elementwise operations from the array module.
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 from ..autograd import Function
+from ..backend import backend_of
 from ..tensor import Tensor
 from .common import as_float, axis_or_dim, one_axis
 from .gather import take_along_axis
@@ -104,6 +108,13 @@ def cumprod(x: Tensor, axis: int | None = None, *, dim: int | None = None,
     return y if shape is None else reshape(y, shape)
 
 
+@contextlib.contextmanager
+def _silenced():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
 def _doubling_scan(xp, x, axis: int, combine):
     """y_j = x_0 ∘ x_1 ∘ … ∘ x_j along axis for an associative ∘, in ⌈log₂ n⌉ steps: after the
     step with shift s, y_j combines the 2s elements up to j."""
@@ -152,6 +163,8 @@ def cummin(x: Tensor, axis: int | None = None, *, dim: int | None = None):
 class LogCumSumExp(Function):
     """y_j = log Σ_{i ≤ j} e^{x_i} along `axis`, without overflow."""
 
+    needs_output = False
+
     def __init__(self, axis: int):
         self.axis = axis
 
@@ -159,34 +172,77 @@ class LogCumSumExp(Function):
         return _doubling_scan(self.xp, x, self.axis, self.xp.logaddexp)
 
     def backward(self, grad):
-        g, x, y = self.values(grad, *self.inputs, self.output)
-        xp, axis = self.ops, self.axis
-        live = self.output.data > -self.xp.inf                 # y_j > −inf: a constant mask
-        # ∂y_j/∂x_i = e^{x_i − y_j} ≤ 1 for j ≥ i: ∂L/∂x_i = Σ_{j ≥ i} g_j e^{x_i − y_j}. An
-        # all −inf prefix (y_j = −inf) passes no gradient (the softmax of nothing), never NaN.
-        if xp is self.xp:
-            # in log space, positive and negative g apart: e^{x_i + log Σ_{j≥i} g±_j e^{−y_j}}
-            back = _reversed(axis)
-            total = 0
-            for sign in (1.0, -1.0):
-                part = sign * g
-                chosen = live & (part > 0)
-                logs = xp.where(chosen, xp.log(xp.where(chosen, part, 1.0)) - xp.where(
-                    live, y, 0.0), -xp.inf)
-                tail = _doubling_scan(xp, logs[back], axis, xp.logaddexp)[back]
-                total = total + sign * xp.exp(x + tail)
-            return xp.where(live, total, 0.0)
-        # recorded: the (…, n, n) matrix W_ij = e^{x_i − y_j} for i ≤ j, differentiable twice
-        last = x.ndim - 1
-        xs, ys, gs = (t.swapaxes(axis, last) for t in (x, y, g))
-        mask = live.swapaxes(axis, last)
-        n = xs.shape[-1]
-        upper = self.xp.arange(n)[:, None] <= self.xp.arange(n)[None, :]     # i ≤ j
-        allowed = upper & mask[..., None, :]
-        exponent = xp.where(allowed, xs[..., :, None] - xp.where(mask, ys, 0.0)[..., None, :],
-                            -float("inf"))
-        weights = xp.exp(exponent)                            # (…, n_i, n_j)
-        return (weights @ gs[..., :, None])[..., 0].swapaxes(axis, last)
+        g, x = self.values(grad, *self.inputs)
+        # ∂y_j/∂x_i = e^{x_i − y_j} ≤ 1 for j ≥ i: ∂L/∂x_i = Σ_{j ≥ i} g_j e^{x_i − y_j}, the
+        # softmax of the prefix x_0 … x_j at i. It is computed from differences to the running
+        # maximum m_j, never from the rounded y_j (at x = (1e20, 1e20) e^{x_0 − y_1} would be
+        # 1, not ½). The +inf elements of a prefix share it (softmax's limit); an all −inf
+        # prefix (y_j = −inf) passes no gradient, never NaN (PyTorch gives NaN).
+        data, axis = self.inputs[0].data, self.axis
+        with _silenced():                      # inf − inf where equal: replaced by 0 below
+            if self.ops is self.xp:
+                return _logcumsumexp_gradient(self.xp, g, data, axis)
+            return _logcumsumexp_recorded(self.ops, g, x, data, axis)
+
+
+def _below(xp, u, v):
+    """u − v for u ≤ v, and 0 where they are equal (two equal infinities, not NaN)."""
+    return xp.where(u == v, 0.0, u - v)
+
+
+def _logcumsumexp_gradient(xp, g, x, axis: int):
+    """Σ_{j ≥ i} g_j e^{x_i − y_j} on arrays, in O(n log n) whole-array steps. With the running
+    maximum m and s_j = Σ_{k ≤ j} e^{x_k − m_j} ∈ [1, j + 1] (so e^{y_j} = e^{m_j} s_j):
+        s_j = e^{m_{j−1} − m_j} s_{j−1} + e^{x_j − m_j}
+        S_i = g_i / s_i + e^{m_i − m_{i+1}} S_{i+1},   ∂L/∂x_i = e^{x_i − m_i} S_i,
+    two linear recurrences whose factors are at most 1, so nothing overflows."""
+    m = _doubling_scan(xp, x, axis, xp.maximum)
+    n = x.shape[axis]
+    rest = _along(axis, slice(1, None))
+    head = _along(axis, slice(None, n - 1))
+    step = xp.ones(x.shape, dtype=x.dtype)             # e^{m_{j−1} − m_j}, 1 at j = 0
+    step[rest] = xp.exp(_below(xp, m[head], m[rest]))
+    own = xp.exp(_below(xp, x, m))                     # e^{x_j − m_j}
+    total = _affine_scan(xp, step, own, axis)          # s_j
+    back = _reversed(axis)
+    later = xp.ones(x.shape, dtype=x.dtype)            # e^{m_i − m_{i+1}}, 1 at i = n − 1
+    later[head] = step[rest]
+    tail = _affine_scan(xp, later[back], (g / total)[back], axis)[back]      # S_i
+    return xp.where(m == -xp.inf, 0.0, own * tail)     # y_i = −inf: none
+
+
+def _logcumsumexp_recorded(ops, g, x, data, axis: int):
+    """The same gradient as a recorded graph, differentiable again: the (…, n, n) matrix of
+    prefix softmaxes W_ij = e^{x_i − y_j} (i ≤ j), shifted by the running maximum m_j (a
+    constant, which softmax ignores), times g."""
+    xp = backend_of(data).xp
+    last = data.ndim - 1
+    m = _doubling_scan(xp, data, axis, xp.maximum).swapaxes(axis, last)[..., None, :]
+    xs, gs = x.swapaxes(axis, last), g.swapaxes(axis, last)
+    n = data.shape[axis]
+    upper = xp.arange(n)[:, None] <= xp.arange(n)[None, :]          # i ≤ j
+    x_ij = data.swapaxes(axis, last)[..., :, None]
+    top = upper & (x_ij == m) & ~xp.isfinite(m)      # an infinite maximum: inf − inf → 0
+    shifted = ops.where(top, 0.0, ops.where(upper, xs[..., :, None] - m, -float("inf")))
+    e = ops.exp(shifted)                                            # (…, n_i, n_j)
+    weights = e / e.sum(axis=-2, keepdims=True)
+    weights = ops.where(m == -xp.inf, 0.0, weights)                 # all −inf prefixes
+    return (weights @ gs[..., :, None])[..., 0].swapaxes(axis, last)
+
+
+def _affine_scan(xp, a, b, axis: int):
+    """s_j = a_j s_{j−1} + b_j along axis (s_{−1} = 0), in ⌈log₂ n⌉ whole-array steps: after
+    the step with shift k, (a_j, b_j) is the composition of the 2k steps ending at j."""
+    a, b = a.copy(), b.copy()
+    n, shift = a.shape[axis], 1
+    while shift < n:
+        head, tail = _along(axis, slice(shift, None)), _along(axis, slice(None, n - shift))
+        b_new = a[head] * b[tail] + b[head]
+        a_new = a[head] * a[tail]
+        a, b = a.copy(), b.copy()
+        a[head], b[head] = a_new, b_new
+        shift *= 2
+    return b
 
 
 def logcumsumexp(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:

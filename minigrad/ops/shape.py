@@ -91,6 +91,9 @@ def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
     """x with two axes exchanged: (A, B, C) with axes 0 and 2 gives (C, B, A)."""
     axes = list(range(x.ndim))
     axis1, axis2 = normalize_axis((axis1, axis2), x.ndim, "swapaxes")
+    if x.ndim == 0:                      # NumPy's rule: a 0-d array has no axis to exchange
+        raise AxisError(f"swapaxes: axes {axis1} and {axis2} are out of range for a 0-d "
+                        f"tensor")
     axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
     return Transpose.apply(x, axes=tuple(axes))
 

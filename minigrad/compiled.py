@@ -74,9 +74,10 @@ from typing import Callable
 
 import numpy as np
 
-from . import anomaly, autograd, inplace
+from . import anomaly, autograd, inplace, recording
 from .backend import _BY_ARRAY_TYPE, DRAWS, backend_of
 from .gradients import IndexedGradient
+from .ops.shape import sum_to_array
 from .grad_mode import STATE as _GRAD_STATE
 from .grad_mode import _GradMode
 from .tensor import Tensor
@@ -200,11 +201,11 @@ class CompiledStep:
         learns which leaves get gradients)."""
         recorder = _Recorder(tensors, signature.landed)
         draws, stamp, generators = DRAWS.count, inplace.STATE.last, _generators()
-        previous = autograd.set_recorder(recorder)
+        previous = recording.set_recorder(recorder)
         try:
             result = self.fn(*args, **kwargs)
         finally:
-            autograd.set_recorder(previous)
+            recording.set_recorder(previous)
         if keep:
             self.stats.captures += 1
         else:
@@ -406,13 +407,13 @@ class _Recorder:
     # -- forward ------------------------------------------------------------------------
     def apply(self, cls, inputs, options):
         """Function.apply while capturing: run it eagerly, then record it."""
-        autograd.set_recorder(None)
+        recording.set_recorder(None)
         try:
             before = DRAWS.count
             out = cls.apply(*inputs, **options)
             drawn = DRAWS.count - before
         finally:
-            autograd.set_recorder(self)
+            recording.set_recorder(self)
         if threading.get_ident() != self.thread:
             self.refuse("another thread ran operations while the step was captured")
             return out
@@ -514,7 +515,7 @@ class _Recorder:
             self.refuse("backward(grad) with a gradient that is not a Tensor")
         self.pending_root = (tensor, k)
 
-    def walk_begin(self, roots, root_grads) -> None:
+    def walk_begin(self, roots) -> None:
         if self.pending_root is None or self.pending_root[0] is not roots[0]:
             self.refuse("minigrad.grad inside the step (use loss.backward())")
             self.walk = _Walk(-1, None)
@@ -528,7 +529,7 @@ class _Recorder:
         self.walk = _Walk(root, seed)
         self.events.append(("backward", self.walk))
 
-    def visit(self, fn, key, input_grads) -> None:
+    def visit(self, fn, input_grads) -> None:
         e = self.entry_of_fn.get(id(fn))
         if e is None:
             self.refuse(f"the backward reaches {type(fn).__name__}, an operation made outside "
@@ -540,25 +541,33 @@ class _Recorder:
         self.walk.visits.append([e, []])
         self._visit_state = (fn.inputs, input_grads, -1)
 
-    def edge(self, x, x_key, raw, g, kind: str) -> None:
+    def edge(self, x, kind: str) -> None:
+        """The walk passed the visited Function's next gradient to its input x and kept or
+        accumulated it as `kind`; how it conformed the gradient follows from the gradient the
+        backward returned (the walk's own fit test)."""
         if self.refusal is not None or not self.walk.visits:
             return
-        inputs, input_grads, last = self._visit_state
-        i = last + 1
-        while not (inputs[i] is x and input_grads[i] is raw):
+        inputs, input_grads, i = self._visit_state
+        i += 1
+        while input_grads[i] is None or not inputs[i]._requires_grad:   # skipped by the walk
             i += 1
         self._visit_state = (inputs, input_grads, i)
-        data = x.data
+        raw, data = input_grads[i], x.data
         if type(raw) is IndexedGradient:
             conform = ("indexed", data.dtype)
-        elif raw is g:
+        elif type(raw) is type(data) and raw.shape == data.shape and raw.dtype == data.dtype:
             conform = None
         else:
             shape = data.shape if tuple(raw.shape) != data.shape else None
             conform = (shape, data.dtype if raw.dtype != data.dtype else None)
         self.walk.visits[-1][1].append((i, self._value(x), conform, kind))
 
-    def land(self, t, g, is_owned: bool) -> None:
+    def landings(self, results: dict) -> None:
+        """The walk's gradients about to land in the leaves' .grad."""
+        for t, _, is_owned in results.values():
+            self._land(t, is_owned)
+
+    def _land(self, t, is_owned: bool) -> None:
         """A leaf's gradient about to land in .grad (set when None, else added)."""
         k = self.index.get(id(t))
         if k is None:
@@ -879,7 +888,7 @@ def _conform(g, conform, x, entry):
     if conform is not None:
         shape, dtype = conform
         if shape is not None:
-            g = autograd._sum_to_array(g, shape, entry.cls.__name__)
+            g = sum_to_array(g, shape, entry.cls.__name__)
         if dtype is not None:
             g = g.astype(dtype)
     if type(g) not in _BY_ARRAY_TYPE:

@@ -1,4 +1,4 @@
-"""Activation functions: silu, softplus, elu, celu, selu, leaky_relu, hardtanh, relu6,
+"""Activation functions: sigmoid, relu, gelu, silu, softplus, elu, celu, selu, leaky_relu, hardtanh, relu6,
 hardsigmoid, hardswish, mish, softsign, logsigmoid, softmin, and erf/erfc.
 
 Each piecewise one states its derivative at the kinks as PyTorch takes it: the branch that
@@ -11,17 +11,124 @@ from __future__ import annotations
 
 import math
 
-from ..autograd import Function
+import numpy as np
+
+from ..function import Function
 from ..backend import backend_of
 from ..tensor import LAST_AXIS, Tensor
 from .common import as_float
-from .elementwise import _sigmoid, sigmoid
+from .elementwise import abs, tanh
 from .nn_ops import softmax
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
+
+# -- the classic three: sigmoid, relu, gelu ---------------------------------------------------
+
+class Sigmoid(Function):
+    """y = σ(x) = 1 / (1 + e⁻ˣ)"""
+
+    def forward(self, x):
+        return _sigmoid(self.xp, x)
+
+    def backward(self, grad):
+        g, y = self.values(grad, self.output)
+        # ∂y/∂x = σ(x)(1 − σ(x)) = y(1 − y)
+        return g * (y * (1 - y))
+
+
+def _sigmoid(xp, x):
+    """σ(x) on an array of the array module xp."""
+    if x.dtype.kind != "f":
+        x = x.astype(xp.result_type(x.dtype, 1.0))         # as exp would promote it
+    # 1/(1 + e⁻ˣ) is accurate to a few ulps wherever σ(x) is a normal float, tiny outputs in
+    # the lower tail included (no 1 − 1 cancellation). Only where σ(x) is subnormal (x < −88.7
+    # in float32, −709 in float64) does e⁻ˣ overflow to inf, giving σ = 0: expected, so the
+    # overflow is not warned about.
+    e = xp.negative(x, out=xp.empty_like(x))               # an array even when x is 0-d
+    with np.errstate(over="ignore"):                       # NumPy's warning flags
+        xp.exp(e, out=e)
+    e += 1
+    xp.reciprocal(e, out=e)                                # all in one buffer
+    return e
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    """σ(x) = 1 / (1 + e⁻ˣ), elementwise, computed without overflow for large |x|."""
+    return Sigmoid.apply(as_float(x))
+
+
+class Relu(Function):
+    """y = max(x, 0); the gradient at 0 is taken as 0."""
+
+    needs_output = False
+
+    def forward(self, x):
+        return self.xp.maximum(x, 0)
+
+    def backward(self, grad):
+        (g,) = self.values(grad)
+        # ∂y/∂x = 1 where x > 0, else 0: a constant
+        return g * (self.inputs[0].data > 0)
+
+
+def relu(x: Tensor) -> Tensor:
+    """max(x, 0), elementwise; the gradient at 0 is 0."""
+    return Relu.apply(x)
+
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+class Gelu(Function):
+    """y = x·Φ(x), Φ the standard normal CDF (PyTorch's default, exact erf form)."""
+
+    needs_output = False
+
+    def forward(self, x):
+        cdf = 0.5 * (1 + backend_of(x).erf(x * (1 / math.sqrt(2))))
+        self.save_for_backward(cdf)                          # erf is this op's dearest part
+        return x * cdf
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        ops = self.ops
+        # Φ(x) as forward left it, or as a differentiable erf when the backward is recorded
+        cdf = (self.saved_tensors[0] if ops is self.xp
+               else 0.5 * (1 + ops.erf(x * (1 / math.sqrt(2)))))
+        # ∂y/∂x = Φ(x) + x·φ(x), φ(x) = e^{−x²/2}/√(2π) the standard normal density
+        return g * (cdf + x * (_INV_SQRT_2PI * ops.exp(-0.5 * x * x)))
+
+
+class GeluTanh(Function):
+    """y = ½x(1 + tanh(u)), u = √(2/π)(x + 0.044715x³): the tanh approximation of GELU."""
+
+    def forward(self, x):
+        u = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1 + self.xp.tanh(u))
+
+    def backward(self, grad):
+        (x,) = self.inputs
+        # ∂y/∂x = ½(1 + t) + ½x(1 − t²)·u', t = tanh(u), u' = √(2/π)(1 + 3·0.044715x²)
+        t = tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+        du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+        return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du)
+
+
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    """GELU: x·Φ(x) with `approximate="none"`, or its tanh approximation with "tanh"."""
+    x = as_float(x)
+    if approximate == "none":
+        return Gelu.apply(x)
+    if approximate == "tanh":
+        return GeluTanh.apply(x)
+    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+# -- the others -------------------------------------------------------------------------------
 
 def _log1p_exp(xp, s):
     """log(1 + eˢ) on arrays, never overflowing: max(s, 0) + log(1 + e^{−|s|}). (NumPy's
@@ -275,7 +382,6 @@ def logsigmoid(x: Tensor) -> Tensor:
 
 def softsign(x: Tensor) -> Tensor:
     """x / (1 + |x|), elementwise; gradient 1/(1 + |x|)²."""
-    from .elementwise import abs
     x = as_float(x)
     return x / (1 + abs(x))
 

@@ -6,8 +6,8 @@ import numbers
 
 import numpy as np
 
-from .. import autograd as _autograd
 from ..backend import _BY_ARRAY_TYPE, backend_of, is_array
+from ..recording import recorder as _recorder
 
 _PLAIN_NUMBERS = (float, int)
 from ..tensor import DEFAULT_FLOAT, DefaultAxis, Tensor
@@ -113,8 +113,9 @@ def constant(array, inputs=None, kernel=None) -> Tensor:
     computed from `inputs` by an array function, `kernel` = (function, *leading arguments)
     lets a compiled step compute it again at every replay (`function(*leading, *arrays)`)."""
     t = Tensor._from_array(array)
-    if _autograd._recorder is not None:     # a step being captured by minigrad.compile
-        _autograd._recorder.constant(t, inputs, kernel)
+    recorder = _recorder()
+    if recorder is not None:                # a step being captured by minigrad.compile
+        recorder.constant(t, inputs, kernel)
     return t
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numbers
 
-from ..autograd import Function
+from ..function import Function
 from ..tensor import Tensor
 from .common import as_float, pair, zero_gradient
-from .elementwise import div
+from .elementwise import true_divide
 
 
 class _Step(Function):
@@ -208,10 +208,13 @@ def divide(a, b, rounding_mode: str | None = None) -> Tensor:
     """a / b, PyTorch's div: rounding_mode None is true division, "trunc" rounds toward zero,
     "floor" down (both keep integer dtypes, and have gradient 0)."""
     if rounding_mode is None:
-        return div(a, b)
+        return true_divide(a, b)
     if rounding_mode == "floor":
         return floor_divide(a, b)
     if rounding_mode == "trunc":
         return TruncDivide.apply(*pair(a, b))
     raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
                      f"{rounding_mode!r}")
+
+
+div = divide          # PyTorch's name: div(a, b, rounding_mode=None)

@@ -31,8 +31,9 @@ from typing import Callable
 import numpy as np
 
 import minigrad as mg
-from minigrad.ops import elementwise, indexing, linalg, nn_ops, reduce, shape as shape_ops
-from nn import _recompute, attention_functional, functional, recurrent
+from minigrad.ops import activations, elementwise, indexing, linalg, nn_ops, reduce
+from minigrad.ops import shape as shape_ops
+from nn import attention_functional, functional, recurrent
 from nn import attention as nn_attention
 
 Shape = tuple
@@ -352,7 +353,7 @@ def _attend(q, k, v, mask=None, dropout_p=0.0, seed=None):
 
 
 def _gru(gx, h0, w, b=None):
-    """h_t = (1 − z) ⊙ n + z ⊙ h_{t−1} over t, with the gates r, z, n of API.md."""
+    """h_t = (1 − z) ⊙ n + z ⊙ h_{t−1} over t, with the gates r, z, n of nn.GRUCell."""
     H = h0.shape[-1]
     h, outputs = h0, []
     for t in range(gx.shape[1]):
@@ -561,12 +562,12 @@ def _entries() -> list[OpInfo]:
     add(OpInfo("abs", E.Abs, abs, np.abs, valid=lambda a: _off_kink(a, 0), nonsmooth=True,
                spell="abs({0})", **unary))
     add(OpInfo("tanh", E.Tanh, mg.tanh, np.tanh, spell="mg.tanh({0})", **unary))
-    add(OpInfo("sigmoid", E.Sigmoid, mg.sigmoid, _sigmoid, spell="mg.sigmoid({0})", **unary))
-    add(OpInfo("relu", E.Relu, mg.relu, lambda a: np.maximum(a, 0),
+    add(OpInfo("sigmoid", activations.Sigmoid, mg.sigmoid, _sigmoid, spell="mg.sigmoid({0})", **unary))
+    add(OpInfo("relu", activations.Relu, mg.relu, lambda a: np.maximum(a, 0),
                valid=lambda a: _off_kink(a, 0), nonsmooth=True, spell="mg.relu({0})", **unary))
-    add(OpInfo("gelu", E.Gelu, mg.gelu, lambda a: a * _normal_cdf(a), spell="mg.gelu({0})",
+    add(OpInfo("gelu", activations.Gelu, mg.gelu, lambda a: a * _normal_cdf(a), spell="mg.gelu({0})",
                **unary))
-    add(OpInfo("gelu_tanh", E.GeluTanh, lambda x: mg.gelu(x, approximate="tanh"),
+    add(OpInfo("gelu_tanh", activations.GeluTanh, lambda x: mg.gelu(x, approximate="tanh"),
                lambda a: 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a ** 3))),
                spell="mg.gelu({0}, approximate='tanh')", **unary))
 
@@ -707,7 +708,7 @@ def _entries() -> list[OpInfo]:
     linear_shapes = [((3,), (2, 3), (2,)), ((2, 3), (2, 3), (2,)), ((1, 3), (1, 3)),
                      ((2, 2), (3, 2), (3,)), ((1, 2, 3), (2, 3), (2,)), ((2, 1), (2, 1), (2,)),
                      ((2, 3), (1, 3), (1,))]
-    add(OpInfo("linear", F.Linear, F.linear, _linear, tuple(Sample(s) for s in linear_shapes),
+    add(OpInfo("linear", F.Affine, F.linear, _linear, tuple(Sample(s) for s in linear_shapes),
                spell=lambda names, o: f"nn.functional.linear({', '.join(names)})"))
 
     # -- fused nn primitives --------------------------------------------------------------------
@@ -999,7 +1000,7 @@ BY_NAME: dict[str, OpInfo] = {op.name: op for op in REGISTRY}
 assert len(BY_NAME) == len(REGISTRY), "registry names must be unique"
 
 # Function subclasses that are shared bases, never applied themselves
-ABSTRACT = {reduce._Reduction, functional._FusedFunction, _recompute.FusedFunction,
+ABSTRACT = {reduce._Reduction, mg.FusedFunction,
             *ABSTRACT_PORTING}
 
 

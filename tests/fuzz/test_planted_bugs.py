@@ -13,7 +13,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import autograd
-from minigrad.ops import elementwise, nn_ops
+from minigrad.ops import activations, elementwise, nn_ops
 
 from .harness import new_failures
 
@@ -77,7 +77,7 @@ def test_a_backward_that_overwrites_its_saved_output_is_caught():
             y = self.output.data
             y *= 1 - y
             return grad * mg.tensor(y, device=self.output.device)
-        _only_backward(patch, elementwise.Sigmoid, backward)
+        _only_backward(patch, activations.Sigmoid, backward)
     failures = new_failures(plant, n=25, ops=["sigmoid", "add", "mul", "sum"])
     assert failures and {"[paths]", "[twice]"} & _oracles(failures)
 
@@ -183,7 +183,7 @@ def _edge_problems(name, plant):
 
 def test_extreme_arm_catches_a_gradient_read_from_the_rounded_output():
     """logaddexp's gradient as e^{a − z}: right for moderate inputs, 1 instead of ½ at 1e20."""
-    from minigrad.ops import binary_functions
+    from minigrad.ops import elementwise as binary_functions
 
     def backward(self, grad):
         g, a, b = self.values(grad, *self.inputs)

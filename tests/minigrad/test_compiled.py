@@ -448,3 +448,51 @@ def test_zero_grad_inside_the_step_is_replayed():
         first = params[0].grad.numpy() if first is None else first
         np.testing.assert_array_equal(params[0].grad.numpy(), first)
     assert run.stats.replays == 2
+
+
+class _ScaledSquare(mg.FusedFunction):
+    """y = s·x² with s an option; ∂y/∂x = 2·s·x, written once on arrays and once recorded."""
+
+    calls = {"array": 0, "recorded": 0}
+
+    def __init__(self, scale):
+        self.scale = scale
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return self.scale * x * x
+
+    def array_backward(self, grad):
+        _ScaledSquare.calls["array"] += 1
+        (x,) = self.saved_tensors
+        return (2.0 * self.scale) * x * grad
+
+    def recorded_backward(self, grad):
+        _ScaledSquare.calls["recorded"] += 1
+        (x,) = self.inputs
+        return (2.0 * self.scale) * x * grad
+
+
+def test_a_fused_function_replays_its_array_backward_on_fresh_saved_values():
+    """A FusedFunction's replay runs its forward (saving that call's arrays) and its own
+    `array_backward`, so the gradients follow the new inputs exactly."""
+    rng = np.random.default_rng(7)
+    (w,) = _params(rng, (4,))
+
+    def step(x):
+        loss = (_ScaledSquare.apply(x * w, scale=1.5) + w).sum()
+        loss.backward()
+        return loss
+
+    run = mg.compile(step)
+    _ScaledSquare.calls.update(array=0, recorded=0)
+    for i in range(5):
+        x = mg.tensor(rng.standard_normal(4))
+        w.grad = None
+        loss = run(x)
+        xs, ws = x.numpy(), w.numpy()
+        u = xs * ws                                   # the same operations in the same order
+        np.testing.assert_array_equal(loss.numpy(), (1.5 * u * u + ws).sum())
+        np.testing.assert_array_equal(w.grad.numpy(), 3.0 * u * xs + 1.0)
+    assert run.stats.replays == 3
+    assert _ScaledSquare.calls == {"array": 5, "recorded": 0}

@@ -305,9 +305,13 @@ def _flatten(args, kwargs) -> tuple[list, tuple]:
 
 
 def _module_roots(fn, given) -> list:
-    """Objects with a train/eval flag the step may use: given, on a bound self (and its
-    attributes), in the closure, and in the globals the code names."""
+    """Objects with a train/eval flag the step may use: given, bound by functools.partial, on
+    a bound self (and its attributes), in the closure, and in the globals the code names."""
     candidates = list(given)
+    while isinstance(fn, functools.partial):       # the arguments bound to it, then its function
+        candidates.extend(fn.args)
+        candidates.extend(fn.keywords.values())
+        fn = fn.func
     owner = getattr(fn, "__self__", None)
     if owner is not None:
         candidates.append(owner)

@@ -496,3 +496,30 @@ def test_a_fused_function_replays_its_array_backward_on_fresh_saved_values():
         np.testing.assert_array_equal(w.grad.numpy(), 3.0 * u * xs + 1.0)
     assert run.stats.replays == 3
     assert _ScaledSquare.calls == {"array": 5, "recorded": 0}
+
+
+@pytest.mark.parametrize("test", [lambda x: ~(x > 0), mg.isnan, mg.isfinite, mg.isinf,
+                                  mg.isposinf, mg.isneginf],
+                         ids=["not", "isnan", "isfinite", "isinf", "isposinf", "isneginf"])
+def test_elementwise_tests_are_computed_again_at_every_replay(test):
+    """A bool mask from an elementwise test of an argument steers masked_fill: each replay
+    computes it from that call's values, as eager does."""
+    (w,) = _params(np.random.default_rng(8), (5,))
+
+    def step(x):
+        loss = (mg.masked_fill(x * w, test(x), 0.0) ** 2).sum()
+        loss.backward()
+        return loss
+
+    run = mg.compile(step)
+    values = np.array([1.0, -2.0, np.inf, np.nan, -np.inf])
+    for call in range(5):
+        x = mg.tensor(np.roll(values, call))
+        w.grad = None
+        loss = run(x)
+        g = w.grad.numpy()
+        w.grad = None
+        expected = step(x)
+        np.testing.assert_array_equal(loss.numpy(), expected.numpy())
+        np.testing.assert_array_equal(g, w.grad.numpy())
+    assert run.stats.replays == 3

@@ -3,6 +3,8 @@ seeded): bit for bit the eager run, step after step; and eval mode guarded."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -95,6 +97,26 @@ def test_eval_mode_is_guarded():
         return out
 
     run = mg.compile(step)
+    x = mg.tensor(np.ones((2, 4), dtype=np.float32))
+    for _ in range(3):
+        run(x)
+    model.eval()
+    expected = model(x).numpy()
+    for _ in range(3):
+        np.testing.assert_array_equal(run(x).numpy(), expected)
+    assert run.stats.captures == 2
+
+
+def test_eval_mode_is_guarded_for_a_model_bound_by_partial():
+    """A step written as f(model, x) and compiled as functools.partial(f, model): the model's
+    train/eval flag is still part of what a replay checks."""
+
+    def forward(model, x):
+        return model(x)
+
+    mg.manual_seed(0)
+    model = _mlp()
+    run = mg.compile(functools.partial(forward, model))
     x = mg.tensor(np.ones((2, 4), dtype=np.float32))
     for _ in range(3):
         run(x)

@@ -87,36 +87,19 @@ def test_training_compiled_equals_eager_bit_for_bit(make):
         np.testing.assert_array_equal(w, w_c)
 
 
-def test_eval_mode_is_guarded():
-    """Captured in training (dropout on); in eval mode the step must not replay dropout."""
+def _forward(model, x):
+    return model(x)
+
+
+@pytest.mark.parametrize("bind", [lambda model: lambda x: model(x),   # the model in the closure
+                                  lambda model: functools.partial(_forward, model)],
+                         ids=["closure", "partial"])
+def test_eval_mode_is_guarded(bind):
+    """Captured in training (dropout on); in eval mode the step must not replay dropout. The
+    model is found in the step's closure, or among the arguments functools.partial binds."""
     mg.manual_seed(0)
     model = _mlp()
-
-    def step(x):
-        out = model(x)                                  # the model, found in the closure
-        return out
-
-    run = mg.compile(step)
-    x = mg.tensor(np.ones((2, 4), dtype=np.float32))
-    for _ in range(3):
-        run(x)
-    model.eval()
-    expected = model(x).numpy()
-    for _ in range(3):
-        np.testing.assert_array_equal(run(x).numpy(), expected)
-    assert run.stats.captures == 2
-
-
-def test_eval_mode_is_guarded_for_a_model_bound_by_partial():
-    """A step written as f(model, x) and compiled as functools.partial(f, model): the model's
-    train/eval flag is still part of what a replay checks."""
-
-    def forward(model, x):
-        return model(x)
-
-    mg.manual_seed(0)
-    model = _mlp()
-    run = mg.compile(functools.partial(forward, model))
+    run = mg.compile(bind(model))
     x = mg.tensor(np.ones((2, 4), dtype=np.float32))
     for _ in range(3):
         run(x)

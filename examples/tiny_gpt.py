@@ -1,4 +1,5 @@
-"""A tiny decoder-only Transformer that learns to write Python, one character at a time (C21).
+"""A tiny decoder-only Transformer that learns to write Python, one character at a time (claim
+C21, see examples/README.md).
 
 Decoder-only Transformers (masked self-attention only, the input and the output in one sequence)
 became the default design. This script trains one (nn.TransformerLM: token and

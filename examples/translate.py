@@ -31,6 +31,7 @@ Training pads each batch, masks padded source positions out of the attention (Tr
 allowed) and ignores padded target positions in the cross-entropy. Evaluation decodes
 held-out sentences greedily and with beam search and reports exact match and token
 accuracy; attention heat-maps show which source word each output word looked at (C14).
+C12, C13, C14 are claims of the texts the examples check: see examples/README.md.
 
 Run (from the repository root):
 

@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from .backend import CPU, parse_device
+from .recording import recorder as _recorder
 from .tensor import DEFAULT_FLOAT, Tensor
 
 
@@ -142,6 +143,9 @@ def _random(kind, shape, dtype, requires_grad, device) -> Tensor:
     backend, index = parse_device(device)
     dtype = np.dtype(DEFAULT_FLOAT if dtype is None else dtype)
     t = Tensor._from_array(backend.random(kind, _shape("randn" if kind == "normal" else "rand", shape), dtype, index))
+    recorder = _recorder()
+    if recorder is not None:                  # drawn again at every replay of a compiled step
+        recorder.random_tensor(t, kind, backend, index, requires_grad)
     if requires_grad:
         t.requires_grad = True
     return t

@@ -27,6 +27,7 @@ from .backend import _BY_ARRAY_TYPE, backend_of_inputs
 from .backend import CPU as _CPU
 from .gradients import _RELEASED
 from .grad_mode import STATE
+from .recording import SLOT as _RECORDING
 from .tensor import Tensor
 
 
@@ -115,6 +116,8 @@ class Function:
     def apply(cls, *inputs, **options):
         """`cls(**options).forward` on the inputs' arrays, as a Tensor linked into the graph
         when grad mode is on and an input requires grad."""
+        if _RECORDING.recorder is not None:          # minigrad.compile is capturing a step
+            return _RECORDING.recorder.apply(cls, inputs, options)
         backend = backend_of_inputs(cls.__name__, inputs)
         fn = cls(**options)
         if backend is not _CPU:

@@ -18,6 +18,7 @@ from .backend import _BY_ARRAY_TYPE as _ARRAY_TYPES
 from .backend import CPU, backend_of, is_array, parse_device
 from ._axes import FIRST_AXIS, LAST_AXIS, DefaultAxis  # noqa: F401  (re-exported)
 from .grad_mode import STATE as _grad_state
+from .recording import recorder as _recorder
 
 DEFAULT_FLOAT = np.float32
 
@@ -251,6 +252,7 @@ class Tensor:
     # -- transfers and conversions --------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """A host NumPy copy of this tensor's values (writing to it leaves the tensor alone)."""
+        _report_read(self, "numpy()")
         host = backend_of(self.data).to_numpy(self.data)
         if isinstance(self.data, np.ndarray) and np.may_share_memory(host, self.data):
             host = host.copy()
@@ -260,6 +262,7 @@ class Tensor:
         """`np.asarray(t)`: the tensor's own array when no copy is asked for, read-only when
         the tensor requires grad (the graph may have saved it for backward, and writing
         through it would silently corrupt gradients); `np.array(t)` copies."""
+        _report_read(self, "np.asarray()")
         if backend_of(self.data) is not CPU:
             raise TypeError(f"cannot convert a tensor on {self.device} to NumPy implicitly; "
                             f"call .numpy() or .cpu()")
@@ -1033,6 +1036,14 @@ class _HookHandle:
         hooks = tensor._hooks if tensor is not None else None
         if hooks and self._hook in hooks:
             hooks.remove(self._hook)
+
+
+def _report_read(tensor, how: str) -> None:
+    """Tell a step being captured by minigrad.compile that it reads a tensor's values (it
+    refuses: the values would be frozen into the replay)."""
+    recorder = _recorder()
+    if recorder is not None:
+        recorder.read_values(tensor, how)
 
 
 def _to_backend_array(data, dtype, backend, index):

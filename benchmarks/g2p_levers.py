@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "examples")]
 
 import g2p  # noqa: E402
-import seq2seq  # noqa: E402
+import _seq2seq as seq2seq  # noqa: E402
 import minigrad as mg  # noqa: E402
 import nn  # noqa: E402
 

@@ -34,7 +34,7 @@ from dataclasses import asdict, replace  # noqa: E402
 import numpy as np  # noqa: E402
 
 import g2p  # noqa: E402
-import seq2seq  # noqa: E402
+import _seq2seq as seq2seq  # noqa: E402
 import minigrad as mg  # noqa: E402
 import nn  # noqa: E402
 

@@ -51,7 +51,7 @@ from _common import (CHECKPOINT_NAME, LossBar, base_parser, load_checkpoint, pre
 import minigrad as mg
 import nn
 import nn.functional as F
-from seq2seq import (EOS, PAD, SPECIALS, Vocab, beam_decode, greedy_decode, make_batch,
+from _seq2seq import (EOS, PAD, SPECIALS, Vocab, beam_decode, greedy_decode, make_batch,
                      same_length_batches)
 
 DATA = Path(__file__).resolve().parent / "data" / "cmudict-standard"
@@ -185,7 +185,7 @@ class GRUAttentionG2P(nn.Module):
         return self._decode(self.dropout(self.tgt_embed(tgt_in)), state, memory)[:2]
 
     def step(self, y_prev: np.ndarray, state: tuple, memory: tuple) -> tuple:
-        """One decoding step (seq2seq.py's decoders): previous phonemes (N,) -> (log-probs
+        """One decoding step (_seq2seq.py's decoders): previous phonemes (N,) -> (log-probs
         (N, V), new state, weights (N, S)), the arrays as NumPy."""
         logits, weights, state = self._decode(self.tgt_embed(y_prev).unsqueeze(1), state,
                                               memory)
@@ -529,8 +529,9 @@ def main(argv: list[str] | None = None) -> dict:
     greedy_pred = pronounce(model, test_words, data.letters, data.phonemes,
                             device=args.device)[0]
     greedy = evaluate(greedy_pred, data.lexicon)
-    beam = evaluate(pronounce(model, test_words, data.letters, data.phonemes,
-                              beam=config.beam, device=args.device)[0], data.lexicon) if config.beam > 1 else None
+    beam = None if config.beam <= 1 else evaluate(pronounce(
+        model, test_words, data.letters, data.phonemes, beam=config.beam, device=args.device)[0],
+        data.lexicon)
     plot_curves(history, f"g2p, readout {config.readout}: training loss and dev error",
                 out / "curves.png")
     showcase, weights = pronounce(model, list(SHOWCASE), data.letters, data.phonemes,

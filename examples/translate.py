@@ -61,7 +61,7 @@ import numpy as np
 import minigrad as mg
 import nn
 import nn.functional as F
-from seq2seq import EOS, SPECIALS, Batch, Vocab, beam_decode, greedy_decode, make_batch
+from _seq2seq import EOS, SPECIALS, Batch, Vocab, beam_decode, greedy_decode, make_batch
 
 ATTENTIONS = ("none", "dot", "general", "additive", "location")
 
@@ -197,7 +197,7 @@ def make_corpus(rng: np.random.Generator, n_train: int, n_test: int,
 
 
 # ------------------------------------------------------------------------------------------
-# Vocabularies (the Vocab class and padded batches are in seq2seq.py)
+# Vocabularies (the Vocab class and padded batches are in _seq2seq.py)
 
 def build_vocabs() -> tuple[Vocab, Vocab]:
     """Source and target vocabularies from the lexicon (independent of the sampled data)."""
@@ -303,7 +303,7 @@ class Seq2Seq(nn.Module):
 
 def decode(model: Seq2Seq, batch: Batch, max_steps: int, beam: int = 0, device: str = "cpu"):
     """Greedy (beam = 0: (ids (B, steps), weights (B, steps, S) or None)) or beam search
-    (ids) on a padded batch, with seq2seq.py's decoders."""
+    (ids) on a padded batch, with _seq2seq.py's decoders."""
     memory, state = model.encode(mg.tensor(batch.src, device=device), batch.src_len)
     if beam:
         return beam_decode(model, memory, state, max_steps, beam)

@@ -78,7 +78,7 @@ def test_quick_slice_is_small_spread_and_keeps_the_sides(g2p, split):
 def test_same_length_batches_cover_every_pair_once(g2p, split):
     data = g2p.Data(*split, max_words=600)
     lengths = [len(w) for w, _ in data.train_pairs]
-    seq2seq = importlib.import_module("seq2seq")
+    seq2seq = importlib.import_module("_seq2seq")
     plan = seq2seq.same_length_batches(lengths, 16, np.random.default_rng(1))
     assert sorted(i for batch in plan for i in batch) == list(range(len(lengths)))
     assert all(len(b) <= 16 and len({lengths[i] for i in b}) == 1 for b in plan)
@@ -157,7 +157,7 @@ def test_step_by_step_decoding_equals_teacher_forcing(g2p, changes):
 
 @pytest.mark.parametrize("readout", ["linear", "gru"])
 def test_beam_of_one_is_greedy_and_wider_beams_score_at_least_as_well(g2p, readout):
-    seq2seq = importlib.import_module("seq2seq")
+    seq2seq = importlib.import_module("_seq2seq")
     _, net = _small(g2p, readout=readout)
     net.eval()
     letters = mg.tensor(np.random.default_rng(1).integers(3, 12, size=(4, 6)))
@@ -180,7 +180,7 @@ def test_beam_of_one_is_greedy_and_wider_beams_score_at_least_as_well(g2p, reado
 
 @pytest.mark.parametrize("attention", ["dot", "additive"])
 def test_first_20_losses_match_pytorch(g2p, attention):
-    seq2seq = importlib.import_module("seq2seq")
+    seq2seq = importlib.import_module("_seq2seq")
     golden = nn.load(GOLDEN)[attention]
     known = {f.name for f in fields(g2p.Config)}
     config = g2p.Config(**{k: v for k, v in golden["config"].items() if k in known})

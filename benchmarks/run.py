@@ -1,7 +1,9 @@
 """Benchmark minigrad against hand-written NumPy and PyTorch, and write benchmarks/RESULTS.md.
 
     python benchmarks/run.py            # full: a few minutes
-    python benchmarks/run.py --quick    # fewer, shorter samples: about a minute
+    python benchmarks/run.py --quick    # fewer, shorter samples: about a minute; writes its
+                                        # RESULTS.md and plot to a temporary folder (printed)
+    python benchmarks/run.py --quick --write   # ... into benchmarks/ instead
     python benchmarks/run.py --only W1,W3 --no-memory
 
 1. Check: every implementation of a workload runs one step from the same initial weights, and
@@ -19,7 +21,10 @@
    (getrusage ru_maxrss) and its RSS after every step (which must stay flat).
 4. Write: the table between the markers `<!-- results:start -->` and `<!-- results:end -->` in
    RESULTS.md (the hand-written text around them is kept) and the plot w4_attention.png,
-   each written to a temporary file first and then renamed into place.
+   each written to a temporary file first and then renamed into place. A full run writes
+   them in benchmarks/ (and the README's table); a `--quick` run writes them to a new
+   temporary folder outside the checkout unless `--write` asks for benchmarks/, so that a
+   quick look never rewrites the tracked results.
 """
 
 import os
@@ -464,8 +469,9 @@ def write_atomically(path: Path, write) -> None:
         raise
 
 
-def update_results(section: str) -> None:
-    """Replace the text between the markers in RESULTS.md, keeping everything around it."""
+def update_results(section: str, target: Path = RESULTS) -> None:
+    """Replace the text between the markers in RESULTS.md, keeping everything around it, and
+    write the result to `target` (RESULTS.md itself by default)."""
     text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else _HEADER
     if START in text and END in text and text.index(START) < text.index(END):
         before, rest = text.split(START, 1)
@@ -473,11 +479,12 @@ def update_results(section: str) -> None:
         text = before + section + after
     else:
         text = text.rstrip("\n") + "\n\n" + section
-    write_atomically(RESULTS, lambda p: p.write_text(text, encoding="utf-8"))
+    write_atomically(target, lambda p: p.write_text(text, encoding="utf-8"))
 
 
-def plot_attention(measured: dict) -> bool:
-    """W4 seconds per step against L on log–log axes, one line per implementation."""
+def plot_attention(measured: dict, target: Path = PLOT) -> bool:
+    """W4 seconds per step against L on log–log axes, one line per implementation, written
+    to `target`."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -507,7 +514,7 @@ def plot_attention(measured: dict) -> bool:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    write_atomically(PLOT, lambda p: fig.savefig(p, format="png", dpi=120))
+    write_atomically(target, lambda p: fig.savefig(p, format="png", dpi=120))
     plt.close(fig)
     return True
 
@@ -525,6 +532,9 @@ def main() -> int:
     parser.add_argument("--no-memory", action="store_true", help="skip the memory runs")
     parser.add_argument("--no-write", action="store_true",
                         help="print only; leave RESULTS.md and the plot alone")
+    parser.add_argument("--write", action="store_true",
+                        help="with --quick: write RESULTS.md and the plot in benchmarks/ "
+                             "(by default a quick run writes them to a temporary folder)")
     parser.add_argument("--memory-child", choices=FRAMEWORKS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_child:
@@ -561,13 +571,15 @@ def main() -> int:
                      load_after, failures, malloc_fixed)
     print(section)
     if not args.no_write:
-        update_results(section)
+        in_tree = mode_name == "full" or args.write
+        folder = HERE if in_tree else Path(tempfile.mkdtemp(prefix="minigrad-benchmarks-"))
+        results, plot = folder / RESULTS.name, folder / PLOT.name
+        update_results(section, results)
         if mode_name == "full":
             update_readme(region)
-        if plot_attention(measured):
-            print(f"wrote {RESULTS.relative_to(ROOT)} and {PLOT.relative_to(ROOT)}")
-        else:
-            print(f"wrote {RESULTS.relative_to(ROOT)}")
+        written = [results] + ([plot] if plot_attention(measured, plot) else [])
+        shown = [str(p.relative_to(ROOT)) if in_tree else str(p) for p in written]
+        print(f"wrote {' and '.join(shown)}")
     print(f"took {time.perf_counter() - started:.0f} s")
     return 1 if failures else 0
 

@@ -3,14 +3,17 @@
 Every example follows one pattern:
 
     parser = base_parser(__doc__, default_out="runs/translate")
-    parser.add_argument("--epochs", type=int, default=30)
-    args = parser.parse_args(argv)
+    parser.add_argument("--steps", type=positive_int, default=300)
+    args = parse_args(parser, argv, steps=20)    # --quick values; --quick runs in <out>-quick
     out = prepare_run(args)                      # seeds minigrad + NumPy, makes the folder
     ...
-    with LossBar(total=steps, desc="train") as bar:
-        for ...:
+    with Checkpoint(out / CHECKPOINT_NAME, args, model, optimizer) as checkpoint, \
+            LossBar(total=steps, desc="train") as bar:
+        state = checkpoint.resume()              # {} unless --resume; restores everything
+        for step in range(state.get("step", 0), args.steps):
+            ...
             bar.update(loss.item())              # tqdm bar with the running loss
-    save_checkpoint(out / "checkpoint.npz", model, optimizer, epoch=e)
+            checkpoint.step_end(due=(step + 1) % 100 == 0, step=step + 1)  # Ctrl-C stops here
     plt = pyplot()                               # matplotlib on the Agg backend
     save_figure(fig, out / "loss.png")
     write_metrics(out, metrics, args)            # metrics.json (atomic), with the run's
@@ -18,6 +21,12 @@ Every example follows one pattern:
     print_outputs(out)
 
 Flags given by `base_parser`: --seed, --device, --quick, --out, --resume.
+
+Ctrl-C during training saves a checkpoint at the end of the current step and prints the command
+that continues the run. A checkpoint holds the model, the optimizer, the scheduler, the random
+states (minigrad's, NumPy's and the script's own generators), the script's position in its data
+and the run's configuration, so the resumed run computes exactly what the uninterrupted one
+would have; `--resume` refuses a checkpoint made with other settings and names them.
 """
 
 from __future__ import annotations
@@ -35,6 +44,8 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
+import shlex  # noqa: E402
+import signal  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -56,26 +67,53 @@ CHECKPOINT_NAME = "checkpoint.npz"
 
 # -- command line ---------------------------------------------------------------------------
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose errors are one line, without the usage block."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def fail(message: str) -> None:
+    """Stop the script with one line on stderr and exit status 2, as argparse does."""
+    print(f"{Path(sys.argv[0]).name}: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer ≥ 1 (steps, epochs, batch sizes)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def base_parser(description: str | None, default_out: str) -> argparse.ArgumentParser:
     """An ArgumentParser with the flags every example shares.
 
     --seed INT      seeds minigrad's RNG and NumPy's (default 0)
     --device STR    "cpu" (default) or "cuda" / "cuda:N" (needs CuPy and a GPU)
-    --quick         a smoke run of a few seconds (tiny data, few steps)
+    --quick         a smoke run of a few seconds (tiny data, few steps), in <default_out>-quick
     --out DIR       output folder for figures, metrics and checkpoints (default `default_out`)
     --resume [CKPT] continue from a checkpoint; without a path, <out>/checkpoint.npz
 
-    The script's module docstring makes a good `description`.
+    The script's module docstring makes a good `description`. `default_out` may name
+    arguments, e.g. "runs/translate-{attention}".
     """
-    parser = argparse.ArgumentParser(description=description,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(description=description,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.default_out = default_out
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     parser.add_argument("--device", default="cpu",
                         help='"cpu" (default) or "cuda" / "cuda:N" (needs CuPy and a GPU)')
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: tiny data and few steps, a few seconds")
-    parser.add_argument("--out", type=Path, default=Path(default_out),
-                        help=f"output folder (default: {default_out})")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"output folder (default: {default_out}, with --quick "
+                             f"{default_out}-quick)")
     parser.add_argument("--resume", nargs="?", const="", default=None, metavar="CKPT",
                         help=f"resume from CKPT (default: <out>/{CHECKPOINT_NAME})")
     return parser
@@ -94,6 +132,8 @@ def prepare_run(args: argparse.Namespace) -> Path:
     limit_blas_threads()
     mg.tune_malloc()
     out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out}: a file is there; give a folder")
     out.mkdir(parents=True, exist_ok=True)
     if args.resume is not None:
         args.resume = Path(args.resume) if args.resume else out / CHECKPOINT_NAME
@@ -125,8 +165,7 @@ def check_device(device: str) -> None:
     try:
         mg.zeros(1, device=device)
     except (RuntimeError, ValueError) as error:
-        print(f"{Path(sys.argv[0]).name}: error: --device {device}: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
+        fail(f"--device {device}: {error}")
 
 
 # -- progress -------------------------------------------------------------------------------
@@ -160,6 +199,13 @@ class LossBar:
         self._bar.set_postfix(postfix, refresh=False)
         self._bar.update(n)
         return self.running_loss
+
+    def state_dict(self) -> dict:
+        """The running mean's state, for a checkpoint (a resumed bar continues the mean)."""
+        return {"sum": self._sum, "steps": self._steps}
+
+    def load_state_dict(self, state: dict) -> None:
+        self._sum, self._steps = float(state["sum"]), int(state["steps"])
 
     def write(self, message: str) -> None:
         """Print a line without breaking the bar."""
@@ -215,7 +261,7 @@ def write_json(path: str | Path, data: dict) -> Path:
 def write_metrics(out: str | Path, metrics: dict, args: argparse.Namespace) -> Path:
     """Write `metrics` to <out>/metrics.json with a "run" entry: the seed, every argument and
     the wall time since `prepare_run` (the results under examples/results/ hold these files)."""
-    arguments = {k: v for k, v in vars(args).items() if k != "started"}
+    arguments = {k: v for k, v in vars(args).items() if k not in ("started", "argv")}
     run = {"seed": args.seed, "quick": args.quick, "device": args.device,
            "arguments": arguments, "wall_seconds": round(time.perf_counter() - args.started, 2)}
     return write_json(Path(out) / "metrics.json", dict(metrics, run=run))
@@ -302,6 +348,179 @@ def load_checkpoint(path: str | Path, model, optimizer=None) -> dict:
     return dict(checkpoint.get("state", {}))
 
 
+# Arguments that do not change what a run computes: a checkpoint may resume under others.
+NOT_CONFIG = ("out", "resume", "device", "started", "argv")
+
+
+def run_config(args: argparse.Namespace, ignore: Iterable[str] = ()) -> dict:
+    """The arguments that decide what a run computes, as JSON values: what a checkpoint must
+    agree with before a run resumes from it."""
+    skip = set(NOT_CONFIG) | set(ignore)
+    return json.loads(json.dumps(_jsonable({k: v for k, v in vars(args).items()
+                                            if k not in skip})))
+
+
+def resume_command(args: argparse.Namespace | None) -> str:
+    """The command line that continues this run: the same arguments, with --resume (which
+    finds the checkpoints in the run's --out folder)."""
+    if args is None:
+        return "the same command with --resume"
+    kept, skip = [], False
+    for token in args.argv:
+        if skip and not token.startswith("-"):
+            skip = False
+            continue
+        skip = token == "--resume"
+        if not skip and not token.startswith("--resume="):
+            kept.append(token)
+    return shlex.join(["python3", sys.argv[0], *kept, "--resume"])
+
+
+def _rng_states(generators: dict) -> str:
+    """minigrad's, NumPy's global and each named Generator's random state, as JSON text."""
+    name, keys, position, has_gauss, gauss = np.random.get_state()
+    return json.dumps({"minigrad": mg.get_rng_state().numpy().tolist(),
+                       "numpy": [name, keys.tolist(), position, has_gauss, gauss],
+                       "generators": {k: g.bit_generator.state for k, g in generators.items()}})
+
+
+def _set_rng_states(text: str, generators: dict) -> None:
+    states = json.loads(text)
+    mg.set_rng_state(np.array(states["minigrad"], dtype=np.uint8))
+    name, keys, position, has_gauss, gauss = states["numpy"]
+    np.random.set_state((name, np.asarray(keys, dtype=np.uint32), position, has_gauss, gauss))
+    for key, generator in generators.items():
+        generator.bit_generator.state = states["generators"][key]
+
+
+class Checkpoint:
+    """One training run's checkpoint: saving it (when due, and on Ctrl-C) and resuming from it.
+
+        with Checkpoint(out / CHECKPOINT_NAME, args, model, optimizer, scheduler) as checkpoint:
+            state = checkpoint.resume()          # {} on a fresh start
+            for step in range(state.get("step", 0), args.steps):
+                ...one training step...
+                checkpoint.step_end(due=(step + 1) % args.checkpoint_every == 0,
+                                    step=step + 1, history=history)
+
+    A checkpoint holds the model, optimizer and scheduler, the random states (minigrad's,
+    NumPy's global one and the `generators` given by name), `run_config(args)` (less the
+    arguments named in `ignore`) plus `config`, and the keyword `state` of `save`/`step_end`
+    (the position in the data, the histories).
+    Inside the `with`, Ctrl-C only asks to stop: the next `step_end` saves, prints the command
+    that resumes, and exits with status 130; a second Ctrl-C stops at once, without saving.
+
+    `resume_from`: the checkpoint to resume from (default: args.resume, None for a fresh run).
+    `args` None (a script's training function called from Python): only `config` is checked.
+    A missing checkpoint, or one whose configuration differs from this run's, stops the script
+    with one line saying what differs and what to do.
+    """
+
+    def __init__(self, path: str | Path, args: argparse.Namespace | None, model, optimizer=None,
+                 scheduler=None, generators: dict | None = None, config: dict | None = None,
+                 ignore: Iterable[str] = (), resume_from: str | Path | None = "args"):
+        self.path = Path(path)
+        self.args = args
+        self.model, self.optimizer, self.scheduler = model, optimizer, scheduler
+        self.generators = generators or {}
+        self.config = dict(run_config(args, ignore) if args else {}, **_jsonable(config or {}))
+        self.resume_from = getattr(args, "resume", None) if resume_from == "args" else resume_from
+        self.stop_requested = False
+        self._previous_handler = None
+        self._stop = SystemExit(130)             # raised by step_end after Ctrl-C
+
+    # -- Ctrl-C ---------------------------------------------------------------------------
+    def __enter__(self) -> "Checkpoint":
+        try:
+            self._previous_handler = signal.signal(signal.SIGINT, self._on_interrupt)
+        except ValueError:                     # not the main thread: Ctrl-C stays as it was
+            self._previous_handler = None
+        return self
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        if self._previous_handler is not None:
+            signal.signal(signal.SIGINT, self._previous_handler)
+        if exc is self._stop:                    # after the progress bars have closed
+            print(f"\ninterrupted: checkpoint saved to {self.path}; continue with:\n"
+                  f"  {resume_command(self.args)}", file=sys.stderr, flush=True)
+        elif self.stop_requested and exc_type is None:
+            print("Ctrl-C came after the last training step: finishing the run (Ctrl-C again "
+                  "stops it)", file=sys.stderr, flush=True)
+
+    def _on_interrupt(self, signum, frame) -> None:
+        if self.stop_requested:
+            raise KeyboardInterrupt
+        self.stop_requested = True
+        print("\nCtrl-C: stopping at the end of this step to save a checkpoint (Ctrl-C again "
+              "stops at once, without saving)", file=sys.stderr, flush=True)
+
+    # -- saving and resuming --------------------------------------------------------------
+    def save(self, **state: Any) -> Path:
+        """Write the checkpoint now (atomically), with `state` beside the rest."""
+        extra = {"scheduler": self.scheduler.state_dict()} if self.scheduler else {}
+        return save_checkpoint(self.path, self.model, self.optimizer, **extra, **state,
+                               run_config=json.dumps(self.config, sort_keys=True),
+                               rng=_rng_states(self.generators))
+
+    def step_end(self, due: bool, **state: Any) -> None:
+        """Call between steps: saves when `due` or when Ctrl-C was pressed; after Ctrl-C,
+        prints the resume command and exits."""
+        if due or self.stop_requested:
+            self.save(**state)
+        if self.stop_requested:
+            raise self._stop
+
+    def resume(self) -> dict:
+        """Restore everything from `resume_from` and return the saved `state` ({} when not
+        resuming). Stops the script with one line when there is no checkpoint or its
+        configuration differs from this run's."""
+        if self.resume_from is None:
+            return {}
+        path = Path(self.resume_from)
+        if not path.is_file():
+            fail(f"--resume: no checkpoint at {path}; run without --resume to start training "
+                 f"(or give --out the folder of the run to continue)")
+        import nn
+        saved = nn.load(path)["state"]
+        if "run_config" not in saved:
+            fail(f"--resume: {path} was written by an older version of this script (it has no "
+                 f"configuration to check); start afresh without --resume")
+        differences = _differences(json.loads(str(saved["run_config"])), self.config)
+        if differences:
+            fail(f"--resume: {path} was made with other settings ({'; '.join(differences)}); "
+                 f"rerun with the checkpoint's settings, or start afresh in another --out")
+        state = load_checkpoint(path, self.model, self.optimizer)
+        if self.scheduler is not None:
+            self.scheduler.load_state_dict(state["scheduler"])
+        _set_rng_states(str(state.pop("rng")), self.generators)
+        state.pop("run_config")
+        print(f"resumed from {path}")
+        return state
+
+
+def resume_source(args: argparse.Namespace, path: Path) -> Path | None:
+    """For scripts that keep one checkpoint per model beside each other: with --resume, `path`
+    when it exists (a model not reached yet starts afresh); None without --resume. --resume
+    with no checkpoint at all in the folder stops the script with one line."""
+    if args.resume is None:
+        return None
+    if not any(Path(path).parent.glob("checkpoint*.npz")):
+        fail(f"--resume: no checkpoint in {Path(path).parent}; run without --resume to start "
+             f"training (or give --out the folder of the run to continue)")
+    return path if Path(path).exists() else None
+
+
+def _differences(saved: dict, current: dict) -> list[str]:
+    """["--lr: 0.01 in the checkpoint, 0.001 now", ...] for every setting that differs."""
+    lines = []
+    for key in sorted(set(saved) | set(current)):
+        if saved.get(key) != current.get(key):
+            flag = "--" + key.replace("_", "-")
+            lines.append(f"{flag}: {saved.get(key, 'unset')} in the checkpoint, "
+                         f"{current.get(key, 'unset')} now")
+    return lines
+
+
 def as_list(values: Iterable) -> list[float]:
     """A loss history restored from a checkpoint (array, list or scalar) as a list of floats."""
     return [float(v) for v in np.atleast_1d(np.asarray(values))] if values is not None else []
@@ -310,9 +529,15 @@ def as_list(values: Iterable) -> list[float]:
 def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None,
                **quick) -> argparse.Namespace:
     """Parse `argv`; with --quick, the `quick` values replace the defaults (flags given on the
-    command line still win)."""
+    command line still win) and the default folder is <default_out>-quick, so a smoke run never
+    meets a full run's checkpoint. `args.argv` keeps the arguments (for the resume command)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     if args.quick:
         parser.set_defaults(**quick)
         args = parser.parse_args(argv)
+    if args.out is None:
+        default = getattr(parser, "default_out", "runs/example").format(**vars(args))
+        args.out = Path(default + ("-quick" if args.quick else ""))
+    args.argv = argv
     return args

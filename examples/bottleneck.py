@@ -25,8 +25,8 @@ per model (none-h32, additive-h32, ...) with its checkpoint.
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import (base_parser, prepare_run, print_outputs, pyplot, save_figure,
-                     seed_everything, write_metrics)
+from _common import (CHECKPOINT_NAME, base_parser, fail, parse_args, positive_int, prepare_run,
+                     print_outputs, pyplot, save_figure, seed_everything, write_metrics)
 
 import time
 from pathlib import Path
@@ -75,18 +75,20 @@ def build_parser():
     parser.add_argument("--hidden-sizes", dest="hidden_sizes", default=None,
                         help="comma-separated GRU hidden sizes H, the size of the one vector "
                         "(default 32,128)")
-    parser.add_argument("--epochs", type=int, default=None,
+    parser.add_argument("--epochs", type=positive_int, default=None,
                         help="epochs of the attentive models (default 3)")
-    parser.add_argument("--none-epochs", dest="none_epochs", type=int, default=None,
+    parser.add_argument("--none-epochs", dest="none_epochs", type=positive_int, default=None,
                         help="epochs of the models without attention (default 10)")
-    parser.add_argument("--n-train", dest="n_train", type=int, default=None,
+    parser.add_argument("--n-train", dest="n_train", type=positive_int, default=None,
                         help="training sentences (default 12000)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
+    args = parse_args(build_parser(), argv)
     out = prepare_run(args)
+    if args.resume is not None and not any(out.glob(f"*/{CHECKPOINT_NAME}")):
+        fail(f"--resume: no checkpoint in {out}/*/; run without --resume to start training")
     if args.quick:
         base = dict(embed_dim=16, n_train=384, n_test=96, beam=0, max_len=8)
         sizes, epochs, none_epochs = [16, 32], 2, 3
@@ -108,14 +110,14 @@ def main(argv: list[str] | None = None) -> dict:
                             **base)
             folder = out / name
             folder.mkdir(exist_ok=True)
-            checkpoint = folder / "checkpoint.npz"
+            checkpoint = folder / CHECKPOINT_NAME
             resume = checkpoint if args.resume is not None and checkpoint.exists() else None
             print(f"training {name}: attention = {attention}, H = {hidden_size}, "
                   f"{n_epochs} epochs")
             # the same seed for every run: the same data and shuffles, and each model
             # initialised as `translate.py --attention <it> --hidden-size <H>` initialises it
             seed_everything(args.seed)
-            _, result = train(config, folder, args.seed, args.device, resume)
+            _, result = train(config, folder, args.seed, args.device, resume, args=args)
             history = result["history"]
             equal = min(epochs, len(history["epoch_exact"])) - 1
             runs[name] = {

@@ -45,8 +45,9 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import (CHECKPOINT_NAME, LossBar, base_parser, load_checkpoint, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_metrics)
+from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, base_parser, load_checkpoint,
+                     parse_args, prepare_run, print_outputs, pyplot, save_checkpoint,
+                     save_figure, write_metrics)
 
 import minigrad as mg
 import nn
@@ -333,63 +334,70 @@ HISTORY = dict(step=[], loss=[], seconds=[], eval_step=[], eval_seconds=[], dev_
 
 
 def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, device: str,
-          resume: Path | None, show_progress: bool = True) -> dict:
+          resume: Path | None, show_progress: bool = True, args=None) -> dict:
     """Train until the step limit or the time budget. Every `eval_every` steps: greedy WER on
     every dev word, a checkpoint to resume from, and best.npz when dev WER is the best so far.
-    Returns the history."""
+    Ctrl-C saves the checkpoint and prints the command that resumes. Returns the history."""
     history = {k: list(v) if isinstance(v, list) else v for k, v in HISTORY.items()}
-    if resume is not None:
-        saved = load_checkpoint(resume, model, optimizer)["history"]
-        history = {k: [float(x) for x in np.atleast_1d(saved[k])] if isinstance(v, list)
-                   else type(v)(saved[k]) for k, v in HISTORY.items()}
-        print(f"resumed from {resume} at step {len(history['loss'])}")
     # CPU seconds of this process (one BLAS thread: unaffected by other jobs on the cores), or
     # wall-clock seconds
     clock = time.process_time if config.clock == "cpu" else time.perf_counter
     state = dict(config=asdict(config), letters=data.letters.itos, phonemes=data.phonemes.itos)
-    steps = len(history["loss"])
-    with LossBar(total=config.steps or None, desc="train", disable=not show_progress,
-                 initial=steps) as bar:
-        while run_progress(config, steps, history["train_seconds"]) < 1.0:
-            # the batch order of every epoch follows from (seed, epoch): resumable exactly
-            plan = same_length_batches([len(w) for w, _ in data.train_pairs],
-                                       config.batch_size,
-                                       np.random.default_rng([seed, history["epoch"]]))
-            while history["epoch_step"] < len(plan) and \
-                    run_progress(config, steps, history["train_seconds"]) < 1.0:
-                tick, wall = clock(), time.perf_counter()
-                batch = make_batch([data.train_pairs[i] for i in plan[history["epoch_step"]]],
-                                   data.letters, data.phonemes)
-                lr = learning_rate(config, run_progress(config, steps,
-                                                        history["train_seconds"]))
-                loss = train_step(model, optimizer, batch, lr, config.clip, device,
-                                  config.label_smoothing)
-                history["train_seconds"] += clock() - tick
-                history["wall_seconds"] += time.perf_counter() - wall
-                history["epoch_step"] += 1
-                steps += 1
-                for key, value in (("step", steps), ("loss", loss),
-                                   ("seconds", history["train_seconds"])):
-                    history[key].append(value)
-                bar.update(loss, epoch=history["epoch"] + 1, lr=lr)
-                finished = run_progress(config, steps, history["train_seconds"]) >= 1.0
-                if steps % config.eval_every == 0 or finished:
-                    dev = evaluate(pronounce(model, data.parts["dev"], data.letters, data.phonemes,
-                                             device=device)[0],
-                                   data.lexicon)
-                    for key, value in (("eval_step", steps), ("dev_wer", dev["wer"]),
-                                       ("eval_seconds", history["train_seconds"]),
-                                       ("dev_per", dev["per"])):
+    # the budget (steps, minutes) may grow on --resume; every other setting must match
+    checkpoint = Checkpoint(out / CHECKPOINT_NAME, args, model, optimizer,
+                            config={k: v for k, v in asdict(config).items()
+                                    if k not in ("steps", "minutes", "eval_every", "beam")},
+                            ignore=[f.name for f in fields(Config)] + ["say"],
+                            resume_from=resume)
+    with checkpoint:
+        saved = checkpoint.resume().get("history")
+        if saved is not None:
+            history = {k: [float(x) for x in np.atleast_1d(saved[k])] if isinstance(v, list)
+                       else type(v)(saved[k]) for k, v in HISTORY.items()}
+        steps = len(history["loss"])
+        with LossBar(total=config.steps or None, desc="train", disable=not show_progress,
+                     initial=steps) as bar:
+            while run_progress(config, steps, history["train_seconds"]) < 1.0:
+                # the batch order of every epoch follows from (seed, epoch): resumable exactly
+                plan = same_length_batches([len(w) for w, _ in data.train_pairs],
+                                           config.batch_size,
+                                           np.random.default_rng([seed, history["epoch"]]))
+                while history["epoch_step"] < len(plan) and \
+                        run_progress(config, steps, history["train_seconds"]) < 1.0:
+                    tick, wall = clock(), time.perf_counter()
+                    batch = make_batch([data.train_pairs[i]
+                                        for i in plan[history["epoch_step"]]],
+                                       data.letters, data.phonemes)
+                    lr = learning_rate(config, run_progress(config, steps,
+                                                            history["train_seconds"]))
+                    loss = train_step(model, optimizer, batch, lr, config.clip, device,
+                                      config.label_smoothing)
+                    history["train_seconds"] += clock() - tick
+                    history["wall_seconds"] += time.perf_counter() - wall
+                    history["epoch_step"] += 1
+                    steps += 1
+                    for key, value in (("step", steps), ("loss", loss),
+                                       ("seconds", history["train_seconds"])):
                         history[key].append(value)
-                    bar.write(f"step {steps} ({history['train_seconds'] / 60:.1f} min): dev "
-                              f"WER {dev['wer']:.4f}, PER {dev['per']:.4f}")
-                    if not history["best_step"] or dev["wer"] < history["best_dev_wer"]:
-                        history["best_step"], history["best_dev_wer"] = steps, dev["wer"]
-                        save_checkpoint(out / BEST_NAME, model, **state, step=steps)
-                    save_checkpoint(out / CHECKPOINT_NAME, model, optimizer, **state,
-                                    history=history)
-            if history["epoch_step"] == len(plan):
-                history["epoch"], history["epoch_step"] = history["epoch"] + 1, 0
+                    bar.update(loss, epoch=history["epoch"] + 1, lr=lr)
+                    due = steps % config.eval_every == 0 or run_progress(
+                        config, steps, history["train_seconds"]) >= 1.0
+                    if due:
+                        dev = evaluate(pronounce(model, data.parts["dev"], data.letters,
+                                                 data.phonemes, device=device)[0],
+                                       data.lexicon)
+                        for key, value in (("eval_step", steps), ("dev_wer", dev["wer"]),
+                                           ("eval_seconds", history["train_seconds"]),
+                                           ("dev_per", dev["per"])):
+                            history[key].append(value)
+                        bar.write(f"step {steps} ({history['train_seconds'] / 60:.1f} min): "
+                                  f"dev WER {dev['wer']:.4f}, PER {dev['per']:.4f}")
+                        if not history["best_step"] or dev["wer"] < history["best_dev_wer"]:
+                            history["best_step"], history["best_dev_wer"] = steps, dev["wer"]
+                            save_checkpoint(out / BEST_NAME, model, **state, step=steps)
+                    checkpoint.step_end(due=due, **state, history=history)
+                if history["epoch_step"] == len(plan):
+                    history["epoch"], history["epoch_step"] = history["epoch"] + 1, 0
     return history
 
 
@@ -506,11 +514,11 @@ def say(args) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
+    args = parse_args(build_parser(), argv)
     if args.say:
         return say(args)
     out = prepare_run(args)
-    resumed = args.resume is not None and args.resume.exists()
+    resumed = args.resume is not None and args.resume.is_file()
     config = config_from_args(args, nn.load(args.resume)["state"]["config"] if resumed else None)
     start = time.perf_counter()
     data = Data(*load_split(), config.max_words)
@@ -520,7 +528,8 @@ def main(argv: list[str] | None = None) -> dict:
     words = {k: len(v) for k, v in data.parts.items()}
     print(f"words: {words} ({len(data.train_pairs)} training pronunciations); "
           f"{n_parameters:,} parameters")
-    history = train(model, optimizer, data, config, out, args.seed, args.device, args.resume)
+    history = train(model, optimizer, data, config, out, args.seed, args.device, args.resume,
+                    args=args)
     best_step = int(load_checkpoint(out / BEST_NAME, model)["step"])   # the best on dev
     dev = evaluate(pronounce(model, data.parts["dev"], data.letters, data.phonemes,
                              device=args.device)[0],

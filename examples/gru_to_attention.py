@@ -38,8 +38,9 @@ Run:
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import (as_list, base_parser, load_checkpoint, LossBar, parse_args, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_metrics)
+from _common import (Checkpoint, LossBar, as_list, base_parser, parse_args, positive_int,
+                     prepare_run, print_outputs, pyplot, resume_source, save_figure,
+                     write_metrics)
 
 
 import numpy as np
@@ -224,30 +225,34 @@ def train_variant(variant: str, task: RecallTask, args, out, held_out) -> tuple[
     path = out / f"checkpoint_{variant.replace(' ', '').replace('+', 'plus_')}.npz"
     history: list[float] = []
     held_out_curve: dict = {"step": [], "loss": []}      # held-out loss every eval_every steps
-    start = 0
-    if args.resume is not None and path.exists():
-        state = load_checkpoint(path, model, optimizer)
-        start, history = int(state["step"]), as_list(state.get("history"))
-        held_out_curve = {"step": [int(s) for s in as_list(state.get("held_out_step"))],
-                          "loss": as_list(state.get("held_out_loss"))}
-    with LossBar(total=args.steps, desc=f"{variant:>11}", initial=start) as bar:
-        for step in range(start, args.steps):
-            tokens, targets = task.batch(np.random.default_rng([args.seed, step]), args.batch)
-            logits, _ = model(mg.tensor(tokens, device=args.device))
-            loss, accuracy = loss_and_accuracy(logits, targets)
-            optimizer.zero_grad()
-            loss.backward()
-            nn.clip_grad_norm(model.parameters(), 1.0)
-            optimizer.step()
-            history.append(loss.item())
-            bar.update(history[-1], acc=accuracy)
-            if (step + 1) % args.eval_every == 0 or step == args.steps - 1:
-                held_out_curve["step"].append(step + 1)
-                held_out_curve["loss"].append(evaluate(model, task, *held_out, args.device)[0])
-            if (step + 1) % args.checkpoint_every == 0 or step == args.steps - 1:
-                save_checkpoint(path, model, optimizer, step=step + 1, history=history,
-                                held_out_step=held_out_curve["step"],
-                                held_out_loss=held_out_curve["loss"])
+    with Checkpoint(path, args, model, optimizer, resume_from=resume_source(args, path),
+                    config={"variant": variant}, ignore=("variants",)) as checkpoint:
+        state = checkpoint.resume()
+        start = int(state.get("step", 0))
+        if state:
+            history = as_list(state["history"])
+            held_out_curve = {"step": [int(s) for s in as_list(state["held_out_step"])],
+                              "loss": as_list(state["held_out_loss"])}
+        with LossBar(total=args.steps, desc=f"{variant:>11}", initial=start) as bar:
+            for step in range(start, args.steps):
+                tokens, targets = task.batch(np.random.default_rng([args.seed, step]),
+                                             args.batch)
+                logits, _ = model(mg.tensor(tokens, device=args.device))
+                loss, accuracy = loss_and_accuracy(logits, targets)
+                optimizer.zero_grad()
+                loss.backward()
+                nn.clip_grad_norm(model.parameters(), 1.0)
+                optimizer.step()
+                history.append(loss.item())
+                bar.update(history[-1], acc=accuracy)
+                if (step + 1) % args.eval_every == 0 or step == args.steps - 1:
+                    held_out_curve["step"].append(step + 1)
+                    held_out_curve["loss"].append(evaluate(model, task, *held_out,
+                                                           args.device)[0])
+                checkpoint.step_end(due=(step + 1) % args.checkpoint_every == 0
+                                    or step == args.steps - 1, step=step + 1, history=history,
+                                    held_out_step=held_out_curve["step"],
+                                    held_out_loss=held_out_curve["loss"])
     loss, accuracy = evaluate(model, task, *held_out, args.device)
     return model, {"description": DESCRIPTIONS[variant], "test_loss": loss,
                    "test_accuracy": accuracy, "first_train_loss": history[0],
@@ -279,8 +284,8 @@ def plot_curves(results: dict, chance: float, order_blind: float, path) -> None:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = base_parser(__doc__, default_out="runs/gru_to_attention")
-    parser.add_argument("--steps", type=int, default=1500, help="training steps per model")
-    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--steps", type=positive_int, default=1500, help="training steps per model")
+    parser.add_argument("--batch", type=positive_int, default=32)
     parser.add_argument("--dim", type=int, default=32, help="embedding / hidden size E = H")
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--keys", type=int, default=8, help="distinct keys K")
@@ -289,8 +294,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--queries", type=int, default=8, help="query tokens per sequence")
     parser.add_argument("--lr", type=float, default=3e-3, help="Adam learning rate")
     parser.add_argument("--test-size", type=int, default=512, help="held-out sequences")
-    parser.add_argument("--checkpoint-every", type=int, default=200)
-    parser.add_argument("--eval-every", type=int, default=100,
+    parser.add_argument("--checkpoint-every", type=positive_int, default=200)
+    parser.add_argument("--eval-every", type=positive_int, default=100,
                         help="held-out loss every k steps (the curves of losses.png)")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS,
                         metavar="VARIANT", help=f"subset of {', '.join(VARIANTS)}")

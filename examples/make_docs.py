@@ -1,19 +1,25 @@
 """Run the examples, keep their results as data, and write the numbers of the docs from them.
 
-Every number that examples/README.md (and the root README.md) states about an example run sits
-between markers that this script owns:
+The words of the pages are Markdown, written in the pages; every number in them that a run
+measured is a placeholder whose text this script fills from examples/results/*.json (one JSON
+file per run: its metrics.json, command, seed, commit, machine and wall time; published.json
+holds numbers published by others):
 
-    <!-- make_docs: translate-table -->
-    ...generated from examples/results/*.json; do not edit by hand...
+    exact match <!--=translate-dot/metrics/greedy_exact_match;*100;.1f-->99.9<!--/--> %
+
+(path in the results; a scale, "*100" or "/60"; a format: ".1f", "," for digit groups, "dur"
+for 58 s / 3.6 min, "sci1" for 4·10⁻⁹). Tables are generated whole, between markers, by
+`table_<name>` in _doc_tables.py:
+
+    <!-- make_docs: translate -->
+    ...generated; do not edit by hand...
     <!-- /make_docs -->
 
-The text between the markers is rendered from the committed results (one JSON file per run in
-examples/results/: the run's metrics.json as the script wrote it, with the command, seed,
-commit, machine and wall time). A test renders every region again and fails when the README
-and the data disagree, so a number can only change by rerunning and regenerating.
+A test fills every page again and fails when a page and the data disagree, so a number can
+only change by rerunning and regenerating.
 
-    python3 examples/make_docs.py                 # rewrite the READMEs' regions from the data
-    python3 examples/make_docs.py --check         # exit 1 if a region differs from the data
+    python3 examples/make_docs.py                 # rewrite the pages' numbers and tables
+    python3 examples/make_docs.py --check         # exit 1 where a page differs from the data
     python3 examples/make_docs.py --run           # rerun every example (one at a time, at
                                                   # nice 10), save results and figures, rewrite
     python3 examples/make_docs.py --run scaling soft_vs_hard      # rerun some of them
@@ -38,10 +44,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from _doc_tables import THIN, duration, sci
 
 EXAMPLES = Path(__file__).resolve().parent
 ROOT = EXAMPLES.parent
@@ -132,7 +139,7 @@ def git_commit() -> dict:
                 "uncommitted_changes": bool(git("status", "--porcelain", "--", "minigrad",
                                                 "nn", "examples/*.py",
                                                 ":!examples/make_docs.py",
-                                                ":!examples/_docs_regions.py"))}
+                                                ":!examples/_doc_tables.py"))}
     except (OSError, subprocess.CalledProcessError):
         return {"commit": "unknown", "uncommitted_changes": None}
 
@@ -234,46 +241,77 @@ def _write_atomically(path: Path, data, binary: bool = False) -> None:
         raise
 
 
-# -- the docs ------------------------------------------------------------------------------------
+# -- the pages ----------------------------------------------------------------------------------
 
+# a number or word of the prose: <!--=RUN/PATH;SCALE;FORMAT-->text<!--/-->, e.g.
+# <!--=translate-dot/metrics/greedy_exact_match;*100;.1f-->99.9<!--/--> %
+PLACEHOLDER = re.compile(r"<!--=([^;>]+);([^;>]*);([^;>]*)-->(.*?)<!--/-->", re.S)
+# a generated table: <!-- make_docs: NAME -->...<!-- /make_docs -->, from _doc_tables.table_NAME
 REGION = re.compile(r"(<!-- make_docs: ([\w-]+) -->\n)(.*?)(<!-- /make_docs -->)", re.S)
 
 
 def load_results() -> dict:
-    """{run name: results record} for every committed results file."""
+    """{run name: results record} for every results file (published.json: numbers of others)."""
     return {path.stem: json.loads(path.read_text(encoding="utf-8"))
             for path in sorted(RESULTS.glob("*.json"))}
 
 
-def regenerate(text: str, results: dict) -> str:
-    """`text` with every marked region rendered again from `results`."""
-    from _docs_regions import render_region
-
-    def replace(match: re.Match) -> str:
-        body = wrap(render_region(match.group(2), results)).rstrip("\n") + "\n"
-        return match.group(1) + body + match.group(4)
-    return REGION.sub(replace, text)
-
-
-def wrap(markdown: str, width: int = 96) -> str:
-    """Prose paragraphs wrapped at `width` columns, as the rest of the pages are; tables
-    (lines starting with "|") and indented code blocks stay as they are."""
-    blocks = markdown.split("\n\n")
-    wrapped = []
-    for block in blocks:
-        if block.startswith(("|", "    ")):
-            wrapped.append(block)
+def lookup(results: dict, path: str):
+    """The value at "run/key/0/key" ("~1" stands for "/" inside a key); "len" is a list's or
+    a dict's length, "min" and "max" a list's smallest and largest element."""
+    value = results
+    for key in path.split("/"):
+        key = key.replace("~1", "/").replace("~0", "~")
+        if key in ("min", "max", "len") and (isinstance(value, list) or key == "len"):
+            value = {"min": min, "max": max, "len": len}[key](value)
+        elif isinstance(value, list):
+            value = value[int(key)]
         else:
-            wrapped.append(textwrap.fill(" ".join(block.split("\n")), width=width,
-                                         break_long_words=False, break_on_hyphens=False))
-    return "\n\n".join(wrapped)
+            value = value[key]
+    return value
 
 
-def stale_regions(path: Path, results: dict) -> list[str]:
-    """Names of the regions of `path` whose text differs from what the data renders."""
+def formatted(value, scale: str, spec: str) -> str:
+    """`value` times/divided by `scale` ("*100", "/60", "" for none) in `spec`: a format spec
+    (".1f", ",", "g"; "," groups with narrow spaces), "dur" (58 s, 3.6 min) or "sci1"/"sci2"
+    (4·10⁻⁹, one or two significant digits)."""
+    if scale:
+        factor = float(scale[1:])
+        value = value * factor if scale[0] == "*" else value / factor
+    if spec == "dur":
+        return duration(value)
+    if spec.startswith("sci"):
+        return sci(value, int(spec[3:]))
+    return format(value, spec).replace(",", THIN)
+
+
+def fill(text: str, results: dict) -> str:
+    """`text` with every placeholder's text and every table region rendered from `results`."""
+    import _doc_tables
+
+    def value(match: re.Match) -> str:
+        new = formatted(lookup(results, match.group(1)), match.group(2), match.group(3))
+        old = match.group(4)
+        if " ".join(old.split()) == new:                # keep the line break of wrapped text
+            new = old
+        return f"<!--={match.group(1)};{match.group(2)};{match.group(3)}-->{new}<!--/-->"
+
+    def region(match: re.Match) -> str:
+        render = getattr(_doc_tables, "table_" + match.group(2).replace("-", "_"))
+        return match.group(1) + render(results).rstrip("\n") + "\n" + match.group(4)
+    return REGION.sub(region, PLACEHOLDER.sub(value, text))
+
+
+def stale(path: Path, results: dict) -> list[str]:
+    """What on the page `path` differs from what `results` render: placeholders by path,
+    tables by name."""
     text = path.read_text(encoding="utf-8")
-    fresh = {m.group(2): m.group(3) for m in REGION.finditer(regenerate(text, results))}
-    return [m.group(2) for m in REGION.finditer(text) if fresh[m.group(2)] != m.group(3)]
+    fresh = fill(text, results)
+    old = [m.group(0) for m in PLACEHOLDER.finditer(text)]
+    new = [m.group(0) for m in PLACEHOLDER.finditer(fresh)]
+    differ = [m.group(1) for m, a, b in zip(PLACEHOLDER.finditer(text), old, new) if a != b]
+    tables = {m.group(2): m.group(3) for m in REGION.finditer(fresh)}
+    return differ + [m.group(2) for m in REGION.finditer(text) if tables[m.group(2)] != m.group(3)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -302,16 +340,16 @@ def main(argv: list[str] | None = None) -> int:
             save_results(run, run_example(run, args.nice))
     results = load_results()
     if args.check:
-        stale = {str(path.relative_to(ROOT)): stale_regions(path, results) for path in DOCS}
-        stale = {path: names for path, names in stale.items() if names}
-        for path, names in stale.items():
-            print(f"{path}: regions out of date with examples/results/: {', '.join(names)}")
-        if stale:
+        out_of_date = {str(path.relative_to(ROOT)): stale(path, results) for path in DOCS}
+        for path, names in out_of_date.items():
+            if names:
+                print(f"{path}: out of date with examples/results/: {', '.join(names)}")
+        if any(out_of_date.values()):
             print("run `python3 examples/make_docs.py` to rewrite them")
-        return 1 if stale else 0
+        return 1 if any(out_of_date.values()) else 0
     for path in DOCS:
         text = path.read_text(encoding="utf-8")
-        new = regenerate(text, results)
+        new = fill(text, results)
         if new != text:
             _write_atomically(path, new)
             print(f"rewrote {path.relative_to(ROOT)}")

@@ -29,8 +29,9 @@ Run:
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import (as_list, base_parser, load_checkpoint, LossBar, parse_args, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_metrics)
+from _common import (Checkpoint, LossBar, as_list, base_parser, parse_args, positive_int,
+                     prepare_run, print_outputs, pyplot, resume_source, save_figure,
+                     write_metrics)
 
 
 import numpy as np
@@ -164,12 +165,20 @@ def train_mode(mode: str, args, out) -> tuple[DelayCopy, dict]:
     optimizer = nn.optim.Adam(model.parameters(), lr=args.lr)
     path = out / f"checkpoint_{mode}.npz"
     history = {"loss": [], "accuracy": []}
-    start = 0
-    if args.resume is not None and path.exists():
-        state = load_checkpoint(path, model, optimizer)
-        start = int(state["step"])
-        history = {k: as_list(state["history"][k]) for k in history}
-    with LossBar(total=args.steps, desc=f"{mode:>6}", initial=start) as bar:
+    with Checkpoint(path, args, model, optimizer, resume_from=resume_source(args, path),
+                    config={"mode": mode}) as checkpoint:
+        state = checkpoint.resume()
+        start = int(state.get("step", 0))
+        if state:
+            history = {k: as_list(state["history"][k]) for k in history}
+        train_steps(model, optimizer, history, start, args, checkpoint)
+    return model, history
+
+
+def train_steps(model: DelayCopy, optimizer, history: dict, start: int, args,
+                checkpoint: Checkpoint) -> None:
+    """Steps `start` .. args.steps − 1, each on its own batch (a function of seed and step)."""
+    with LossBar(total=args.steps, desc=f"{model.mode:>6}", initial=start) as bar:
         for step in range(start, args.steps):
             tokens, targets = copy_batch(np.random.default_rng([args.seed, step]), args.batch,
                                          args.length, args.vocab, args.delay)
@@ -184,9 +193,8 @@ def train_mode(mode: str, args, out) -> tuple[DelayCopy, dict]:
             history["loss"].append(loss.item())
             history["accuracy"].append(accuracy)
             bar.update(history["loss"][-1], acc=accuracy)
-            if (step + 1) % args.checkpoint_every == 0 or step == args.steps - 1:
-                save_checkpoint(path, model, optimizer, step=step + 1, history=history)
-    return model, history
+            checkpoint.step_end(due=(step + 1) % args.checkpoint_every == 0
+                                or step == args.steps - 1, step=step + 1, history=history)
 
 
 def plot_add_vs_concat(histories: dict, weights: dict, args, path) -> None:
@@ -227,14 +235,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--check-length", type=int, default=1000,
                         help="positions t for the rotation check")
     parser.add_argument("--max-shift", type=int, default=200, help="shifts φ in [−max, max]")
-    parser.add_argument("--steps", type=int, default=500, help="training steps per mode")
-    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--steps", type=positive_int, default=500, help="training steps per mode")
+    parser.add_argument("--batch", type=positive_int, default=32)
     parser.add_argument("--length", type=int, default=24, help="training sequence length")
     parser.add_argument("--vocab", type=int, default=10)
     parser.add_argument("--delay", type=int, default=5, help="k in y_t = x_(t−k)")
     parser.add_argument("--width", type=int, default=32, help="attention width D")
     parser.add_argument("--lr", type=float, default=3e-3)
-    parser.add_argument("--checkpoint-every", type=int, default=250)
+    parser.add_argument("--checkpoint-every", type=positive_int, default=250)
     args = parse_args(parser, argv, steps=40, check_length=200, max_shift=50)
     out = prepare_run(args)
 

@@ -32,7 +32,7 @@ once Graphviz is installed, and succeeds.
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import base_parser, prepare_run, print_outputs, write_metrics
+from _common import base_parser, parse_args, prepare_run, print_outputs, write_metrics
 
 import shutil
 from pathlib import Path
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser = base_parser(__doc__, default_out="runs/graphs")
     parser.add_argument("--rankdir", choices=("TB", "LR"), default="TB",
                         help="layout direction: top to bottom (default) or left to right")
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv)
     out = prepare_run(args)
     pictures = {
         "gru_step": mg.viz.draw(gru_step_graph(), show_shapes=True, rankdir=args.rankdir),

@@ -27,8 +27,9 @@ Run:
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import (as_list, base_parser, load_checkpoint, LossBar, parse_args, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_metrics)
+from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, as_list, base_parser, parse_args,
+                     positive_int, prepare_run, print_outputs, pyplot, save_figure,
+                     write_metrics)
 
 
 import numpy as np
@@ -225,15 +226,15 @@ def _smooth(values, width: int = 10) -> np.ndarray:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = base_parser(__doc__, default_out="runs/soft_vs_hard")
-    parser.add_argument("--steps", type=int, default=400, help="training steps")
-    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--steps", type=positive_int, default=400, help="training steps")
+    parser.add_argument("--batch", type=positive_int, default=64)
     parser.add_argument("--num-keys", type=int, default=8, help="key-value pairs per example")
     parser.add_argument("--dim", type=int, default=16, help="key and query dimension D")
     parser.add_argument("--value-dim", type=int, default=8, help="value dimension Dv")
     parser.add_argument("--noise", type=float, default=0.1, help="query noise std")
     parser.add_argument("--lr", type=float, default=1e-2, help="Adam learning rate")
     parser.add_argument("--print-every", type=int, default=25, help="print gradient norms every k")
-    parser.add_argument("--checkpoint-every", type=int, default=100)
+    parser.add_argument("--checkpoint-every", type=positive_int, default=100)
     args = parse_args(parser, argv, steps=60, batch=32, print_every=10)
     out = prepare_run(args)
 
@@ -241,32 +242,29 @@ def main(argv: list[str] | None = None) -> dict:
     models = Contestants(args.dim, args.dim, args.value_dim).to(args.device)
     optimizer = nn.optim.Adam(models.parameters(), lr=args.lr)
     history = {mode: {m: [] for m in METRICS} for mode in MODES}
-    start = 0
-    if args.resume is not None:
-        state = load_checkpoint(args.resume, models, optimizer)
-        start = int(state["step"])
-        history = {mode: {m: as_list(state["history"][mode][m]) for m in METRICS}
-                   for mode in MODES}
-        print(f"resumed from {args.resume} at step {start}")
-
-    print(f"{'step':>5} | {'loss soft/nearest/exact':^26} | "
-          f"{'‖∂L/∂W_q‖ soft/nearest/exact':^32} | {'‖∂L/∂W_k‖ soft/nearest/exact':^32}")
-    with LossBar(total=args.steps, desc="train", initial=start) as bar:
-        for step in range(start, args.steps):
-            record = train_step(models, optimizer, step, args, rotation)
-            for mode in MODES:
-                for m in METRICS:
-                    history[mode][m].append(record[mode][m])
-            bar.update(record["soft"]["loss"], nearest=record["nearest"]["loss"],
-                       exact=record["exact"]["loss"])
-            if step % args.print_every == 0 or step == args.steps - 1:
-                r = record
-                bar.write(f"{step:5d} | " + " ".join(f"{r[m]['loss']:8.4f}" for m in MODES)
-                          + " | " + " ".join(f"{r[m]['grad_query']:10.3e}" for m in MODES)
-                          + " | " + " ".join(f"{r[m]['grad_key']:10.3e}" for m in MODES))
-            if (step + 1) % args.checkpoint_every == 0 or step == args.steps - 1:
-                save_checkpoint(out / "checkpoint.npz", models, optimizer, step=step + 1,
-                                history=history)
+    with Checkpoint(out / CHECKPOINT_NAME, args, models, optimizer) as checkpoint:
+        state = checkpoint.resume()
+        if state:
+            history = {mode: {m: as_list(state["history"][mode][m]) for m in METRICS}
+                       for mode in MODES}
+        start = int(state.get("step", 0))
+        print(f"{'step':>5} | {'loss soft/nearest/exact':^26} | "
+              f"{'‖∂L/∂W_q‖ soft/nearest/exact':^32} | {'‖∂L/∂W_k‖ soft/nearest/exact':^32}")
+        with LossBar(total=args.steps, desc="train", initial=start) as bar:
+            for step in range(start, args.steps):
+                record = train_step(models, optimizer, step, args, rotation)
+                for mode in MODES:
+                    for m in METRICS:
+                        history[mode][m].append(record[mode][m])
+                bar.update(record["soft"]["loss"], nearest=record["nearest"]["loss"],
+                           exact=record["exact"]["loss"])
+                if step % args.print_every == 0 or step == args.steps - 1:
+                    r = record
+                    bar.write(f"{step:5d} | " + " ".join(f"{r[m]['loss']:8.4f}" for m in MODES)
+                              + " | " + " ".join(f"{r[m]['grad_query']:10.3e}" for m in MODES)
+                              + " | " + " ".join(f"{r[m]['grad_key']:10.3e}" for m in MODES))
+                checkpoint.step_end(due=(step + 1) % args.checkpoint_every == 0
+                                    or step == args.steps - 1, step=step + 1, history=history)
 
     plot(history, args, out / "soft_vs_hard.png")
     tail = max(1, min(20, len(history["soft"]["loss"]) // 5))     # average the last steps

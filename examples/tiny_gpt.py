@@ -26,8 +26,9 @@ Run:
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import (as_list, base_parser, load_checkpoint, LossBar, parse_args, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_metrics)
+from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, as_list, base_parser, fail,
+                     load_checkpoint, parse_args, positive_int, prepare_run, print_outputs,
+                     pyplot, save_figure, write_metrics)
 
 import math
 import sysconfig
@@ -181,10 +182,10 @@ def plot_losses(history: dict, final_val: float, args, path) -> None:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = base_parser(__doc__, default_out="runs/tiny_gpt")
-    parser.add_argument("--steps", type=int, default=3000, help="maximum training steps")
+    parser.add_argument("--steps", type=positive_int, default=3000, help="maximum training steps")
     parser.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
                         help="stop this run's training after this many seconds of wall time")
-    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--batch", type=positive_int, default=32)
     parser.add_argument("--context", type=int, default=64, help="characters per window T")
     parser.add_argument("--d-model", type=int, default=128)
     parser.add_argument("--heads", type=int, default=4)
@@ -193,12 +194,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--dropout", type=float, default=0.0)
     parser.add_argument("--lr", type=float, default=2e-3, help="peak Adam learning rate")
     parser.add_argument("--warmup", type=int, default=100, help="warm-up steps")
-    parser.add_argument("--eval-every", type=int, default=100)
+    parser.add_argument("--eval-every", type=positive_int, default=100)
     parser.add_argument("--eval-windows", type=int, default=128,
                         help="fixed validation windows per evaluation")
     parser.add_argument("--final-eval-windows", type=int, default=1024,
                         help="validation windows for the final number")
-    parser.add_argument("--checkpoint-every", type=int, default=250)
+    parser.add_argument("--checkpoint-every", type=positive_int, default=250)
     parser.add_argument("--prompt", action="append", default=None,
                         help='prompt for the samples (repeatable; default "def ", "class ", '
                              '"import ")')
@@ -230,55 +231,60 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"model: {args.layers} layers, d_model {args.d_model}, {args.heads} heads, ff "
           f"{args.ff}, context {args.context}: {num_params:,} parameters")
     history = {"step": [], "train": [], "val": [], "elapsed": []}
-    step, elapsed_before = 0, 0.0
-    if args.resume is not None:
-        state = load_checkpoint(args.resume, model, optimizer)
-        if str(state["vocab"]) != codec.vocab:
-            raise ValueError("tiny_gpt: the checkpoint's vocabulary differs from this corpus's")
-        step, elapsed_before = int(state["step"]), float(state["elapsed"])
-        history = {k: as_list(state["history"][k]) for k in history}
-        print(f"resumed from {args.resume} at step {step}")
-
     val_windows = fixed_windows(val_data, args.eval_windows, args.context)
     eval_batch = max(args.batch, 32)
-
-    def checkpoint() -> None:
-        save_checkpoint(out / "checkpoint.npz", model, optimizer, step=step,
-                        elapsed=elapsed_before + (time.perf_counter() - start), vocab=codec.vocab,
-                        history=history)
-
     start, cpu_start = time.perf_counter(), time.process_time()
     stopped_by = "steps"
-    if not args.sample_only:
-        with LossBar(total=args.steps, desc="train", initial=step) as bar:
-            while step < args.steps:
-                elapsed = time.perf_counter() - start
-                if args.time_budget is not None and elapsed >= args.time_budget:
-                    stopped_by = "time budget"
-                    break
-                for group in optimizer.param_groups:
-                    group["lr"] = learning_rate(args, step, elapsed)
-                x, y = random_windows(train_data, np.random.default_rng([args.seed, step]),
-                                      args.batch, args.context)
-                logits = model(mg.tensor(x, device=args.device))             # (B, T, V)
-                loss = F.cross_entropy(logits, mg.tensor(y, device=args.device))
-                optimizer.zero_grad()
-                loss.backward()
-                nn.clip_grad_norm(model.parameters(), 1.0)
-                optimizer.step()
-                step += 1
-                running = bar.update(loss.item())
-                if step % args.eval_every == 0 or step == args.steps:
-                    val = evaluate(model, val_windows, eval_batch, args.device)
-                    history["step"].append(step)
-                    history["train"].append(running)
-                    history["val"].append(val)
-                    history["elapsed"].append(elapsed_before + time.perf_counter() - start)
-                    bar.write(f"step {step:5d}  train {running:.4f}  val {val:.4f} nats/char  "
-                              f"({history['elapsed'][-1] / 60:.1f} min)")
-                if step % args.checkpoint_every == 0:
-                    checkpoint()
-        checkpoint()
+    if args.sample_only:                       # the model of a finished or interrupted run
+        path = args.resume or out / CHECKPOINT_NAME
+        if not path.is_file():
+            fail(f"--sample-only: no checkpoint at {path}; train first")
+        state = load_checkpoint(path, model)
+        step, history = int(state["step"]), {k: as_list(state["history"][k]) for k in history}
+    else:
+        with Checkpoint(out / CHECKPOINT_NAME, args, model, optimizer,
+                        config={"vocabulary": codec.vocab},
+                        ignore=("sample_only", "prompt", "sample_length", "temperature",
+                                "final_eval_windows")) as checkpoint:
+            state = checkpoint.resume()
+            step, elapsed_before = int(state.get("step", 0)), float(state.get("elapsed", 0.0))
+            if state:
+                history = {k: as_list(state["history"][k]) for k in history}
+            with LossBar(total=args.steps, desc="train", initial=step) as bar:
+                if state:
+                    bar.load_state_dict(state["bar"])
+                while step < args.steps:
+                    elapsed = time.perf_counter() - start
+                    if args.time_budget is not None and elapsed >= args.time_budget:
+                        stopped_by = "time budget"
+                        break
+                    for group in optimizer.param_groups:
+                        group["lr"] = learning_rate(args, step, elapsed)
+                    x, y = random_windows(train_data, np.random.default_rng([args.seed, step]),
+                                          args.batch, args.context)
+                    logits = model(mg.tensor(x, device=args.device))             # (B, T, V)
+                    loss = F.cross_entropy(logits, mg.tensor(y, device=args.device))
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.clip_grad_norm(model.parameters(), 1.0)
+                    optimizer.step()
+                    step += 1
+                    running = bar.update(loss.item())
+                    if step % args.eval_every == 0 or step == args.steps:
+                        val = evaluate(model, val_windows, eval_batch, args.device)
+                        history["step"].append(step)
+                        history["train"].append(running)
+                        history["val"].append(val)
+                        history["elapsed"].append(elapsed_before + time.perf_counter() - start)
+                        bar.write(f"step {step:5d}  train {running:.4f}  val {val:.4f} "
+                                  f"nats/char  ({history['elapsed'][-1] / 60:.1f} min)")
+                    checkpoint.step_end(
+                        due=step % args.checkpoint_every == 0 or step == args.steps,
+                        step=step, elapsed=elapsed_before + time.perf_counter() - start,
+                        history=history, bar=bar.state_dict())
+            if stopped_by == "time budget":
+                checkpoint.save(step=step, elapsed=elapsed_before + time.perf_counter() - start,
+                                history=history, bar=bar.state_dict())
     train_seconds = time.perf_counter() - start
     train_cpu_seconds = time.process_time() - cpu_start       # all threads of this process
 

@@ -48,12 +48,13 @@ checkpoint.npz.
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import (LossBar, as_list, base_parser, load_checkpoint, prepare_run,
-                     print_outputs, pyplot, save_checkpoint, save_figure, write_metrics)
+from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, as_list, base_parser, parse_args,
+                     positive_int, prepare_run, print_outputs, pyplot, save_figure,
+                     write_metrics)
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -393,11 +394,13 @@ class Config:
 
 
 def train(config: Config, out: Path, seed: int, device: str = "cpu", resume: Path | None = None,
-          show_progress: bool = True, log=None) -> tuple[Seq2Seq, dict]:
-    """Build the data and the model, train for config.epochs epochs (checkpointing after each)
-    and return (model, results). `results` holds the loss history, per-epoch held-out exact
-    match (greedy; overall and per source length), the final greedy and beam scores and the
-    timings. Progress lines go to `log` (default: printed above the progress bar)."""
+          show_progress: bool = True, log=None, args=None) -> tuple[Seq2Seq, dict]:
+    """Build the data and the model, train for config.epochs epochs (checkpointing after each,
+    and at the step where Ctrl-C stops it) and return (model, results). `results` holds the
+    loss history, per-epoch held-out exact match (greedy; overall and per source length), the
+    final greedy and beam scores and the timings. Progress lines go to `log` (default: printed
+    above the progress bar). `args`: the script's arguments, for the checkpoint's settings and
+    the resume command."""
     rng = np.random.default_rng(seed)
     train_pairs, test_pairs = make_corpus(rng, config.n_train, config.n_test,
                                           config.min_len, config.max_len)
@@ -413,50 +416,57 @@ def train(config: Config, out: Path, seed: int, device: str = "cpu", resume: Pat
                                   lambda step: config.lr_decay ** (step / steps_per_epoch))
     history = {"loss": [], "epoch_exact": [], "epoch_by_length": [], "curve_step": [],
                "curve_exact": [], "train_seconds": 0.0, "epochs_done": 0}
-    checkpoint = out / "checkpoint.npz"
-    if resume is not None:
-        state = load_checkpoint(resume, model, optimizer)
-        scheduler.load_state_dict(state["scheduler"])
-        history = {key: as_list(state[key])
-                   for key in ("loss", "epoch_exact", "curve_step", "curve_exact")}
-        history["epoch_by_length"] = list(state["epoch_by_length"])
-        history["train_seconds"] = float(state["train_seconds"])
-        history["epochs_done"] = int(state["epochs_done"])
-        (log or print)(f"resumed from {resume} after epoch {history['epochs_done']}")
     # exact match on the first 200 held-out sentences, four times per epoch (not timed)
     curve_pairs, eval_every = test_pairs[:200], max(1, steps_per_epoch // 4)
     order_rng = np.random.default_rng(seed + 1)
-    for _ in range(history["epochs_done"]):                 # replay the shuffles already used
-        order_rng.permutation(len(train_pairs))
-    remaining = config.epochs - history["epochs_done"]
-    with LossBar(total=remaining * steps_per_epoch, desc=f"train [{config.attention}]",
-                 disable=not show_progress) as bar:
-        for epoch in range(history["epochs_done"], config.epochs):
-            start, eval_seconds = time.perf_counter(), 0.0
-            order = order_rng.permutation(len(train_pairs))
-            for i in range(0, len(order), config.batch_size):
-                batch = make_batch([train_pairs[j] for j in order[i:i + config.batch_size]],
-                                   src_vocab, tgt_vocab)
-                loss = train_step(model, optimizer, scheduler, batch, config.clip, device)
-                history["loss"].append(loss)
-                bar.update(loss, epoch=epoch + 1)
-                if len(history["loss"]) % eval_every == 0:       # the learning curve
-                    tick = time.perf_counter()
-                    history["curve_step"].append(len(history["loss"]))
-                    history["curve_exact"].append(
-                        evaluate(model, curve_pairs, vocabs, device=device)["exact_match"])
-                    eval_seconds += time.perf_counter() - tick
-            history["train_seconds"] += time.perf_counter() - start - eval_seconds
-            scores = evaluate(model, test_pairs, vocabs, device=device)
-            history["epoch_exact"].append(scores["exact_match"])
-            history["epoch_by_length"].append(           # exact match per source length
-                {str(n): entry["exact_match"] for n, entry in scores["by_length"].items()})
-            history["epochs_done"] = epoch + 1
-            (log or bar.write)(f"epoch {epoch + 1}: loss {bar.running_loss:.4f}, held-out "
-                               f"exact match (greedy) {scores['exact_match']:.3f}, training "
-                               f"time so far {history['train_seconds']:.1f} s")
-            save_checkpoint(checkpoint, model, optimizer, scheduler=scheduler.state_dict(),
-                            **history)
+    # more epochs continue the same run (the schedule does not depend on them)
+    settings = {k: v for k, v in asdict(config).items() if k != "epochs"}
+    with Checkpoint(out / CHECKPOINT_NAME, args, model, optimizer, scheduler,
+                    generators={"order": order_rng}, config=dict(settings, seed=seed),
+                    ignore=("epochs", "none_epochs"), resume_from=resume) as checkpoint:
+        state = checkpoint.resume()
+        order, position = None, 0                       # this epoch's order, batches done
+        if state:
+            history = {key: as_list(state[key])
+                       for key in ("loss", "epoch_exact", "curve_step", "curve_exact")}
+            history["epoch_by_length"] = list(state["epoch_by_length"])
+            history["train_seconds"] = float(state["train_seconds"])
+            history["epochs_done"] = int(state["epochs_done"])
+            position = int(state["position"])
+            order = state["order"] if position else None
+            (log or print)(f"resumed after epoch {history['epochs_done']} and {position} "
+                           f"batches of the next")
+        with LossBar(total=config.epochs * steps_per_epoch, desc=f"train [{config.attention}]",
+                     initial=len(history["loss"]), disable=not show_progress) as bar:
+            for epoch in range(history["epochs_done"], config.epochs):
+                start, eval_seconds = time.perf_counter(), 0.0
+                if order is None:
+                    order = order_rng.permutation(len(train_pairs))
+                for i in range(position * config.batch_size, len(order), config.batch_size):
+                    batch = make_batch([train_pairs[j] for j in order[i:i + config.batch_size]],
+                                       src_vocab, tgt_vocab)
+                    loss = train_step(model, optimizer, scheduler, batch, config.clip, device)
+                    history["loss"].append(loss)
+                    bar.update(loss, epoch=epoch + 1)
+                    if len(history["loss"]) % eval_every == 0:       # the learning curve
+                        tick = time.perf_counter()
+                        history["curve_step"].append(len(history["loss"]))
+                        history["curve_exact"].append(
+                            evaluate(model, curve_pairs, vocabs, device=device)["exact_match"])
+                        eval_seconds += time.perf_counter() - tick
+                    checkpoint.step_end(due=False, **history, order=order,
+                                        position=i // config.batch_size + 1)
+                history["train_seconds"] += time.perf_counter() - start - eval_seconds
+                scores = evaluate(model, test_pairs, vocabs, device=device)
+                history["epoch_exact"].append(scores["exact_match"])
+                history["epoch_by_length"].append(           # exact match per source length
+                    {str(n): entry["exact_match"] for n, entry in scores["by_length"].items()})
+                history["epochs_done"] = epoch + 1
+                (log or bar.write)(f"epoch {epoch + 1}: loss {bar.running_loss:.4f}, held-out "
+                                   f"exact match (greedy) {scores['exact_match']:.3f}, training "
+                                   f"time so far {history['train_seconds']:.1f} s")
+                order, position = None, 0
+                checkpoint.save(**history, order=None, position=0)
     start = time.perf_counter()
     greedy = evaluate(model, test_pairs, vocabs, device=device)
     beam = evaluate(model, test_pairs, vocabs, beam=config.beam, device=device) \
@@ -561,19 +571,20 @@ def config_from_args(args) -> Config:
 
 
 def build_parser():
-    parser = base_parser(__doc__, default_out="runs/translate")
+    parser = base_parser(__doc__, default_out="runs/translate-{attention}")
     parser.add_argument("--attention", choices=ATTENTIONS, default="additive",
                         help="decoder attention (default: additive)")
-    parser.add_argument("--epochs", type=int, default=None, help="training epochs (default 3)")
-    parser.add_argument("--n-train", dest="n_train", type=int, default=None,
+    parser.add_argument("--epochs", type=positive_int, default=None,
+                        help="training epochs (default 3)")
+    parser.add_argument("--n-train", dest="n_train", type=positive_int, default=None,
                         help="training sentences (default 12000)")
-    parser.add_argument("--n-test", dest="n_test", type=int, default=None,
+    parser.add_argument("--n-test", dest="n_test", type=positive_int, default=None,
                         help="held-out sentences (default 1000)")
     parser.add_argument("--hidden-size", dest="hidden_size", type=int, default=None,
                         help="GRU hidden size H (default 128)")
     parser.add_argument("--embed-dim", dest="embed_dim", type=int, default=None,
                         help="word embedding size E (default 64)")
-    parser.add_argument("--batch-size", dest="batch_size", type=int, default=None,
+    parser.add_argument("--batch-size", dest="batch_size", type=positive_int, default=None,
                         help="sentences per batch (default 64)")
     parser.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 5e-3)")
     parser.add_argument("--lr-decay", dest="lr_decay", type=float, default=None,
@@ -583,13 +594,11 @@ def build_parser():
 
 
 def main(argv: list[str] | None = None) -> dict:
-    args = build_parser().parse_args(argv)
-    if args.out == Path("runs/translate"):
-        args.out = Path(f"runs/translate-{args.attention}")
+    args = parse_args(build_parser(), argv)
     out = prepare_run(args)
     config = config_from_args(args)
     start = time.perf_counter()
-    model, results = train(config, out, args.seed, args.device, args.resume)
+    model, results = train(config, out, args.seed, args.device, args.resume, args=args)
     history, vocabs = results["history"], results["vocabs"]
     steps_per_epoch = math.ceil(results["n_train"] / config.batch_size)
     plot_loss(history, steps_per_epoch,

@@ -19,7 +19,7 @@ Run:
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import base_parser, prepare_run, print_outputs, write_metrics
+from _common import base_parser, parse_args, prepare_run, print_outputs, write_metrics
 
 import math
 
@@ -227,7 +227,7 @@ def c1_gru_unrolled(device: str, steps: int = 8, seed: int = 0) -> dict:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = base_parser(__doc__, default_out="runs/worked_examples")
-    args = parser.parse_args(argv)
+    args = parse_args(parser, argv)
     out = prepare_run(args)
     results = {"C3": c3_angles(args.device), "C16": c16_decoder_step(args.device),
                "C17": c17_pizza(args.device), "C1": c1_gru_unrolled(args.device, seed=args.seed)}

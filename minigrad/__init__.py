@@ -16,9 +16,10 @@ from .autograd import Function, grad
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, name_scope, no_grad,
                         set_grad_enabled)
 from .backend import Backend, cuda_available, manual_seed, register_backend, unregister_backend
-from .creation import (arange, empty, eye, full, linspace, logspace, ones, ones_like, rand,
-                       randint, randn, randperm, tensor, tril_indices, triu_indices, zeros,
-                       zeros_like)
+from .creation import (arange, empty, eye, full, get_rng_state, linspace, logspace, ones,
+                       ones_like, rand, randint, randn, randperm, set_rng_state, tensor,
+                       tril_indices, triu_indices, zeros, zeros_like)
+from .threads import get_num_threads, set_num_threads
 from .gradcheck import GradcheckError, check_backward, gradcheck
 from .ops import (abs, all, any, argmax, argmin, broadcast_to, cat, clip, concat, dropout, exp,
                   gelu, isfinite, isnan, log, log_softmax, logsumexp, masked_fill, matmul, max,
@@ -49,7 +50,8 @@ float64 = "float64"
 
 __all__ = [
     "Tensor", "Function", "tensor", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
-    "arange", "eye", "randn", "rand", "manual_seed",
+    "arange", "eye", "randn", "rand", "manual_seed", "get_rng_state", "set_rng_state",
+    "get_num_threads", "set_num_threads",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "grad",
     "name_scope", "detect_anomaly", "tune_malloc",
     "gradcheck", "check_backward", "GradcheckError", "cuda_available", "Backend",

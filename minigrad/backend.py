@@ -18,6 +18,9 @@ import numpy as np
 from ._erf import fast_erf, fast_erfc
 
 
+_RNG_STATE_BYTES = 37          # PCG64: state and increment (16 bytes each), a flag, a uint32
+
+
 class Backend:
     """The NumPy backend, device "cpu". Subclasses override what differs on their device."""
 
@@ -70,6 +73,29 @@ class Backend:
     def seed(self, seed: int) -> None:
         """Restart this device's random numbers from `seed` (see `minigrad.manual_seed`)."""
         self._rng = np.random.default_rng(seed)
+
+    def rng_state(self) -> np.ndarray:
+        """The generator's whole state as bytes (uint8), for `set_rng_state`: PCG64's 128-bit
+        state and increment, then its buffered 32-bit draw (a flag and the value)."""
+        s = self._rng.bit_generator.state
+        raw = (s["state"]["state"].to_bytes(16, "little") + s["state"]["inc"].to_bytes(16, "little")
+               + bytes([s["has_uint32"]]) + int(s["uinteger"]).to_bytes(4, "little"))
+        return np.frombuffer(raw, dtype=np.uint8).copy()
+
+    def set_rng_state(self, state: np.ndarray) -> None:
+        """Restore a state from `rng_state()`; a wrong one raises and changes nothing."""
+        if state.dtype != np.uint8 or state.shape != (_RNG_STATE_BYTES,):
+            raise ValueError(f"set_rng_state: expected the ({_RNG_STATE_BYTES},) uint8 state "
+                             f"that get_rng_state returns, got {state.dtype} "
+                             f"{tuple(state.shape)}")
+        raw = state.tobytes()
+        rng = np.random.default_rng()
+        rng.bit_generator.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": int.from_bytes(raw[:16], "little"),
+                      "inc": int.from_bytes(raw[16:32], "little")},
+            "has_uint32": raw[32], "uinteger": int.from_bytes(raw[33:37], "little")}
+        self._rng = rng
 
     def random(self, kind: str, shape: tuple[int, ...], dtype, index: int | None = None):
         """Random numbers of `kind` ("uniform" in [0, 1) or "normal") on this device."""
@@ -148,6 +174,14 @@ class CupyBackend(Backend):
         self._seed = seed
         if self._cupy is not None:
             self._cupy.random.seed(seed)
+
+    def rng_state(self):
+        raise NotImplementedError("get_rng_state: CuPy's generators expose no state; only "
+                                  "manual_seed restarts the GPU's random numbers")
+
+    def set_rng_state(self, state) -> None:
+        raise NotImplementedError("set_rng_state: CuPy's generators expose no state; only "
+                                  "manual_seed restarts the GPU's random numbers")
 
     def random(self, kind, shape, dtype, index=None):
         cupy = self._load()

@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from .backend import parse_device
+from .backend import CPU, parse_device
 from .tensor import DEFAULT_FLOAT, Tensor
 
 
@@ -19,9 +19,17 @@ def tensor(data, dtype=None, requires_grad: bool = False, device="cpu") -> Tenso
     return Tensor(data, dtype=dtype, requires_grad=requires_grad, device=device)
 
 
-def _shape(shape) -> tuple[int, ...]:
-    if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+def _shape(op: str, shape) -> tuple[int, ...]:
+    """`shape` as given to zeros(2, 3) or zeros((2, 3)), checked: every size a
+    non-negative int."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list, np.ndarray)):
         shape = tuple(shape[0])
+    for n in shape:
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+            raise TypeError(f"{op}: sizes must be ints, got {n!r} in shape "
+                            f"{tuple(shape)!r}")
+        if n < 0:
+            raise ValueError(f"{op}: sizes must be >= 0, got shape {tuple(shape)!r}")
     return tuple(int(n) for n in shape)
 
 
@@ -38,12 +46,12 @@ def _filled(fill, shape, dtype, requires_grad, device) -> Tensor:
 
 def zeros(*shape, dtype=None, requires_grad: bool = False, device="cpu") -> Tensor:
     """A tensor of zeros; `shape` as `zeros(2, 3)` or `zeros((2, 3))`; float32 by default."""
-    return _filled(0, _shape(shape), dtype, requires_grad, device)
+    return _filled(0, _shape("zeros", shape), dtype, requires_grad, device)
 
 
 def ones(*shape, dtype=None, requires_grad: bool = False, device="cpu") -> Tensor:
     """A tensor of ones; `shape` as `ones(2, 3)` or `ones((2, 3))`; float32 by default."""
-    return _filled(1, _shape(shape), dtype, requires_grad, device)
+    return _filled(1, _shape("ones", shape), dtype, requires_grad, device)
 
 
 def full(shape, fill_value, dtype=None, requires_grad: bool = False, device="cpu") -> Tensor:
@@ -55,7 +63,7 @@ def full(shape, fill_value, dtype=None, requires_grad: bool = False, device="cpu
 
 def empty(*shape, dtype=None, requires_grad: bool = False, device="cpu") -> Tensor:
     """Like zeros: minigrad never hands out uninitialised memory."""
-    return _filled(0, _shape(shape), dtype, requires_grad, device)
+    return _filled(0, _shape("empty", shape), dtype, requires_grad, device)
 
 
 def zeros_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
@@ -125,7 +133,7 @@ def triu_indices(n: int, k: int = 0, m: int | None = None, device="cpu") -> tupl
 def _random(kind, shape, dtype, requires_grad, device) -> Tensor:
     backend, index = parse_device(device)
     dtype = np.dtype(DEFAULT_FLOAT if dtype is None else dtype)
-    t = Tensor._from_array(backend.random(kind, _shape(shape), dtype, index))
+    t = Tensor._from_array(backend.random(kind, _shape("randn" if kind == "normal" else "rand", shape), dtype, index))
     if requires_grad:
         t.requires_grad = True
     return t
@@ -165,3 +173,19 @@ def randperm(n: int, *, dtype="int64", device="cpu") -> Tensor:
     backend, index = parse_device(device)
     keys = backend.random("uniform", (int(n),), np.float64, index)
     return Tensor._from_array(backend.xp.argsort(keys).astype(np.int64)).astype(dtype)
+
+
+def get_rng_state(device="cpu") -> Tensor:
+    """The state of minigrad's random numbers on `device` (randn, rand, dropout, initialisers)
+    as a uint8 tensor, as torch.get_rng_state; save it with a checkpoint and give it back to
+    `set_rng_state` to continue the same stream of numbers."""
+    backend, _ = parse_device(device)
+    return Tensor(backend.rng_state())
+
+
+def set_rng_state(state, device="cpu") -> None:
+    """Restore `device`'s random numbers from `get_rng_state()`'s tensor (or its NumPy array,
+    as `nn.load` returns it). A state of the wrong size or dtype raises and changes nothing."""
+    backend, _ = parse_device(device)
+    array = state.numpy() if isinstance(state, Tensor) else np.asarray(state)
+    backend.set_rng_state(array)

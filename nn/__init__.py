@@ -10,25 +10,26 @@
     nn.save({"model": model.state_dict(), "optim": opt.state_dict()}, "ckpt.npz")
 """
 
-from . import functional, init, optim
+from . import functional, init, lr_scheduler, optim, utils
 from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Identity, LayerNorm, Linear,
                      MSELoss, ReLU, Sigmoid, Tanh)
 from .activations import (CELU, ELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
                           LogSigmoid, LogSoftmax, Mish, ReLU6, SiLU, Softmax, Softmin, Softplus,
                           Softsign)
 from .loss_modules import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimilarity,
-                           KLDivLoss, NLLLoss)
+                           HuberLoss, KLDivLoss, L1Loss, NLLLoss, SmoothL1Loss)
 from .module import Module, ModuleDict, ModuleList, Parameter, RemovableHandle, Sequential
-from .optim import clip_grad_norm, clip_grad_norm_
+from .optim import clip_grad_norm, clip_grad_norm_, clip_grad_value_
 from .serialization import load, save
 from .attention import (AdditiveAttention, BilinearAttention, DotProductAttention,
                         HardAttention, LocationAttentionDecoderStep, MultiHeadAttention,
+                        MultiheadAttention,
                         RBFAttention)
 from .attention_functional import causal_mask, padding_mask
 from .positional import (LearnedPositionalEmbedding, SinusoidalPositionalEncoding,
                          sinusoidal_encoding)
-from .recurrent import (GRU, LSTM, GRUCell, GRUGates, LSTMCell, LSTMGates, UpdateGateCell,
-                        UpdateGateRNN, UpdateGates)
+from .recurrent import (GRU, LSTM, RNN, GRUCell, GRUGates, LSTMCell, LSTMGates, RNNCell,
+                        UpdateGateCell, UpdateGateRNN, UpdateGates)
 from .transformer import (FeedForward, Transformer, TransformerDecoder,
                           TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
                           TransformerLM)

@@ -27,6 +27,7 @@ from minigrad import Tensor
 
 from . import functional as F
 from . import init
+from ._checks import check_flag, check_probability, check_size
 from .attention_functional import check_mask, masked_softmax, scaled_dot_product_attention
 from .layers import Linear
 from .module import Module, Parameter
@@ -276,35 +277,54 @@ class MultiHeadAttention(Module):
                  V = value W_vᵀ + b_v, split into `heads` slices of Dh = E / heads features
         out    = [head_1; ...; head_heads] W_oᵀ + b_o
 
-    Submodules q_proj, k_proj, v_proj, out_proj: Linear(E, E). Initialised as in PyTorch,
-    which stores the three input projections as one (3E, E) matrix: each is drawn from that
-    matrix's Xavier-uniform U(−a, a), a = √(6 / (E + 3E)); out_proj keeps nn.Linear's
-    U(−1/√E, 1/√E); every bias starts at zero.
+    Submodules q_proj: Linear(E, E), k_proj: Linear(kdim, E), v_proj: Linear(vdim, E),
+    out_proj: Linear(E, E) (kdim = vdim = E unless given). Initialised as in PyTorch, which
+    stores the three input projections as one (3E, E) matrix when kdim = vdim = E: each is
+    drawn from that matrix's Xavier-uniform U(−a, a), a = √(6 / (E + 3E)) (with other kdim or
+    vdim, each its own Xavier-uniform, as PyTorch's separate q/k/v_proj_weight); out_proj
+    keeps nn.Linear's U(−1/√E, 1/√E); every bias starts at zero.
     `dropout` applies to the attention weights in training mode.
+
+    This class keeps minigrad's conventions: batch-first, masks True = allowed, and per-head
+    weights (B, heads, Lq, Lk) unless `average_attn_weights=True`. `nn.MultiheadAttention`
+    (PyTorch's spelling) is the same layer with PyTorch's conventions and defaults.
     """
 
-    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True):
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 kdim: int | None = None, vdim: int | None = None):
         super().__init__()
-        if num_heads < 1 or embed_dim % num_heads:
-            raise ValueError(f"MultiHeadAttention: embed_dim {embed_dim} must be divisible by "
+        name = type(self).__name__
+        embed_dim = check_size(name, "embed_dim", embed_dim)
+        num_heads = check_size(name, "num_heads", num_heads)
+        bias = check_flag(name, "bias", bias)
+        kdim = embed_dim if kdim is None else check_size(name, "kdim", kdim)
+        vdim = embed_dim if vdim is None else check_size(name, "vdim", vdim)
+        if embed_dim % num_heads:
+            raise ValueError(f"{name}: embed_dim {embed_dim} must be divisible by "
                              f"num_heads {num_heads}")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"MultiHeadAttention: dropout must be in [0, 1), got {dropout}")
-        self.embed_dim, self.num_heads = int(embed_dim), int(num_heads)
+        if check_probability(name, "dropout", dropout) == 1.0:
+            raise ValueError(f"{name}: dropout must be in [0, 1), got {dropout}")
+        self.embed_dim, self.num_heads = embed_dim, num_heads
+        self.kdim, self.vdim = kdim, vdim
         self.head_dim = self.embed_dim // self.num_heads
         self.dropout = float(dropout)
         self.q_proj = Linear(embed_dim, embed_dim, bias=bias)
-        self.k_proj = Linear(embed_dim, embed_dim, bias=bias)
-        self.v_proj = Linear(embed_dim, embed_dim, bias=bias)
+        self.k_proj = Linear(kdim, embed_dim, bias=bias)
+        self.v_proj = Linear(vdim, embed_dim, bias=bias)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """q/k/v projection weights from Xavier-uniform of the packed (3E, E) matrix, biases
-        zero, out_proj as a Linear (PyTorch's initialisation)."""
-        # Xavier bound of the packed (3E, E) matrix: fan_in = E, fan_out = 3E
-        bound = math.sqrt(6.0 / (4 * self.embed_dim))
+        """q/k/v projection weights from Xavier-uniform of the packed (3E, E) matrix (or each
+        its own when kdim or vdim differ from E), biases zero, out_proj as a Linear (PyTorch's
+        initialisation)."""
+        E = self.embed_dim
         for proj in (self.q_proj, self.k_proj, self.v_proj):
+            if self.kdim == self.vdim == E:
+                # Xavier bound of the packed (3E, E) matrix: fan_in = E, fan_out = 3E
+                bound = math.sqrt(6.0 / (4 * E))
+            else:
+                bound = math.sqrt(6.0 / (E + proj.weight.shape[1]))
             init.uniform_(proj.weight, -bound, bound)
         self.out_proj.reset_parameters()
         for proj in (self.q_proj, self.k_proj, self.v_proj, self.out_proj):
@@ -332,20 +352,34 @@ class MultiHeadAttention(Module):
         q.name, k.name, v.name = "q", "k", "v"               # labels in graph pictures
         return q, k, v
 
-    def forward(self, query: Tensor, key: Tensor, value: Tensor,
-                mask=None) -> tuple[Tensor, Tensor]:
-        """query (B, Lq, E), key (B, Lk, E), value (B, Lk, E); mask bool, True = allowed,
-        broadcastable to (B, Lq, Lk) (applied to every head) or (B, heads, Lq, Lk).
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask=None,
+                average_attn_weights: bool = False) -> tuple[Tensor, Tensor]:
+        """query (B, Lq, E), key (B, Lk, kdim), value (B, Lk, vdim), or all three unbatched
+        (without B); mask bool, True = allowed (or float, added to the scores), broadcastable
+        to (B, Lq, Lk) (applied to every head) or (B, heads, Lq, Lk).
 
-        Returns (out (B, Lq, E), weights (B, heads, Lq, Lk)).
+        Returns (out (B, Lq, E), weights (B, heads, Lq, Lk)), or weights (B, Lq, Lk), the mean
+        over heads, with `average_attn_weights=True`; unbatched inputs give both without B.
         """
         E = self.embed_dim
+        unbatched = query.ndim == 2 and key.ndim == 2 and value.ndim == 2
+        if unbatched:
+            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
         if (query.ndim != 3 or key.ndim != 3 or value.ndim != 3 or query.shape[-1] != E
-                or key.shape[-1] != E or value.shape[-1] != E
+                or key.shape[-1] != self.kdim or value.shape[-1] != self.vdim
                 or key.shape[:2] != value.shape[:2] or query.shape[0] != key.shape[0]):
-            raise ValueError(f"MultiHeadAttention: expected query (B, Lq, {E}), key and value "
-                             f"(B, Lk, {E}), got query {tuple(query.shape)}, key "
+            raise ValueError(f"{type(self).__name__}: expected query (B, Lq, {E}), key "
+                             f"(B, Lk, {self.kdim}) and value (B, Lk, {self.vdim}), all batched "
+                             f"or all unbatched, got query {tuple(query.shape)}, key "
                              f"{tuple(key.shape)}, value {tuple(value.shape)}")
+        out, weights = self._attend(query, key, value, mask)
+        if average_attn_weights:
+            weights = weights.mean(axis=1)                   # (B, Lq, Lk)
+        return (out[0], weights[0]) if unbatched else (out, weights)
+
+    def _attend(self, query: Tensor, key: Tensor, value: Tensor, mask):
+        """The checked batched case: (out (B, Lq, E), weights (B, heads, Lq, Lk))."""
+        E = self.embed_dim
         B, Lq, _ = query.shape
         if query is key and key is value:
             q, k, v = self._packed_projections(query)         # 3 × (B, heads, L, Dh)
@@ -359,7 +393,86 @@ class MultiHeadAttention(Module):
         return self.out_proj(merged), weights                # (B, Lq, E), (B, heads, Lq, Lk)
 
     def extra_repr(self) -> str:
-        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}"
+        dims = "" if self.kdim == self.vdim == self.embed_dim else \
+            f", kdim={self.kdim}, vdim={self.vdim}"
+        return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, "
+                f"dropout={self.dropout}{dims}")
+
+
+def _torch_mask(mask, name: str):
+    """A mask in PyTorch's convention (bool True = NOT allowed, or float added to the scores)
+    in minigrad's (bool True = allowed, or the same float)."""
+    if mask is None:
+        return None
+    if isinstance(mask, Tensor) and mask.dtype != np.bool_:
+        return mask                                           # float: added as it is
+    host = mask.numpy() if isinstance(mask, Tensor) else np.asarray(mask)
+    if host.dtype == np.bool_:
+        return ~host
+    if not np.issubdtype(host.dtype, np.floating):
+        raise TypeError(f"MultiheadAttention: {name} must be bool or float, got {host.dtype}")
+    return host
+
+
+def _merged_masks(attn, padding):
+    """attn & padding for bool masks (True = allowed); a float mask gets −inf where the other
+    forbids."""
+    if attn is None or padding is None:
+        return padding if attn is None else attn
+    if isinstance(attn, np.ndarray) and attn.dtype == np.bool_ and padding.dtype == np.bool_:
+        return attn & padding
+    as_float = [np.where(m, 0.0, -np.inf) if getattr(m, "dtype", None) == np.bool_ else m
+                for m in (attn, padding)]
+    return as_float[0] + as_float[1]
+
+
+class MultiheadAttention(MultiHeadAttention):
+    """PyTorch's nn.MultiheadAttention: MultiHeadAttention with PyTorch's conventions.
+
+    - `batch_first=False` by default: inputs (L, B, E), or unbatched (L, E);
+    - `attn_mask` (Lq, Lk) or (B·heads, Lq, Lk) and `key_padding_mask` (B, Lk): bool True =
+      NOT allowed (the opposite of minigrad's `mask`), or float, added to the scores;
+    - returns (out, weights) with weights averaged over heads, (B, Lq, Lk), unless
+      `average_attn_weights=False`, and None for them with `need_weights=False`.
+
+    Parameter names are minigrad's (q_proj, k_proj, v_proj, out_proj), not PyTorch's packed
+    in_proj_weight: to load PyTorch's weights, split in_proj_weight (3E, E) and in_proj_bias
+    into their three row blocks q, k, v.
+    `add_bias_kv` and `add_zero_attn` are not supported (an error says so).
+    """
+
+    def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 add_bias_kv: bool = False, add_zero_attn: bool = False,
+                 kdim: int | None = None, vdim: int | None = None, batch_first: bool = False):
+        if add_bias_kv or add_zero_attn:
+            raise ValueError("MultiheadAttention: add_bias_kv and add_zero_attn are not "
+                             "supported")
+        batch_first = check_flag("MultiheadAttention", "batch_first", batch_first)
+        super().__init__(embed_dim, num_heads, dropout, bias, kdim, vdim)
+        self.batch_first = batch_first
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask=None,
+                need_weights: bool = True, attn_mask=None, average_attn_weights: bool = True,
+                is_causal: bool = False):
+        """As torch.nn.MultiheadAttention.forward (see the class docstring). Returns
+        (out (L, B, E) or (B, L, E) with batch_first, weights or None)."""
+        if is_causal and attn_mask is None:
+            raise ValueError("MultiheadAttention: is_causal is a hint that attn_mask is causal, "
+                             "as in PyTorch; pass attn_mask (e.g. ~nn.causal_mask(L))")
+        batched = query.ndim == 3
+        if batched and not self.batch_first:
+            query, key, value = (t.swapaxes(0, 1) for t in (query, key, value))   # (B, L, ·)
+        attn = _torch_mask(attn_mask, "attn_mask")
+        if attn is not None and attn.ndim == 3:              # (B·heads, Lq, Lk)
+            attn = attn.reshape(-1, self.num_heads, *attn.shape[1:])
+        padding = _torch_mask(key_padding_mask, "key_padding_mask")
+        if padding is not None:                              # (B, Lk) -> (B, 1, 1, Lk)
+            padding = padding[..., None, None, :] if batched else padding[None, None, :]
+        out, weights = super().forward(query, key, value, _merged_masks(attn, padding),
+                                       average_attn_weights=average_attn_weights)
+        if batched and not self.batch_first:
+            out = out.swapaxes(0, 1)
+        return out, (weights if need_weights else None)
 
 
 class LocationAttentionDecoderStep(Module):

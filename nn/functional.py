@@ -106,6 +106,8 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     Returns (..., O).
     """
     if isinstance(x, Tensor):                                # the common case, checked quickly
+        if x.dtype.kind in "biu":
+            x = _floating(x, weight)
         xd, wd = x.data, weight.data
         if wd.ndim == 2 and xd.ndim and xd.shape[-1] == wd.shape[1]:
             if bias is None:
@@ -202,7 +204,7 @@ def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
     x: (..., *normalized_shape); weight, bias: normalized_shape or None. Returns x's shape.
     """
     shape = _as_shape(normalized_shape)
-    x = _as_tensor(x, weight)
+    x = _floating(_as_tensor(x, weight), weight)
     if tuple(x.shape[x.ndim - len(shape):]) != shape or x.ndim < len(shape):
         raise ValueError(f"layer_norm: input shape {tuple(x.shape)} does not end in "
                          f"normalized_shape {shape}")
@@ -220,6 +222,15 @@ def _as_tensor(x, like: Tensor | None) -> Tensor:
     if isinstance(x, Tensor):
         return x
     return mg.tensor(x, device=like.device if like is not None else "cpu")
+
+
+def _floating(x: Tensor, like: Tensor | None) -> Tensor:
+    """Integer or bool x as floats, by minigrad's dtype rule: the dtype of the float tensor it
+    meets (`like`), else float32. Float x passes unchanged."""
+    if x.dtype.kind not in "biu":
+        return x
+    float_like = like is not None and like.dtype.kind == "f"
+    return x.astype(like.dtype if float_like else "float32")
 
 
 def _as_shape(shape) -> tuple[int, ...]:

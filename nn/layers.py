@@ -13,6 +13,7 @@ import minigrad as mg
 
 from . import functional as F
 from . import init
+from ._checks import check_flag, check_size
 from .module import Module, Parameter
 
 
@@ -30,9 +31,11 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
                  device="cpu", dtype=None):
         super().__init__()
-        self.in_features, self.out_features = int(in_features), int(out_features)
+        # as PyTorch: sizes are ints (0 allowed), bias a bool
+        self.in_features = check_size("Linear", "in_features", in_features, minimum=0)
+        self.out_features = check_size("Linear", "out_features", out_features, minimum=0)
         self.weight = _empty_parameter(out_features, in_features, dtype=dtype, device=device)
-        if bias:
+        if check_flag("Linear", "bias", bias):
             self.bias = _empty_parameter(out_features, dtype=dtype, device=device)
         else:
             self.register_parameter("bias", None)

@@ -1,5 +1,6 @@
 """Module forms of the losses in nn.functional that PyTorch also offers as modules: NLLLoss,
-BCELoss, BCEWithLogitsLoss, KLDivLoss, CosineEmbeddingLoss, and CosineSimilarity. Each holds
+BCELoss, BCEWithLogitsLoss, KLDivLoss, CosineEmbeddingLoss, CosineSimilarity, L1Loss,
+SmoothL1Loss and HuberLoss. Each holds
 its options (class weights are kept as given, not as parameters) and calls its function."""
 
 from __future__ import annotations
@@ -82,3 +83,39 @@ class CosineSimilarity(Module):
     def forward(self, x1: mg.Tensor, x2: mg.Tensor) -> mg.Tensor:
         """x1, x2: broadcastable. Returns their cosine similarity along dim."""
         return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class L1Loss(Module):
+    """Module form of `nn.functional.l1_loss`: |input − target|, reduced."""
+
+    def __init__(self, reduction: str = "mean"):
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input: mg.Tensor, target) -> mg.Tensor:
+        """input and target of one shape (target broadcast as in mse_loss). Returns the loss."""
+        return F.l1_loss(input, target, self.reduction)
+
+
+class SmoothL1Loss(Module):
+    """Module form of `nn.functional.smooth_l1_loss` (quadratic below β, linear above)."""
+
+    def __init__(self, reduction: str = "mean", beta: float = 1.0):
+        super().__init__()
+        self.reduction, self.beta = reduction, beta
+
+    def forward(self, input: mg.Tensor, target) -> mg.Tensor:
+        """input and target of one shape. Returns the loss."""
+        return F.smooth_l1_loss(input, target, self.reduction, self.beta)
+
+
+class HuberLoss(Module):
+    """Module form of `nn.functional.huber_loss` (quadratic below δ, δ-sloped above)."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0):
+        super().__init__()
+        self.reduction, self.delta = reduction, delta
+
+    def forward(self, input: mg.Tensor, target) -> mg.Tensor:
+        """input and target of one shape. Returns the loss."""
+        return F.huber_loss(input, target, self.reduction, self.delta)

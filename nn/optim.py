@@ -1,4 +1,6 @@
-"""Optimizers (SGD, Adam, AdamW), gradient clipping and learning-rate schedules.
+"""Optimizers (SGD, RMSprop, Adam, AdamW) and gradient clipping; the learning-rate schedules
+live in nn/lr_scheduler.py and are also reached here (`nn.optim.StepLR`, and PyTorch's
+`nn.optim.lr_scheduler.StepLR`).
 
 Updates follow PyTorch's formulas exactly, run under `no_grad`, work on each parameter's `.data`
 with its own array module (`p.xp`, so any device), and keep the parameter's dtype. Parameters
@@ -10,11 +12,16 @@ through `nn.save`/`nn.load`.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
 import minigrad as mg
+
+from . import lr_scheduler
+from .lr_scheduler import (CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR,
+                           LinearWarmupCosine, LRScheduler, MultiStepLR, NoamLR, OneCycleLR,
+                           ReduceLROnPlateau, StepLR)
 
 
 class Optimizer:
@@ -223,6 +230,58 @@ class SGD(Optimizer):
         p.sub_(group["lr"] * g)                      # in place, as PyTorch updates parameters
 
 
+class RMSprop(Optimizer):
+    """RMSprop (Hinton's lecture 6e), as PyTorch, with v the running mean of g²:
+
+        g ← g + λ w                                  (weight_decay λ)
+        v ← α v + (1 − α) g²
+        d ← √(v − ḡ²) + eps, ḡ ← α ḡ + (1 − α) g    (centered)   else   d ← √v + eps
+        b ← μ b + g / d,  w ← w − lr · b            (momentum μ > 0)  else  w ← w − lr · g / d
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99,
+                 eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
+                 centered: bool = False):
+        if lr < 0 or eps < 0 or weight_decay < 0 or momentum < 0 or alpha < 0:
+            raise ValueError(f"RMSprop: lr, alpha, eps, weight_decay and momentum must be >= 0, "
+                             f"got lr={lr}, alpha={alpha}, eps={eps}, "
+                             f"weight_decay={weight_decay}, momentum={momentum}")
+        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
+                                      momentum=momentum, centered=bool(centered)))
+
+    def _update(self, p, g, state, group, xp):
+        w = p.data
+        alpha, momentum = group["alpha"], group["momentum"]
+        if group["weight_decay"]:
+            g = g + group["weight_decay"] * w
+        if "step" not in state:
+            state["step"] = 0
+            state["square_avg"] = xp.zeros_like(w)
+            if momentum > 0:
+                state["momentum_buffer"] = xp.zeros_like(w)
+            if group["centered"]:
+                state["grad_avg"] = xp.zeros_like(w)
+        state["step"] += 1
+        v = state["square_avg"]
+        v *= alpha                                   # v ← α v + (1 − α) g², in place
+        v += (1.0 - alpha) * (g * g)
+        if group["centered"]:
+            mean = state["grad_avg"]
+            mean *= alpha
+            mean += (1.0 - alpha) * g
+            denom = xp.sqrt(v - mean * mean)
+        else:
+            denom = xp.sqrt(v)
+        denom += group["eps"]
+        if momentum > 0:
+            buf = state["momentum_buffer"]
+            buf *= momentum
+            buf += g / denom
+            p.sub_(group["lr"] * buf)
+        else:
+            p.sub_(group["lr"] * (g / denom))
+
+
 class Adam(Optimizer):
     """Adam (Kingma & Ba 2015), as PyTorch, with t the parameter's step count:
 
@@ -287,14 +346,16 @@ class AdamW(Adam):
 # ---------------------------------------------------------------------------------------------
 # gradient clipping
 
-def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0) -> float:
+def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False) -> float:
     """Scale all gradients together so their joint norm is at most `max_norm`.
 
     total = (Σ_p ‖g_p‖ⁿ)^(1/n) over every parameter with a gradient (n = norm_type, inf for the
     largest |g|); when total > max_norm each gradient is multiplied by max_norm / (total + 1e-6).
-    Returns total, the norm before clipping, as a float.
+    Returns total, the norm before clipping, as a float. With `error_if_nonfinite`, a NaN or
+    infinite total raises RuntimeError and leaves the gradients as they were.
     """
-    params = [parameters] if isinstance(parameters, mg.Tensor) else list(parameters)
+    params = _parameters(parameters)
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         return 0.0
@@ -304,6 +365,10 @@ def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0) -> float
     else:
         total = sum(float((g.xp.abs(g.data.astype(np.float64)) ** norm_type).sum())
                     for g in grads) ** (1.0 / norm_type)
+    if error_if_nonfinite and not math.isfinite(total):
+        raise RuntimeError(f"clip_grad_norm: the total norm of order {norm_type} of the "
+                           f"gradients is {total}; pass error_if_nonfinite=False to scale "
+                           f"anyway")
     coefficient = max_norm / (total + 1e-6)
     if coefficient < 1.0:
         with mg.no_grad():
@@ -313,105 +378,27 @@ def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0) -> float
     return total
 
 
-clip_grad_norm_ = clip_grad_norm
+def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
+                    error_if_nonfinite: bool = False) -> mg.Tensor:
+    """PyTorch's spelling of `clip_grad_norm`, with PyTorch's result: the total norm as a
+    0-d Tensor of the gradients' dtype (`.item()` gives the number)."""
+    params = _parameters(parameters)
+    dtypes = [p.grad.dtype for p in params if p.grad is not None]
+    total = clip_grad_norm(params, max_norm, norm_type, error_if_nonfinite)
+    return mg.tensor(total, dtype=dtypes[0] if dtypes else "float32")
 
 
-# ---------------------------------------------------------------------------------------------
-# learning-rate schedules
-
-class LRScheduler:
-    """Sets each group's lr to base_lr · factor(s), s = the number of `step()` calls so far.
-
-    Call `scheduler.step()` after each `optimizer.step()`. The first optimizer step uses
-    factor(0). `state_dict()`/`load_state_dict()` resume the schedule exactly.
-    """
-
-    def __init__(self, optimizer: Optimizer):
-        self.optimizer = optimizer
-        self.base_lrs = [group["lr"] for group in optimizer.param_groups]
-        self.last_step = 0
-        self._apply()
-
-    def factor(self, step: int) -> float:
-        """The multiplier of base_lr after `step` calls of `step()` (0 for the first update)."""
-        raise NotImplementedError
-
-    def _apply(self) -> None:
-        f = self.factor(self.last_step)
-        for group, base in zip(self.optimizer.param_groups, self.base_lrs):
-            group["lr"] = base * f
-
-    def step(self) -> None:
-        """Advance the schedule by one and set each group's lr; call after optimizer.step()."""
-        self.last_step += 1
-        self._apply()
-
-    def get_last_lr(self) -> list[float]:
-        """The learning rate of each parameter group, as set now."""
-        return [group["lr"] for group in self.optimizer.param_groups]
-
-    def state_dict(self) -> dict[str, Any]:
-        """The step count and base learning rates, to resume the schedule."""
-        return {"last_step": self.last_step, "base_lrs": list(self.base_lrs)}
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Resume from `state_dict()`'s output, setting each group's lr to match."""
-        self.last_step = int(_scalar(state_dict["last_step"]))
-        self.base_lrs = [float(_scalar(lr)) for lr in state_dict["base_lrs"]]
-        self._apply()
+def clip_grad_value_(parameters, clip_value: float) -> None:
+    """Clamp every gradient elementwise to [−clip_value, clip_value], as PyTorch's."""
+    clip_value = float(clip_value)
+    if not clip_value >= 0:
+        raise ValueError(f"clip_grad_value_: clip_value must be >= 0, got {clip_value}")
+    with mg.no_grad():
+        for p in _parameters(parameters):
+            if p.grad is not None:
+                p.grad = mg.clip(p.grad, -clip_value, clip_value)
 
 
-class LambdaLR(LRScheduler):
-    """lr = base_lr · lr_lambda(s)."""
-
-    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float]):
-        self.lr_lambda = lr_lambda
-        super().__init__(optimizer)
-
-    def factor(self, step: int) -> float:
-        return float(self.lr_lambda(step))
-
-
-class LinearWarmupCosine(LRScheduler):
-    """Linear warm-up over `warmup_steps`, then cosine decay to min_ratio · base_lr at
-    `total_steps`:
-
-        factor(s) = (s + 1) / warmup_steps                                  s < warmup_steps
-        factor(s) = r + (1 − r) · ½(1 + cos(π · min(1, (s − w) / (total − w))))  otherwise
-    """
-
-    def __init__(self, optimizer: Optimizer, warmup_steps: int, total_steps: int,
-                 min_ratio: float = 0.0):
-        if warmup_steps < 0 or total_steps < warmup_steps:
-            raise ValueError(f"LinearWarmupCosine: need 0 <= warmup_steps <= total_steps, got "
-                             f"{warmup_steps} and {total_steps}")
-        self.warmup_steps, self.total_steps = int(warmup_steps), int(total_steps)
-        self.min_ratio = float(min_ratio)
-        super().__init__(optimizer)
-
-    def factor(self, step: int) -> float:
-        if step < self.warmup_steps:
-            return (step + 1) / self.warmup_steps
-        span = max(1, self.total_steps - self.warmup_steps)
-        progress = min(1.0, (step - self.warmup_steps) / span)
-        return self.min_ratio + (1.0 - self.min_ratio) * 0.5 * (1.0 + math.cos(math.pi * progress))
-
-
-class NoamLR(LRScheduler):
-    """The Transformer schedule (Vaswani et al. 2017, §5.3), with n = s + 1 the step number:
-
-        factor(s) = d_model^(−½) · min(n^(−½), n · warmup_steps^(−3/2))
-
-    i.e. linear warm-up, then inverse-square-root decay. Use base lr 1.0 (times a scale) for the
-    paper's values.
-    """
-
-    def __init__(self, optimizer: Optimizer, d_model: int, warmup_steps: int = 4000):
-        if warmup_steps <= 0:
-            raise ValueError(f"NoamLR: warmup_steps must be positive, got {warmup_steps}")
-        self.d_model, self.warmup_steps = int(d_model), int(warmup_steps)
-        super().__init__(optimizer)
-
-    def factor(self, step: int) -> float:
-        n = step + 1
-        return self.d_model ** -0.5 * min(n ** -0.5, n * self.warmup_steps ** -1.5)
+def _parameters(parameters) -> list[mg.Tensor]:
+    """A parameter or an iterable of them, as a list."""
+    return [parameters] if isinstance(parameters, mg.Tensor) else list(parameters)

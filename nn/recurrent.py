@@ -17,6 +17,12 @@ h W_hhᵀ and the elementwise gates. The recurrence itself runs one of two ways:
 With `bidirectional=True` each layer runs twice, forward in time and on the time-reversed
 input, and concatenates the two outputs, as torch.nn.GRU / LSTM do (parameters of the reverse
 direction end in `_reverse`).
+
+As in PyTorch, cells accept an unbatched input (I,) and sequence layers an unbatched (T, I)
+(whatever `batch_first` says), with states lacking the batch axis too. Sequence layers run a
+batch of different lengths with `lengths=` or a PackedSequence (nn.utils.rnn): each sequence
+stops at its own end, where its state is frozen (h_t = h_{t−1} at padded steps, outputs 0
+there), and the reverse direction starts at each sequence's last real step.
 """
 
 from __future__ import annotations
@@ -27,21 +33,46 @@ from typing import NamedTuple
 import minigrad as mg
 from minigrad import Tensor
 
+import numpy as np
+
 from . import functional as F
 from . import init
+from ._checks import check_flag, check_probability, check_size
 from ._recompute import FusedFunction, recorded_gradients
 from .module import Module, Parameter
+from .utils.rnn import PackedSequence, checked_lengths, pack_padded_sequence, pad_packed_sequence
 
 __all__ = ["GRUCell", "GRU", "GRUGates", "GRUSequence", "gru_sequence", "UpdateGateCell",
-           "UpdateGateRNN", "UpdateGates", "LSTMCell", "LSTM", "LSTMGates"]
+           "UpdateGateRNN", "UpdateGates", "LSTMCell", "LSTM", "LSTMGates", "RNNCell", "RNN"]
 
 
 # ---------------------------------------------------------------------------------------------
 # Shared helpers
 
-def _reverse_time(seq: Tensor) -> Tensor:
-    """(B, T, D) -> the same steps in reverse order, (B, T, D)."""
-    return seq[:, ::-1]
+def _reverse_time(seq: Tensor, lengths: np.ndarray | None = None) -> Tensor:
+    """(B, T, D) -> the same steps in reverse order, (B, T, D). With `lengths`, each sequence's
+    first lengths[b] steps are reversed and its padding stays where it is (its own inverse)."""
+    if lengths is None:
+        return seq[:, ::-1]
+    B, T = seq.shape[0], seq.shape[1]
+    t = np.arange(T)[None, :]
+    order = np.where(t < lengths[:, None], lengths[:, None] - 1 - t, t)      # (B, T)
+    return seq[np.arange(B)[:, None], order]
+
+
+def _step_masks(lengths: np.ndarray | None, T: int, x: Tensor):
+    """None, or (per step t a bool (B, 1) Tensor, True while t < lengths[b]; the same as a
+    (B, T, 1) float mask that zeroes outputs at padded steps)."""
+    if lengths is None:
+        return None
+    real = np.arange(T)[None, :] < lengths[:, None]                         # (B, T)
+    steps = [mg.tensor(real[:, t:t + 1], device=x.device) for t in range(T)]
+    return steps, mg.tensor(real[:, :, None], dtype=x.dtype, device=x.device)
+
+
+def _frozen(mask_t: Tensor | None, new: Tensor, old: Tensor) -> Tensor:
+    """The new state where the sequence goes on, the old one where it has ended."""
+    return new if mask_t is None else mg.where(mask_t, new, old)
 
 
 def _zeros_state(x: Tensor, batch: int, hidden_size: int) -> Tensor:
@@ -49,9 +80,21 @@ def _zeros_state(x: Tensor, batch: int, hidden_size: int) -> Tensor:
 
 
 def _check_cell_input(name: str, x: Tensor, input_size: int) -> None:
-    if x.ndim != 2 or x.shape[1] != input_size:
-        raise ValueError(f"{name}: input must be (B, I = {input_size}), got shape "
-                         f"{tuple(x.shape)}")
+    if x.ndim not in (1, 2) or x.shape[-1] != input_size:
+        raise ValueError(f"{name}: input must be (B, I = {input_size}) or unbatched "
+                         f"(I = {input_size},), got shape {tuple(x.shape)}")
+
+
+def _batched_state(name: str, what: str, h: Tensor | None, x: Tensor, unbatched: bool,
+                   hidden_size: int) -> Tensor:
+    """A cell's state as (B, H): zeros when None, (H,) -> (1, H) for an unbatched input."""
+    if h is None:
+        return _zeros_state(x, x.shape[0], hidden_size)
+    if unbatched:
+        _check_state(name, what, h, (hidden_size,))
+        return h.unsqueeze(0)
+    _check_state(name, what, h, (x.shape[0], hidden_size))
+    return h
 
 
 def _check_state(name: str, what: str, h: Tensor, shape: tuple[int, ...]) -> None:
@@ -68,7 +111,10 @@ class _CellParameters(Module):
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True):
         super().__init__()
-        self.input_size, self.hidden_size = int(input_size), int(hidden_size)
+        name = type(self).__name__
+        self.input_size = check_size(name, "input_size", input_size)
+        self.hidden_size = check_size(name, "hidden_size", hidden_size)
+        bias = check_flag(name, "bias", bias)
         rows = self.num_gates * self.hidden_size
         self.weight_ih = Parameter(mg.zeros(rows, self.input_size))
         self.weight_hh = Parameter(mg.zeros(rows, self.hidden_size))
@@ -86,14 +132,14 @@ class _CellParameters(Module):
         for param in self.parameters():
             init.uniform_(param, -bound, bound)
 
-    def _checked_state(self, x: Tensor, h: Tensor | None) -> Tensor:
-        """Checks x: (B, I) and h: (B, H); returns h, or zeros (B, H) when it is None."""
+    def _checked_state(self, x: Tensor, h: Tensor | None) -> tuple[Tensor, Tensor, bool]:
+        """Checks x: (B, I) or unbatched (I,), and h: (B, H) or (H,) to match. Returns
+        (x (B, I), h (B, H) or zeros when None, whether the input was unbatched)."""
         name = type(self).__name__
         _check_cell_input(name, x, self.input_size)
-        if h is None:
-            return _zeros_state(x, x.shape[0], self.hidden_size)
-        _check_state(name, "h", h, (x.shape[0], self.hidden_size))
-        return h
+        unbatched = x.ndim == 1
+        x = x.unsqueeze(0) if unbatched else x
+        return x, _batched_state(name, "h", h, x, unbatched, self.hidden_size), unbatched
 
     def extra_repr(self) -> str:
         return (f"{self.input_size}, {self.hidden_size}"
@@ -108,18 +154,18 @@ class _StackedParameters(Module):
 
     num_gates = 1
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, *,
                  batch_first: bool = True, bias: bool = True, dropout: float = 0.0,
                  bidirectional: bool = False):
         super().__init__()
-        if num_layers < 1:
-            raise ValueError(f"{type(self).__name__}: num_layers must be >= 1, got {num_layers}")
-        if not 0.0 <= dropout <= 1.0:
-            raise ValueError(f"{type(self).__name__}: dropout must be in [0, 1], got {dropout}")
-        self.input_size, self.hidden_size = int(input_size), int(hidden_size)
-        self.num_layers, self.batch_first = int(num_layers), bool(batch_first)
-        self.bias, self.dropout = bool(bias), float(dropout)
-        self.bidirectional = bool(bidirectional)
+        name = type(self).__name__
+        self.input_size = check_size(name, "input_size", input_size)
+        self.hidden_size = check_size(name, "hidden_size", hidden_size)
+        self.num_layers = check_size(name, "num_layers", num_layers)
+        self.batch_first = check_flag(name, "batch_first", batch_first)
+        self.bias = check_flag(name, "bias", bias)
+        self.dropout = check_probability(name, "dropout", dropout)
+        self.bidirectional = check_flag(name, "bidirectional", bidirectional)
         self.num_directions = 2 if self.bidirectional else 1
         rows = self.num_gates * self.hidden_size
         for k in range(self.num_layers):
@@ -150,25 +196,32 @@ class _StackedParameters(Module):
             return tuple(getattr(self, name) for name in names)
         return getattr(self, names[0]), getattr(self, names[1]), None, None
 
-    def _layers(self, x: Tensor, states: list, return_gates: bool) -> tuple[Tensor, list, list]:
+    def _layers(self, x: Tensor, states: list, return_gates: bool,
+                lengths: np.ndarray | None = None) -> tuple[Tensor, list, list]:
         """Run every layer, each in every direction, layer k's output feeding layer k + 1.
 
         `states` holds one initial state per layer and direction (index k·D + d). Direction 1
-        reads the time-reversed input; its output and gates are reversed back, and its final
-        state is the one after t = 1. Returns (last layer's output (B, T, D·H), final states
-        in the order of `states`, gates per layer and direction or [])."""
+        reads the time-reversed input (each sequence reversed within its own length, when
+        `lengths` is given); its output and gates are reversed back, and its final state is
+        the one after t = 1. Returns (last layer's output (B, T, D·H), final states in the
+        order of `states`, gates per layer and direction or [])."""
         D = self.num_directions
+        masks = _step_masks(lengths, x.shape[1], x)
         layer_input, finals, gates = x, [], []
         for k in range(self.num_layers):
             outputs = []
             for d, suffix in enumerate(self._suffixes()):
-                seq = layer_input if d == 0 else _reverse_time(layer_input)
+                seq = layer_input if d == 0 else _reverse_time(layer_input, lengths)
                 output, final, layer_gates = self._run_direction(
-                    seq, k, suffix, states[k * D + d], return_gates)
+                    seq, k, suffix, states[k * D + d], return_gates,
+                    None if masks is None else masks[0])
+                if masks is not None:
+                    output = output * masks[1]               # outputs are 0 at padded steps
                 if d == 1:
-                    output = _reverse_time(output)
+                    output = _reverse_time(output, lengths)
                     if layer_gates is not None:
-                        layer_gates = type(layer_gates)(*(_reverse_time(v) for v in layer_gates))
+                        layer_gates = type(layer_gates)(*(_reverse_time(v, lengths)
+                                                          for v in layer_gates))
                 outputs.append(output)                       # (B, T, H)
                 finals.append(final)
                 if layer_gates is not None:
@@ -178,37 +231,81 @@ class _StackedParameters(Module):
             layer_input = self._between_layers(output, k)
         return output, finals, gates
 
-    def _run_direction(self, seq: Tensor, k: int, suffix: str, state, return_gates: bool):
-        """Layer k's recurrence in one direction over seq (B, T, I). Returns (output
-        (B, T, H), final state, gates or None)."""
+    def _run_direction(self, seq: Tensor, k: int, suffix: str, state, return_gates: bool,
+                       masks: list[Tensor] | None = None):
+        """Layer k's recurrence in one direction over seq (B, T, I); with `masks` (per step a
+        bool (B, 1), False at padding) the state is frozen past each sequence's end. Returns
+        (output (B, T, H), final state, gates or None)."""
         raise NotImplementedError
 
-    def _batch_major(self, x: Tensor) -> Tensor:
-        """The input as (B, T, I), checked."""
+    def _prepared_input(self, x, lengths) -> tuple[Tensor, np.ndarray | None, bool]:
+        """The input as (B, T, I), checked, with its lengths (from a PackedSequence or
+        `lengths=`, else None) and whether it was unbatched (T, I)."""
         name = type(self).__name__
-        if x.ndim != 3 or x.shape[2] != self.input_size:
+        if isinstance(x, PackedSequence):
+            if lengths is not None:
+                raise ValueError(f"{name}: a PackedSequence carries its lengths; pass no "
+                                 f"lengths= with it")
+            x, lengths = pad_packed_sequence(x, batch_first=True)
+        if x.ndim not in (2, 3) or x.shape[-1] != self.input_size:
             layout = "(B, T, I)" if self.batch_first else "(T, B, I)"
-            raise ValueError(f"{name}: input must be {layout} with I = {self.input_size}, got "
-                             f"shape {tuple(x.shape)}")
-        x = x if self.batch_first else x.swapaxes(0, 1)
+            raise ValueError(f"{name}: input must be {layout} or unbatched (T, I) with I = "
+                             f"{self.input_size}, got shape {tuple(x.shape)}")
+        unbatched = x.ndim == 2
+        if unbatched:
+            x = x.unsqueeze(0)                               # (T, I) -> (1, T, I)
+        elif not self.batch_first:
+            x = x.swapaxes(0, 1)
         if x.shape[1] == 0:
             raise ValueError(f"{name}: the input sequence is empty (T = 0)")
-        return x
+        if lengths is not None:
+            if unbatched:
+                raise ValueError(f"{name}: lengths= needs a batch; an unbatched (T, I) input "
+                                 f"is one sequence of length T")
+            lengths = checked_lengths(name, lengths, x.shape[0], x.shape[1])
+        return x, lengths, unbatched
 
-    def _initial_state(self, x: Tensor, state: Tensor | None, what: str) -> list[Tensor]:
-        """One (B, H) state per layer and direction, from `state` (num_layers·D, B, H) or
-        zeros; entry k·D + d is layer k's direction d (0 forward, 1 reverse)."""
+    def _initial_state(self, x: Tensor, state: Tensor | None, what: str,
+                       unbatched: bool = False) -> list[Tensor]:
+        """One (B, H) state per layer and direction, from `state` (num_layers·D, B, H) (or
+        (num_layers·D, H) for an unbatched input) or zeros; entry k·D + d is layer k's
+        direction d (0 forward, 1 reverse)."""
         B, n = x.shape[0], self.num_layers * self.num_directions
         if state is None:
             return [_zeros_state(x, B, self.hidden_size)] * n
+        if unbatched:
+            _check_state(type(self).__name__, what, state, (n, self.hidden_size))
+            state = state.unsqueeze(1)
         _check_state(type(self).__name__, what, state, (n, B, self.hidden_size))
         return [state[k] for k in range(n)]
+
+    def _finished(self, output: Tensor, finals, packed: PackedSequence | None,
+                  lengths: np.ndarray | None, unbatched: bool):
+        """The output in the caller's layout (a PackedSequence for a packed input) and each
+        final state (num_layers·D, B, H), without the batch axis for an unbatched input."""
+        if unbatched:
+            return output[0], tuple(f[:, 0] for f in finals)
+        if packed is not None:
+            output = pack_padded_sequence(output, lengths, batch_first=True,
+                                          enforce_sorted=packed.sorted_indices is None)
+            return output, finals
+        return self._time_layout(output), finals
 
     def _between_layers(self, output: Tensor, k: int) -> Tensor:
         """Dropout on each layer's output except the last (as in PyTorch)."""
         if self.dropout > 0.0 and k < self.num_layers - 1:
             return mg.dropout(output, self.dropout, self.training)
         return output
+
+    def _forward_single_state(self, x, h0: Tensor | None, return_gates: bool, lengths):
+        """forward() of the layers whose state is one tensor h (GRU, RNN, UpdateGateRNN)."""
+        packed = x if isinstance(x, PackedSequence) else None
+        x, lengths, unbatched = self._prepared_input(x, lengths)       # (B, T, I)
+        states = self._initial_state(x, h0, "h0", unbatched)
+        output, finals, gates = self._layers(x, states, return_gates, lengths)
+        output, (h_n,) = self._finished(output, (mg.stack(finals, axis=0),), packed, lengths,
+                                        unbatched)
+        return (output, h_n, gates) if return_gates else (output, h_n)
 
     def _time_layout(self, output: Tensor) -> Tensor:
         return output if self.batch_first else output.swapaxes(0, 1)
@@ -252,12 +349,14 @@ def _gru_step(gx: Tensor, h: Tensor, weight_hh: Tensor,
 
 
 def _gru_unrolled(gx: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor | None = None,
-                  gates: list | None = None) -> Tensor:
+                  gates: list | None = None, masks: list[Tensor] | None = None) -> Tensor:
     """The GRU recurrence unrolled into the graph: gx (B, T, 3H), h (B, H) -> (B, T, H).
-    With a `gates` list, appends GRUGates(r, z, n) (each (B, T, H)) to it."""
+    With a `gates` list, appends GRUGates(r, z, n) (each (B, T, H)) to it; with `masks`, each
+    sequence's state is frozen past its end."""
     hs, rs, zs, ns = [], [], [], []
     for t in range(gx.shape[1]):
-        h, r, z, n = _gru_step(gx[:, t], h, weight_hh, bias_hh)
+        h_new, r, z, n = _gru_step(gx[:, t], h, weight_hh, bias_hh)
+        h = _frozen(None if masks is None else masks[t], h_new, h)
         hs.append(h)
         if gates is not None:
             rs.append(r)
@@ -374,10 +473,12 @@ class GRUCell(_CellParameters):
     num_gates = 3
 
     def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
-        """x: (B, I); h: (B, H), zeros when None. Returns h': (B, H)."""
-        h = self._checked_state(x, h)
+        """x: (B, I) or unbatched (I,); h: (B, H) or (H,), zeros when None. Returns h' of h's
+        shape."""
+        x, h, unbatched = self._checked_state(x, h)
         gx = F.linear(x, self.weight_ih, self.bias_ih)      # (B, 3H)
-        return _gru_step(gx, h, self.weight_hh, self.bias_hh)[0]
+        h = _gru_step(gx, h, self.weight_hh, self.bias_hh)[0]
+        return h[0] if unbatched else h
 
 
 class GRU(_StackedParameters):
@@ -397,29 +498,30 @@ class GRU(_StackedParameters):
 
     num_gates = 3
 
-    def forward(self, x: Tensor, h0: Tensor | None = None, return_gates: bool = False):
-        """x: (B, T, I) ((T, B, I) when batch_first=False); h0: (num_layers·D, B, H) or None
-        (zeros), D = 2 when bidirectional else 1.
+    def forward(self, x, h0: Tensor | None = None, return_gates: bool = False,
+                lengths=None):
+        """x: (B, T, I) ((T, B, I) when batch_first=False), unbatched (T, I), or a
+        PackedSequence; h0: (num_layers·D, B, H) ((num_layers·D, H) unbatched) or None
+        (zeros), D = 2 when bidirectional else 1. `lengths` (B ints): run each sequence of a
+        padded batch to its own length (see the module docstring).
 
         Returns (output (B, T, D·H), h_n (num_layers·D, B, H)): output holds the last layer's
         h_t for every t, h_n every layer's final state, ordered layer by layer, forward
-        before reverse (the reverse direction ends at t = 1). With `return_gates=True` a third
-        item lists, per layer and direction, GRUGates(r, z, n), each (B, T, H) in input time
-        order and differentiable.
+        before reverse (the reverse direction ends at t = 1). A packed input gives a packed
+        output. With `return_gates=True` a third item lists, per layer and direction,
+        GRUGates(r, z, n), each (B, T, H) in input time order and differentiable.
         """
-        x = self._batch_major(x)                             # (B, T, I)
-        states = self._initial_state(x, h0, "h0")
-        output, finals, gates = self._layers(x, states, return_gates)
-        result = (self._time_layout(output), mg.stack(finals, axis=0))
-        return result + (gates,) if return_gates else result
+        return self._forward_single_state(x, h0, return_gates, lengths)
 
-    def _run_direction(self, seq, k, suffix, h, return_gates):
+    def _run_direction(self, seq, k, suffix, h, return_gates, masks=None):
         weight_ih, weight_hh, bias_ih, bias_hh = self._layer_weights(k, suffix)
         gx = F.linear(seq, weight_ih, bias_ih)              # (B, T, 3H): all steps at once
-        if return_gates:                                     # unrolled, to expose the gates
+        if return_gates or masks is not None:                # unrolled: gates, frozen states
             found: list[GRUGates] = []
-            output = _gru_unrolled(gx, h, weight_hh, bias_hh, found)
-            return output, output[:, -1], found[0]
+            output = _gru_unrolled(gx, h, weight_hh, bias_hh, found if return_gates else None,
+                                   masks)
+            final = output[:, -1]                            # frozen: each sequence's last
+            return output, final, found[0] if return_gates else None
         output = gru_sequence(gx, h, weight_hh, bias_hh)    # (B, T, H)
         return output, output[:, -1], None                   # h_T (B, H)
 
@@ -460,10 +562,12 @@ class UpdateGateCell(_CellParameters):
     num_gates = 2
 
     def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
-        """x: (B, I); h: (B, H), zeros when None. Returns h': (B, H)."""
-        h = self._checked_state(x, h)
+        """x: (B, I) or unbatched (I,); h: (B, H) or (H,), zeros when None. Returns h' of h's
+        shape."""
+        x, h, unbatched = self._checked_state(x, h)
         gx = F.linear(x, self.weight_ih, self.bias_ih)      # (B, 2H)
-        return _update_gate_step(gx, h, self.weight_hh, self.bias_hh)[0]
+        h = _update_gate_step(gx, h, self.weight_hh, self.bias_hh)[0]
+        return h[0] if unbatched else h
 
 
 class UpdateGateRNN(_StackedParameters):
@@ -475,24 +579,23 @@ class UpdateGateRNN(_StackedParameters):
 
     num_gates = 2
 
-    def forward(self, x: Tensor, h0: Tensor | None = None, return_gates: bool = False):
-        """x: (B, T, I) ((T, B, I) when batch_first=False); h0: (num_layers, B, H) or None.
+    def forward(self, x, h0: Tensor | None = None, return_gates: bool = False,
+                lengths=None):
+        """As GRU.forward: x (B, T, I), (T, I) or a PackedSequence; h0 (num_layers·D, B, H)
+        or None; `lengths` for a padded batch.
 
-        Returns (output (B, T, H), h_n (num_layers, B, H)), and with `return_gates=True` a
-        list with one UpdateGates(u, c) per layer, each (B, T, H).
+        Returns (output (B, T, D·H), h_n (num_layers·D, B, H)), and with `return_gates=True`
+        a list with one UpdateGates(u, c) per layer and direction, each (B, T, H).
         """
-        x = self._batch_major(x)                             # (B, T, I)
-        states = self._initial_state(x, h0, "h0")
-        output, finals, gates = self._layers(x, states, return_gates)
-        result = (self._time_layout(output), mg.stack(finals, axis=0))
-        return result + (gates,) if return_gates else result
+        return self._forward_single_state(x, h0, return_gates, lengths)
 
-    def _run_direction(self, seq, k, suffix, h, return_gates):
+    def _run_direction(self, seq, k, suffix, h, return_gates, masks=None):
         weight_ih, weight_hh, bias_ih, bias_hh = self._layer_weights(k, suffix)
         gx = F.linear(seq, weight_ih, bias_ih)              # (B, T, 2H)
         hs, us, cs = [], [], []
         for t in range(gx.shape[1]):
-            h, u, c = _update_gate_step(gx[:, t], h, weight_hh, bias_hh)
+            h_new, u, c = _update_gate_step(gx[:, t], h, weight_hh, bias_hh)
+            h = _frozen(None if masks is None else masks[t], h_new, h)
             hs.append(h)
             if return_gates:
                 us.append(u)
@@ -546,18 +649,14 @@ class LSTMCell(_CellParameters):
 
     def forward(self, x: Tensor, state: tuple[Tensor, Tensor] | None = None
                 ) -> tuple[Tensor, Tensor]:
-        """x: (B, I); state: (h, c), each (B, H), zeros when None. Returns (h', c')."""
-        _check_cell_input("LSTMCell", x, self.input_size)
-        B, H = x.shape[0], self.hidden_size
-        if state is None:
-            h = c = _zeros_state(x, B, H)
-        else:
-            h, c = state
-            _check_state("LSTMCell", "h", h, (B, H))
-            _check_state("LSTMCell", "c", c, (B, H))
+        """x: (B, I) or unbatched (I,); state: (h, c), each (B, H) ((H,) unbatched), zeros
+        when None. Returns (h', c'), each of h's shape."""
+        x, h, unbatched = self._checked_state(x, None if state is None else state[0])
+        c = _batched_state("LSTMCell", "c", None if state is None else state[1], x, unbatched,
+                           self.hidden_size)
         gx = F.linear(x, self.weight_ih, self.bias_ih)      # (B, 4H)
         h, c = _lstm_step(gx, h, c, self.weight_hh, self.bias_hh)[:2]
-        return h, c
+        return (h[0], c[0]) if unbatched else (h, c)
 
 
 class LSTM(_StackedParameters):
@@ -570,34 +669,38 @@ class LSTM(_StackedParameters):
 
     num_gates = 4
 
-    def forward(self, x: Tensor, state: tuple[Tensor, Tensor] | None = None,
-                return_gates: bool = False):
-        """x: (B, T, I) ((T, B, I) when batch_first=False); state: (h0, c0), each
-        (num_layers·D, B, H), or None (zeros).
+    def forward(self, x, state: tuple[Tensor, Tensor] | None = None,
+                return_gates: bool = False, lengths=None):
+        """x: (B, T, I) ((T, B, I) when batch_first=False), unbatched (T, I), or a
+        PackedSequence; state: (h0, c0), each (num_layers·D, B, H) ((num_layers·D, H)
+        unbatched), or None (zeros); `lengths` as in GRU.forward.
 
         Returns (output (B, T, D·H), (h_n, c_n)), each of h_n, c_n (num_layers·D, B, H) in
         GRU's order; with `return_gates=True` a third item lists LSTMGates(i, f, g, o, c) per
         layer and direction.
         """
-        x = self._batch_major(x)                             # (B, T, I)
+        packed = x if isinstance(x, PackedSequence) else None
+        x, lengths, unbatched = self._prepared_input(x, lengths)       # (B, T, I)
         if state is None:
             hs0 = cs0 = self._initial_state(x, None, "h0")
         else:
-            hs0 = self._initial_state(x, state[0], "h0")
-            cs0 = self._initial_state(x, state[1], "c0")
-        output, finals, gates = self._layers(x, list(zip(hs0, cs0)), return_gates)
-        result = (self._time_layout(output),
-                  (mg.stack([h for h, _ in finals], axis=0),
-                   mg.stack([c for _, c in finals], axis=0)))
-        return result + (gates,) if return_gates else result
+            hs0 = self._initial_state(x, state[0], "h0", unbatched)
+            cs0 = self._initial_state(x, state[1], "c0", unbatched)
+        output, finals, gates = self._layers(x, list(zip(hs0, cs0)), return_gates, lengths)
+        output, final_states = self._finished(
+            output, (mg.stack([h for h, _ in finals], axis=0),
+                     mg.stack([c for _, c in finals], axis=0)), packed, lengths, unbatched)
+        return (output, final_states, gates) if return_gates else (output, final_states)
 
-    def _run_direction(self, seq, k, suffix, state, return_gates):
+    def _run_direction(self, seq, k, suffix, state, return_gates, masks=None):
         weight_ih, weight_hh, bias_ih, bias_hh = self._layer_weights(k, suffix)
         gx = F.linear(seq, weight_ih, bias_ih)              # (B, T, 4H)
         h, c = state
         hs, record = [], ([], [], [], [], [])
         for t in range(gx.shape[1]):
-            h, c, i, f, g, o = _lstm_step(gx[:, t], h, c, weight_hh, bias_hh)
+            h_new, c_new, i, f, g, o = _lstm_step(gx[:, t], h, c, weight_hh, bias_hh)
+            mask_t = None if masks is None else masks[t]
+            h, c = _frozen(mask_t, h_new, h), _frozen(mask_t, c_new, c)
             hs.append(h)
             if return_gates:
                 for values, v in zip(record, (i, f, g, o, c)):
@@ -605,3 +708,85 @@ class LSTM(_StackedParameters):
         gates = LSTMGates(*(mg.stack(values, axis=1) for values in record)) if return_gates \
             else None
         return mg.stack(hs, axis=1), (h, c), gates           # (B, T, H), (h_T, c_T)
+
+
+# ---------------------------------------------------------------------------------------------
+# Elman RNN
+
+_NONLINEARITIES = {"tanh": mg.tanh, "relu": mg.relu}
+
+
+def _check_nonlinearity(name: str, nonlinearity) -> str:
+    if nonlinearity not in _NONLINEARITIES:
+        raise ValueError(f"{name}: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+    return nonlinearity
+
+
+class RNNCell(_CellParameters):
+    """One step of an Elman RNN, as torch.nn.RNNCell:
+
+        h' = act(W_ih x + b_ih + W_hh h + b_hh),   act = tanh or relu
+
+    weight_ih (H, I), weight_hh (H, H), bias_ih (H), bias_hh (H), U(−1/√H, 1/√H).
+    """
+
+    num_gates = 1
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh"):
+        nonlinearity = _check_nonlinearity("RNNCell", nonlinearity)
+        super().__init__(input_size, hidden_size, bias)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, x: Tensor, h: Tensor | None = None) -> Tensor:
+        """x: (B, I) or unbatched (I,); h: (B, H) or (H,), zeros when None. Returns h' of h's
+        shape."""
+        x, h, unbatched = self._checked_state(x, h)
+        pre = F.linear(x, self.weight_ih, self.bias_ih) + F.linear(h, self.weight_hh,
+                                                                   self.bias_hh)   # (B, H)
+        h = _NONLINEARITIES[self.nonlinearity](pre)
+        return h[0] if unbatched else h
+
+    def extra_repr(self) -> str:
+        extra = "" if self.nonlinearity == "tanh" else f", nonlinearity={self.nonlinearity!r}"
+        return super().extra_repr() + extra
+
+
+class RNN(_StackedParameters):
+    """A multi-layer Elman RNN, as torch.nn.RNN: RNNCell's equation over time, in layers.
+
+    Parameters per layer k: weight_ih_l{k} (H, I for k = 0 else D·H), weight_hh_l{k} (H, H),
+    bias_ih_l{k}, bias_hh_l{k} (H), and `_reverse` ones when bidirectional. The fourth
+    positional argument is `nonlinearity` as in PyTorch; the others are keywords (note
+    minigrad's batch_first=True default).
+    """
+
+    num_gates = 1
+
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
+                 nonlinearity: str = "tanh", *, batch_first: bool = True, bias: bool = True,
+                 dropout: float = 0.0, bidirectional: bool = False):
+        nonlinearity = _check_nonlinearity("RNN", nonlinearity)
+        super().__init__(input_size, hidden_size, num_layers, batch_first=batch_first,
+                         bias=bias, dropout=dropout, bidirectional=bidirectional)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, x, h0: Tensor | None = None, lengths=None):
+        """As GRU.forward: x (B, T, I), (T, I) or a PackedSequence; h0 (num_layers·D, B, H)
+        or None; `lengths` for a padded batch. Returns (output (B, T, D·H), h_n)."""
+        return self._forward_single_state(x, h0, False, lengths)
+
+    def _run_direction(self, seq, k, suffix, h, return_gates, masks=None):
+        weight_ih, weight_hh, bias_ih, bias_hh = self._layer_weights(k, suffix)
+        gx = F.linear(seq, weight_ih, bias_ih)              # (B, T, H): all steps at once
+        act = _NONLINEARITIES[self.nonlinearity]
+        hs = []
+        for t in range(gx.shape[1]):
+            h_new = act(gx[:, t] + F.linear(h, weight_hh, bias_hh))      # (B, H)
+            h = _frozen(None if masks is None else masks[t], h_new, h)
+            hs.append(h)
+        return mg.stack(hs, axis=1), h, None                  # (B, T, H), h_T (B, H)
+
+    def extra_repr(self) -> str:
+        extra = "" if self.nonlinearity == "tanh" else f", nonlinearity={self.nonlinearity!r}"
+        return super().extra_repr() + extra

@@ -32,6 +32,7 @@ import os
 import re
 import struct
 import tempfile
+import tokenize
 import zipfile
 from typing import Any
 
@@ -69,11 +70,19 @@ def save(obj: Any, path: str | os.PathLike) -> None:
             np.savez(f, **arrays)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp_path, 0o666 & ~_umask())   # mkstemp's 0600 → what open() would give
         os.replace(tmp_path, path)
     except BaseException:
         if os.path.exists(tmp_path):
             os.remove(tmp_path)
         raise
+
+
+def _umask() -> int:
+    """The process's umask (reading it means setting it: set it straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def load(path: str | os.PathLike) -> Any:
@@ -181,8 +190,13 @@ def _read_npy(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
                 shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(f)
             else:
                 raise ValueError(f".npy format version {version}")
-        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError) as error:
-            raise ValueError(f"the entry {name!r} has no valid .npy header ({error})") from None
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError,
+                tokenize.TokenError) as error:
+            # NumPy's message may quote the file's raw bytes: keep it to one readable line
+            reason = str(error) if str(error).isprintable() and "\\x" not in str(error) \
+                else "not a NumPy array header"
+            raise ValueError(f"the entry {name!r} has no valid .npy header "
+                             f"({reason[:200]})") from None
         if dtype.hasobject or dtype.kind not in _STORED_KINDS or dtype.itemsize == 0:
             raise ValueError(f"the entry {name!r} holds dtype {dtype}, which nn.save never "
                              f"writes (object arrays would need pickle)")

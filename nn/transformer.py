@@ -8,7 +8,12 @@ Post-LN (the original, norm_first=False) and pre-LN (norm_first=True):
 with SA = dropout(self-attention) and FF(x) = dropout(linear2(dropout(act(linear1(x))))).
 The decoder layer adds cross-attention to the encoder's output (`memory`) between the two.
 A pre-LN stack ends with a LayerNorm `norm`, since its residual stream is never normalised
-otherwise. Masks are bool, True = attention allowed (see MultiHeadAttention).
+otherwise; nn.Transformer's two stacks always end with one, as PyTorch's. Masks are bool,
+True = attention allowed (see MultiHeadAttention).
+
+Layers and stacks are batch-first by default (minigrad's convention; `batch_first=False` reads
+(T, B, E) as PyTorch's default does) and accept unbatched (T, E) inputs; `bias=False` drops
+the additive bias of every Linear and LayerNorm inside, as in PyTorch.
 
 TransformerLM is the decoder-only design: token and position embeddings, a causal
 self-attention stack, and a linear head to vocabulary logits.
@@ -24,6 +29,7 @@ import minigrad as mg
 from minigrad import Tensor
 
 from . import init
+from ._checks import check_flag, check_probability, check_size
 from .attention import MultiHeadAttention
 from .attention_functional import causal_mask
 from .layers import Dropout, Embedding, LayerNorm, Linear
@@ -43,6 +49,32 @@ def _activation(name, owner: str):
         raise ValueError(f"{owner}: activation must be one of {', '.join(_ACTIVATIONS)} or a "
                          f"callable, got {name!r}")
     return _ACTIVATIONS[name]
+
+
+def _check_layer_options(owner: str, d_model, num_heads, dim_feedforward, dropout, norm_first,
+                         bias, batch_first) -> None:
+    """Refuse wrong types and sizes before any parameter is made (as PyTorch does)."""
+    check_size(owner, "d_model", d_model)
+    check_size(owner, "num_heads", num_heads)
+    check_size(owner, "dim_feedforward", dim_feedforward)
+    check_probability(owner, "dropout", dropout)
+    for name, value in (("norm_first", norm_first), ("bias", bias),
+                        ("batch_first", batch_first)):
+        check_flag(owner, name, value)
+
+
+def _to_batch_major(x: Tensor, batch_first: bool) -> tuple[Tensor, bool]:
+    """(B, T, E) from (B, T, E), (T, B, E) when not batch_first, or unbatched (T, E); and
+    whether the input was unbatched."""
+    if x.ndim == 2:
+        return x.unsqueeze(0), True
+    return (x if batch_first else x.swapaxes(0, 1)), False
+
+
+def _from_batch_major(x: Tensor, batch_first: bool, unbatched: bool) -> Tensor:
+    if unbatched:
+        return x[0]
+    return x if batch_first else x.swapaxes(0, 1)
 
 
 class FeedForward(Module):
@@ -71,20 +103,23 @@ class TransformerEncoderLayer(Module):
 
     Submodules as in PyTorch: self_attn (MultiHeadAttention), linear1, linear2, norm1, norm2,
     dropout (inside the FFN), dropout1, dropout2 (on the sublayer outputs).
-    forward: src (B, T, E), mask bool (T, T) / (B, T, T) / (B, heads, T, T) -> (B, T, E).
+    forward: src (B, T, E) ((T, B, E) when batch_first=False, or unbatched (T, E)), mask bool
+    (T, T) / (B, T, T) / (B, heads, T, T) -> src's shape.
     """
 
     def __init__(self, d_model: int, num_heads: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, norm_first: bool = False, activation="relu",
-                 layer_norm_eps: float = 1e-5):
+                 layer_norm_eps: float = 1e-5, *, bias: bool = True, batch_first: bool = True):
         super().__init__()
-        self.norm_first = bool(norm_first)
-        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
-        self.linear1 = Linear(d_model, dim_feedforward)
+        _check_layer_options("TransformerEncoderLayer", d_model, num_heads, dim_feedforward,
+                             dropout, norm_first, bias, batch_first)
+        self.norm_first, self.batch_first = bool(norm_first), bool(batch_first)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias)
         self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model)
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.activation = _activation(activation, "TransformerEncoderLayer")
@@ -96,13 +131,16 @@ class TransformerEncoderLayer(Module):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
     def forward(self, src: Tensor, mask=None) -> Tensor:
-        """src: (B, T, E); mask: bool, True = allowed. Returns (B, T, E)."""
-        x = src
+        """src: (B, T, E) (see the class docstring); mask: bool, True = allowed. Returns
+        src's shape."""
+        x, unbatched = _to_batch_major(src, self.batch_first)           # (B, T, E)
         if self.norm_first:
             x = x + self._self_attention(self.norm1(x), mask)
-            return x + self._feed_forward(self.norm2(x))
-        x = self.norm1(x + self._self_attention(x, mask))
-        return self.norm2(x + self._feed_forward(x))
+            x = x + self._feed_forward(self.norm2(x))
+        else:
+            x = self.norm1(x + self._self_attention(x, mask))
+            x = self.norm2(x + self._feed_forward(x))
+        return _from_batch_major(x, self.batch_first, unbatched)
 
 
 class TransformerDecoderLayer(Module):
@@ -111,23 +149,26 @@ class TransformerDecoderLayer(Module):
 
     Submodules as in PyTorch: self_attn, multihead_attn (cross-attention), linear1, linear2,
     norm1, norm2, norm3, dropout, dropout1, dropout2, dropout3.
-    forward: tgt (B, Tt, E), memory (B, Ts, E), tgt_mask (Tt, Tt)-broadcastable, memory_mask
-    (Tt, Ts)-broadcastable -> (B, Tt, E). The target mask is not causal unless given.
+    forward: tgt (B, Tt, E), memory (B, Ts, E) ((T, B, E) when batch_first=False, or both
+    unbatched), tgt_mask (Tt, Tt)-broadcastable, memory_mask (Tt, Ts)-broadcastable -> tgt's
+    shape. The target mask is not causal unless given.
     """
 
     def __init__(self, d_model: int, num_heads: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, norm_first: bool = False, activation="relu",
-                 layer_norm_eps: float = 1e-5):
+                 layer_norm_eps: float = 1e-5, *, bias: bool = True, batch_first: bool = True):
         super().__init__()
-        self.norm_first = bool(norm_first)
-        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
-        self.multihead_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout)
-        self.linear1 = Linear(d_model, dim_feedforward)
+        _check_layer_options("TransformerDecoderLayer", d_model, num_heads, dim_feedforward,
+                             dropout, norm_first, bias, batch_first)
+        self.norm_first, self.batch_first = bool(norm_first), bool(batch_first)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias)
+        self.multihead_attn = MultiHeadAttention(d_model, num_heads, dropout=dropout, bias=bias)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias)
         self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model)
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
@@ -143,33 +184,43 @@ class TransformerDecoderLayer(Module):
         return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask=None, memory_mask=None) -> Tensor:
-        """tgt: (B, Tt, E); memory: (B, Ts, E). Returns (B, Tt, E)."""
-        x = tgt
+        """tgt: (B, Tt, E); memory: (B, Ts, E) (see the class docstring). Returns tgt's
+        shape."""
+        x, unbatched = _to_batch_major(tgt, self.batch_first)           # (B, Tt, E)
+        memory = _to_batch_major(memory, self.batch_first)[0]           # (B, Ts, E)
         if self.norm_first:
             x = x + self._self_attention(self.norm1(x), tgt_mask)
             x = x + self._cross_attention(self.norm2(x), memory, memory_mask)
-            return x + self._feed_forward(self.norm3(x))
-        x = self.norm1(x + self._self_attention(x, tgt_mask))
-        x = self.norm2(x + self._cross_attention(x, memory, memory_mask))
-        return self.norm3(x + self._feed_forward(x))
+            x = x + self._feed_forward(self.norm3(x))
+        else:
+            x = self.norm1(x + self._self_attention(x, tgt_mask))
+            x = self.norm2(x + self._cross_attention(x, memory, memory_mask))
+            x = self.norm3(x + self._feed_forward(x))
+        return _from_batch_major(x, self.batch_first, unbatched)
 
 
 class TransformerEncoder(Module):
     """`num_layers` TransformerEncoderLayers in the ModuleList `layers`; a pre-LN stack
-    (norm_first=True) ends with the LayerNorm `norm`, a post-LN stack has no final norm.
+    (norm_first=True) ends with the LayerNorm `norm`, a post-LN stack has no final norm
+    (`final_norm=True` / `False` decides otherwise). bias, batch_first: as in the layers.
 
     forward: src (B, T, E), mask bool, True = allowed -> (B, T, E).
     """
 
     def __init__(self, d_model: int, num_heads: int, dim_feedforward: int, num_layers: int,
-                 dropout: float = 0.1, norm_first: bool = False, activation="relu"):
+                 dropout: float = 0.1, norm_first: bool = False, activation="relu", *,
+                 bias: bool = True, batch_first: bool = True, final_norm: bool | None = None):
         super().__init__()
-        self.norm_first = bool(norm_first)
+        check_size("TransformerEncoder", "num_layers", num_layers)
+        final_norm = norm_first if final_norm is None else final_norm
         self.layers = ModuleList(
             TransformerEncoderLayer(d_model, num_heads, dim_feedforward, dropout, norm_first,
-                                    activation) for _ in range(num_layers))
-        if self.norm_first:
-            self.norm = LayerNorm(d_model)
+                                    activation, bias=bias, batch_first=batch_first)
+            for _ in range(num_layers))
+        self.norm_first = bool(norm_first)
+        self.has_final_norm = check_flag("TransformerEncoder", "final_norm", final_norm)
+        if self.has_final_norm:
+            self.norm = LayerNorm(d_model, bias=bias)
 
     def forward(self, src: Tensor, mask=None) -> Tensor:
         """src: (B, T, E); mask: bool, broadcastable to (B, T, T), True = allowed. Returns
@@ -177,25 +228,30 @@ class TransformerEncoder(Module):
         x = src
         for layer in self.layers:
             x = layer(x, mask)
-        return self.norm(x) if self.norm_first else x
+        return self.norm(x) if self.has_final_norm else x
 
 
 class TransformerDecoder(Module):
     """`num_layers` TransformerDecoderLayers in the ModuleList `layers`; a pre-LN stack ends
-    with the LayerNorm `norm`.
+    with the LayerNorm `norm` (`final_norm` as in TransformerEncoder).
 
     forward: tgt (B, Tt, E), memory (B, Ts, E), tgt_mask, memory_mask -> (B, Tt, E).
     """
 
     def __init__(self, d_model: int, num_heads: int, dim_feedforward: int, num_layers: int,
-                 dropout: float = 0.1, norm_first: bool = False, activation="relu"):
+                 dropout: float = 0.1, norm_first: bool = False, activation="relu", *,
+                 bias: bool = True, batch_first: bool = True, final_norm: bool | None = None):
         super().__init__()
-        self.norm_first = bool(norm_first)
+        check_size("TransformerDecoder", "num_layers", num_layers)
+        final_norm = norm_first if final_norm is None else final_norm
         self.layers = ModuleList(
             TransformerDecoderLayer(d_model, num_heads, dim_feedforward, dropout, norm_first,
-                                    activation) for _ in range(num_layers))
-        if self.norm_first:
-            self.norm = LayerNorm(d_model)
+                                    activation, bias=bias, batch_first=batch_first)
+            for _ in range(num_layers))
+        self.norm_first = bool(norm_first)
+        self.has_final_norm = check_flag("TransformerDecoder", "final_norm", final_norm)
+        if self.has_final_norm:
+            self.norm = LayerNorm(d_model, bias=bias)
 
     def forward(self, tgt: Tensor, memory: Tensor, tgt_mask=None, memory_mask=None) -> Tensor:
         """tgt: (B, Tt, E); memory: (B, Ts, E); masks bool, True = allowed: tgt_mask
@@ -203,7 +259,7 @@ class TransformerDecoder(Module):
         x = tgt
         for layer in self.layers:
             x = layer(x, memory, tgt_mask, memory_mask)
-        return self.norm(x) if self.norm_first else x
+        return self.norm(x) if self.has_final_norm else x
 
 
 class Transformer(Module):
@@ -212,9 +268,10 @@ class Transformer(Module):
 
         memory = encoder(src, src_mask);  out = decoder(tgt, memory, tgt_mask, memory_mask)
 
-    Submodules `encoder` (TransformerEncoder) and `decoder` (TransformerDecoder).
-    forward: src (B, Ts, E), tgt (B, Tt, E) -> (B, Tt, E). For teacher forcing pass
-    tgt_mask=causal_mask(Tt).
+    Submodules `encoder` (TransformerEncoder) and `decoder` (TransformerDecoder); each ends
+    with a LayerNorm `norm`, post-LN or pre-LN, as PyTorch's nn.Transformer (its encoder_norm
+    and decoder_norm). forward: src (B, Ts, E), tgt (B, Tt, E) -> (B, Tt, E) (batch_first and
+    unbatched inputs as in the layers). For teacher forcing pass tgt_mask=causal_mask(Tt).
 
     As PyTorch's nn.Transformer, every weight matrix starts Xavier-uniform (the attention's
     q, k, v projections as the one packed (3E, E) matrix MultiHeadAttention already draws them
@@ -223,12 +280,16 @@ class Transformer(Module):
 
     def __init__(self, d_model: int = 512, num_heads: int = 8, num_encoder_layers: int = 6,
                  num_decoder_layers: int = 6, dim_feedforward: int = 2048,
-                 dropout: float = 0.1, norm_first: bool = False, activation="relu"):
+                 dropout: float = 0.1, norm_first: bool = False, activation="relu", *,
+                 bias: bool = True, batch_first: bool = True):
         super().__init__()
+        options = dict(bias=bias, batch_first=batch_first, final_norm=True)
         self.encoder = TransformerEncoder(d_model, num_heads, dim_feedforward,
-                                          num_encoder_layers, dropout, norm_first, activation)
+                                          num_encoder_layers, dropout, norm_first, activation,
+                                          **options)
         self.decoder = TransformerDecoder(d_model, num_heads, dim_feedforward,
-                                          num_decoder_layers, dropout, norm_first, activation)
+                                          num_decoder_layers, dropout, norm_first, activation,
+                                          **options)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

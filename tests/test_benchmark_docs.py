@@ -21,3 +21,19 @@ def test_readme_shows_the_table_of_the_last_full_run():
     machine, table = readme.split("\n", 1)
     assert machine in results.splitlines(), "README's run differs from benchmarks/RESULTS.md"
     assert table.strip() in results, "README's table differs from benchmarks/RESULTS.md"
+
+
+def test_results_are_written_where_asked_and_the_tracked_file_is_kept(tmp_path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "benchmarks" / "run.py")
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    tracked = run.RESULTS.read_bytes()
+    target = tmp_path / "RESULTS.md"
+    section = f"{run.START}\n\n## Results\n\nnew numbers\n{run.END}\n"
+    run.update_results(section, target)
+    assert run.RESULTS.read_bytes() == tracked                  # the checkout is untouched
+    written = target.read_text(encoding="utf-8")
+    assert "new numbers" in written
+    # the hand-written text around the markers comes from the tracked file
+    assert written.split(run.START)[0] == tracked.decode("utf-8").split(run.START)[0]

@@ -1,4 +1,4 @@
-"""examples/tiny_gpt.py: a --quick run trains, evaluates, samples, checkpoints and resumes."""
+"""examples/tiny_gpt.py: a --quick run trains, evaluates, samples and checkpoints."""
 
 import importlib
 import json
@@ -44,11 +44,7 @@ def test_quick_run_learns_samples_and_resumes(script, tmp_path):
     samples = (tmp_path / "samples.txt").read_text(encoding="utf-8")
     for prompt in ("def ", "class ", "import "):
         assert f"prompt {prompt!r}" in samples
-
-    resumed = script.main(["--quick", "--steps", str(metrics["steps"] + 10), "--resume",
-                           "--out", str(tmp_path)])
-    assert resumed["steps"] == metrics["steps"] + 10
-    assert resumed["history"]["step"][:len(history["step"])] == history["step"]
+    # resuming exactly after Ctrl-C: tests/examples/test_interrupt.py
 
 
 def test_time_budget_stops_training(script, tmp_path):

@@ -2,6 +2,7 @@
 
 import json
 import math
+import signal
 import subprocess
 import sys
 from collections import Counter
@@ -191,6 +192,25 @@ def test_resume_continues_the_interrupted_run_exactly(tmp_path):
     np.testing.assert_allclose(resumed["history"]["loss"], straight["history"]["loss"],
                                rtol=1e-6)
     assert resumed["history"]["epoch_exact"] == straight["history"]["epoch_exact"]
+
+    # Ctrl-C in the middle of an epoch (3 batches each): the checkpoint keeps the epoch's
+    # order and position, and the resumed run's losses are the straight run's, bit for bit
+    (tmp_path / "c").mkdir()
+    calls, original = [], translate.LossBar.update
+
+    def update(self, *args, **kwargs):
+        calls.append(1)
+        if len(calls) == 5:
+            signal.raise_signal(signal.SIGINT)
+        return original(self, *args, **kwargs)
+    translate.LossBar.update = update
+    try:
+        with pytest.raises(SystemExit):
+            run(3, tmp_path / "c")
+    finally:
+        translate.LossBar.update = original
+    resumed = run(3, tmp_path / "c", resume=tmp_path / "c" / "checkpoint.npz")
+    np.testing.assert_array_equal(resumed["history"]["loss"], straight["history"]["loss"])
 
 
 def test_resume_without_a_checkpoint_says_where_it_looked(tmp_path):

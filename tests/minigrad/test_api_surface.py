@@ -124,6 +124,26 @@ def test_manual_seed_replays_randn_rand_and_dropout_together(device):
     assert not all(np.array_equal(a, b) for a, b in zip(first, draws()))
 
 
+def test_rng_state_saved_midway_replays_the_rest_of_the_stream(device):
+    """get_rng_state mid-stream, draw, set_rng_state: the same draws again (randn, dropout,
+    rand) on each device; a malformed state is refused and changes nothing."""
+    x = mg.ones(64, device=device)
+    mg.manual_seed(5)
+    mg.randn(7, device=device)
+    state = mg.get_rng_state(device)
+    first = [mg.randn(5, device=device).numpy(), mg.dropout(x, 0.3).numpy(),
+             mg.rand(3, device=device).numpy()]
+    mg.set_rng_state(state, device)
+    again = [mg.randn(5, device=device).numpy(), mg.dropout(x, 0.3).numpy(),
+             mg.rand(3, device=device).numpy()]
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a, b)
+    mg.set_rng_state(np.array(state.numpy().tolist(), dtype=np.uint8), device)  # via JSON
+    with pytest.raises(ValueError, match="set_rng_state"):
+        mg.set_rng_state(np.zeros(5, dtype=np.uint8), device)
+    np.testing.assert_array_equal(mg.randn(5, device=device).numpy(), first[0])
+
+
 # -- dropout(x, p, training), one_hot, argmax(x, axis) ----------------------------------------
 
 def test_dropout_positional_arguments(device, rng):

@@ -249,3 +249,108 @@ def test_adam_matches_torch():
         ours.step()
         theirs.step()
     np.testing.assert_allclose(p.numpy(), tp.detach().numpy(), rtol=1e-12)
+
+
+# -- RMSprop and SGD's variants against PyTorch's numbers -------------------------------------
+
+# w after 6 steps on L = Σ w³/3 + c·w (g = w² + c), from w = [0.5, -1.5, 2.0], c = [1, -2, 0.5],
+# as torch 2.x's optimizers give them (float64)
+TORCH_FINAL_WEIGHTS = {
+    "rmsprop": [-1.5075892561988717, -4.083684632401117, 0.70944468025004],
+    "rmsprop_centered_momentum_wd": [-0.5918616218264895, -2.979031673242845,
+                                     0.9797659453925324],
+    "sgd_nesterov": [-0.7373755570548136, -2.0854471646115, -0.5179696290212343],
+    "sgd_dampening": [-0.2991534388141125, -1.7518103108258707, -0.12350783549531381],
+}
+OPTIMIZERS = {
+    "rmsprop": lambda ps: optim.RMSprop(ps, lr=0.05),
+    "rmsprop_centered_momentum_wd": lambda ps: optim.RMSprop(
+        ps, lr=0.03, alpha=0.9, momentum=0.8, centered=True, weight_decay=0.1),
+    "sgd_nesterov": lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9, nesterov=True,
+                                         weight_decay=0.01),
+    "sgd_dampening": lambda ps: optim.SGD(ps, lr=0.05, momentum=0.9, dampening=0.3),
+}
+
+
+def _run_cubic(make, steps=6):
+    w = nn.Parameter(np.array([0.5, -1.5, 2.0]))
+    c = np.array([1.0, -2.0, 0.5])
+    opt = make([w])
+    for _ in range(steps):
+        opt.zero_grad()
+        ((w ** 3).sum() / 3 + (mg.tensor(c) * w).sum()).backward()
+        opt.step()
+    return w.numpy()
+
+
+@pytest.mark.parametrize("case", sorted(OPTIMIZERS))
+def test_optimizer_matches_torch_numbers(case):
+    np.testing.assert_allclose(_run_cubic(OPTIMIZERS[case]), TORCH_FINAL_WEIGHTS[case],
+                               rtol=1e-12, atol=1e-14)
+
+
+def test_rmsprop_first_step_from_its_equation():
+    w = nn.Parameter(np.array([1.0, -2.0]))
+    opt = optim.RMSprop([w], lr=0.1, alpha=0.9, eps=1e-8)
+    w.grad = mg.tensor(np.array([0.5, 3.0]))
+    opt.step()
+    g = np.array([0.5, 3.0])
+    v = 0.1 * g * g                          # α·0 + (1 − α) g²
+    np.testing.assert_allclose(w.numpy(), [1.0, -2.0] - 0.1 * g / (np.sqrt(v) + 1e-8))
+    assert opt.state[0]["step"] == 1
+
+
+def test_rmsprop_resumes_exactly(tmp_path):
+    model, batches = _model_and_batches()
+    make = lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True)
+    opt = make(model.parameters())
+    _train(model, opt, batches[:5])
+    nn.save({"model": model.state_dict(), "optim": opt.state_dict()}, tmp_path / "c.npz")
+    _train(model, opt, batches[5:])
+    resumed, _ = _model_and_batches()
+    resumed_opt = make(resumed.parameters())
+    checkpoint = nn.load(tmp_path / "c.npz")
+    resumed.load_state_dict(checkpoint["model"])
+    resumed_opt.load_state_dict(checkpoint["optim"])
+    _train(resumed, resumed_opt, batches[5:])
+    for (name, a), (_, b) in zip(model.state_dict().items(), resumed.state_dict().items()):
+        np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+@pytest.mark.parametrize("case", sorted(OPTIMIZERS))
+def test_optimizer_matches_live_torch(case):
+    torch = pytest.importorskip("torch")
+    kinds = {"rmsprop": torch.optim.RMSprop, "sgd": torch.optim.SGD}
+    w = torch.nn.Parameter(torch.tensor([0.5, -1.5, 2.0], dtype=torch.float64))
+    c = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
+    ours = OPTIMIZERS[case]([nn.Parameter(np.zeros(1))])
+    options = {k: v for k, v in ours.param_groups[0].items() if k != "params"}
+    topt = kinds[case.split("_")[0]]([w], **options)
+    for _ in range(6):
+        topt.zero_grad()
+        ((w ** 3).sum() / 3 + (c * w).sum()).backward()
+        topt.step()
+    np.testing.assert_allclose(_run_cubic(OPTIMIZERS[case]), w.detach().numpy(), rtol=1e-12)
+
+
+def test_clip_grad_norm_underscore_returns_a_tensor_and_clip_grad_value():
+    p = nn.Parameter(np.zeros(3))
+    p.grad = mg.tensor(np.array([3.0, -4.0, 0.0]))
+    total = nn.utils.clip_grad_norm_([p], max_norm=1.0)
+    assert isinstance(total, mg.Tensor) and total.shape == () and total.dtype == np.float64
+    assert total.item() == pytest.approx(5.0)
+    np.testing.assert_allclose(p.grad.numpy(), np.array([3.0, -4.0, 0.0]) / (5.0 + 1e-6))
+    q = nn.Parameter(np.zeros(4))
+    q.grad = mg.tensor(np.array([0.5, -2.0, 3.0, -0.1]))
+    nn.utils.clip_grad_value_(q, 1.0)
+    np.testing.assert_array_equal(q.grad.numpy(), [0.5, -1.0, 1.0, -0.1])
+    with pytest.raises(ValueError, match="clip_value"):
+        nn.utils.clip_grad_value_(q, -1.0)
+
+
+def test_clip_grad_norm_error_if_nonfinite_keeps_the_gradients():
+    p = nn.Parameter(np.zeros(2))
+    p.grad = mg.tensor(np.array([np.inf, 1.0]))
+    with pytest.raises(RuntimeError, match="clip_grad_norm.*inf"):
+        nn.utils.clip_grad_norm_(p, 1.0, error_if_nonfinite=True)
+    np.testing.assert_array_equal(p.grad.numpy(), [np.inf, 1.0])

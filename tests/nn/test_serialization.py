@@ -70,6 +70,19 @@ def test_save_leaves_no_temporary_files_and_overwrites(tmp_path):
     assert nn.load(path)["x"] == 2
 
 
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_saved_file_has_the_permissions_the_umask_gives(tmp_path, umask):
+    """A checkpoint is an ordinary file: 0666 less the umask, not mkstemp's private 0600."""
+    old = os.umask(umask)
+    try:
+        nn.save({"x": 1}, tmp_path / "c.npz")
+        (tmp_path / "plain").write_bytes(b"")                  # what open() makes, for reference
+    finally:
+        os.umask(old)
+    mode = (tmp_path / "c.npz").stat().st_mode & 0o777
+    assert mode == 0o666 & ~umask == (tmp_path / "plain").stat().st_mode & 0o777
+
+
 def test_failed_save_keeps_the_old_file_and_removes_the_temporary(tmp_path, monkeypatch):
     path = tmp_path / "c.npz"
     nn.save({"x": 1}, path)

@@ -79,14 +79,13 @@ def test_encoder_decoder_transformer_matches_numpy(norm_first, rng):
     memory = src.numpy()
     for k in range(2):
         memory = ref.encoder_layer(memory, sd, 2, norm_first, prefix=f"encoder.layers.{k}.")
-    if norm_first:
-        memory = ref.layer_norm(memory, sd["encoder.norm.weight"], sd["encoder.norm.bias"])
+    # both stacks end with a LayerNorm, post-LN too, as PyTorch's nn.Transformer
+    memory = ref.layer_norm(memory, sd["encoder.norm.weight"], sd["encoder.norm.bias"])
     y = tgt.numpy()
     for k in range(2):
         y = ref.decoder_layer(y, memory, sd, 2, norm_first, tgt_mask.numpy(),
                               prefix=f"decoder.layers.{k}.")
-    if norm_first:
-        y = ref.layer_norm(y, sd["decoder.norm.weight"], sd["decoder.norm.bias"])
+    y = ref.layer_norm(y, sd["decoder.norm.weight"], sd["decoder.norm.bias"])
     np.testing.assert_allclose(model(src, tgt, tgt_mask=tgt_mask).numpy(), y, atol=1e-11)
 
 

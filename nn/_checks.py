@@ -1,0 +1,40 @@
+"""Checks of layer constructor arguments, so that a wrong type fails at construction.
+
+`nn.GRU(3, 5, batch_first="False")` would otherwise read the string as True; `"10"` or 0 as a
+size would fail later, or never. PyTorch refuses these too (TypeError for a wrong type,
+ValueError for a size that is not positive).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def check_size(layer: str, name: str, value, minimum: int = 1) -> int:
+    """`value` as an int >= minimum (a bool is not a size)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{layer}: {name} must be an int, got {type(value).__name__} "
+                        f"{value!r}")
+    if value < minimum:
+        raise ValueError(f"{layer}: {name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def check_flag(layer: str, name: str, value) -> bool:
+    """`value` as a bool; strings such as "False" are refused."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{layer}: {name} must be a bool, got {type(value).__name__} "
+                        f"{value!r}")
+    return bool(value)
+
+
+def check_probability(layer: str, name: str, value) -> float:
+    """`value` as a float in [0, 1]."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{layer}: {name} must be a number in [0, 1], got "
+                        f"{type(value).__name__} {value!r}")
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{layer}: {name} must be in [0, 1], got {value}")
+    return float(value)

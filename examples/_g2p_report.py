@@ -254,6 +254,15 @@ def region_errors(runs: dict) -> str:
     return "\n".join(lines)
 
 
+def region_figures(runs: dict) -> str:
+    """The default run's figures, once `ship` has copied them."""
+    shown = [f"![{text}](figures/g2p_{name}.png)" for name, text in (
+        ("curves", "training loss and dev error of the default run"),
+        ("attention", "the default model's attention on four words"))
+        if (FIGURES / f"g2p_{name}.png").exists()]
+    return "\n\n".join(shown) or "(figures appear with `_g2p_report.py ship`)"
+
+
 def region_split(runs: dict) -> str:
     m = runs[default_run(runs)]["metrics"]
     w = m["words"]
@@ -288,7 +297,7 @@ def region_parity(runs: dict) -> str:
 
 REGIONS = {"overview": region_overview, "parity": region_parity, "table": region_table,
            "levers": region_levers, "verdict": region_verdict, "curve": region_curve,
-           "errors": region_errors, "split": region_split}
+           "errors": region_errors, "split": region_split, "figures": region_figures}
 REGION = re.compile(r"(<!-- g2p: (\S+) -->\n)(.*?)(<!-- /g2p -->)", re.S)
 
 

@@ -67,7 +67,8 @@ def time_variant(data: g2p.Data, changes: dict, steps: int, repeats: int) -> dic
 
 # where the time goes, by the function that spends it (its own time, callees excluded)
 KINDS = {"nn/functional.py's fused primitives (Linear, cross-entropy), forward and backward":
-         ("nn/functional.py", ("forward", "_gradients")),
+         (("nn/layer_functions.py", "nn/losses.py"),
+          ("forward", "backward", "array_backward", "_gradient_formula")),
          "GRU recurrence (GRUSequence), forward and backward": ("nn/recurrent.py",
                                                                ("forward", "array_backward")),
          "Adam update": ("nn/optim.py", None)}

@@ -145,7 +145,7 @@ def w2_outputs(loss, grads: dict) -> dict[str, np.ndarray]:
 
 
 def gru_from_primitives(x, h, w_ih, w_hh, b_ih, b_hh, stack):
-    """A GRU written step by step from the GRUCell equations (API.md), gates r, z, n:
+    """A GRU written step by step from the GRUCell equations (nn.GRUCell), gates r, z, n:
 
         r = σ(W_ir x + b_ir + W_hr h + b_hr),  z = σ(W_iz x + b_iz + W_hz h + b_hz),
         n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn)),  h' = (1 − z) ⊙ n + z ⊙ h.

@@ -1,14 +1,13 @@
-"""Reverse-mode automatic differentiation: grad mode, Function, the graph walk, backward, grad.
+"""Reverse-mode automatic differentiation: the graph walk, `Tensor.backward` and `grad`.
 
-A tensor made by an operation points to the Function that made it (`tensor._fn`). The Function
-holds its inputs strongly and its output weakly, so a graph is a DAG with no reference cycles and
-goes away as soon as nobody holds its root. Backward is one iterative walk over that DAG, newest
-operation first: an output is always made after its inputs, so reverse creation order is a
-topological order. Nothing recurses, so an unrolled GRU thousands of steps deep works.
+Backward is one iterative walk over the graph of Functions (see function.py), newest operation
+first: an output is always made after its inputs, so reverse creation order is a topological
+order. Nothing recurses, so an unrolled GRU thousands of steps deep works.
 
 Every gradient takes one path: a Function's `backward`, then `_conform`, which sums it back to
 its input's shape and casts it to the input's dtype (a gradient that already fits passes as it
-is), then `_accumulate`, which adds it to what the input already received. `backward` computes
+is), then `_receive`, which keeps it or, through `_accumulate`, adds it to what the input
+already received. `backward` computes
 on arrays, or on Tensors when `create_graph=True` records the backward itself (see
 `Function.values`): one formula per derivative serves both.
 """
@@ -16,175 +15,110 @@ on arrays, or on Tensors when `create_graph=True` records the backward itself (s
 from __future__ import annotations
 
 import heapq
-import itertools
-import operator
-import weakref
-
-import numpy as _numpy
 
 from . import anomaly, inplace
-from .backend import _BY_ARRAY_TYPE, backend_of, backend_of_inputs
-from .backend import CPU as _CPU
+from .backend import backend_of
+from .function import Function, FusedFunction  # noqa: F401  (their home before function.py)
 from .gradients import _RELEASED, IndexedGradient, release
-from .grad_mode import STATE, _GradMode
-
-
-# ---------------------------------------------------------------------------------------------
-# Function: one node of the graph.
-
-class Function:
-    """A differentiable primitive. Subclass it to add your own:
-
-        class Cube(minigrad.Function):
-            '''y = x³'''
-            def forward(self, x):            # backend arrays in, a backend array out
-                return x ** 3
-            def backward(self, grad):        # grad = ∂L/∂y, a Tensor
-                (x,) = self.inputs
-                return grad * 3 * x * x      # ∂y/∂x = 3x²
-
-        y = Cube.apply(x)
-
-    `apply(*tensors, **options)` builds `Cls(**options)`, runs `forward` on the tensors' arrays
-    and, when grad mode is on and an input requires grad, links the result into the graph.
-    `backward` returns one gradient per input (a tuple when there are several; None for an input
-    that gets none), as Tensors or arrays; the engine sums each back to its input's shape when
-    broadcasting made it larger. Written with minigrad operations, `backward` records its own
-    graph under `create_graph=True`, so it can be differentiated again.
-
-    Available inside: `self.inputs` (input Tensors), `self.output` (the output Tensor, held
-    weakly; a class whose backward never reads it may set `needs_output = False`), `self.xp`
-    (the array module of the inputs' device), `self.save_for_backward(*a)` and
-    `self.saved_tensors` for anything else backward needs (freed after backward), and
-    `self.values(grad, *self.inputs)` / `self.ops` to write one backward that computes on bare
-    arrays unless create_graph records it (the built-in primitives do; see `values`).
-    """
-
-    inputs: tuple = ()
-    saved_tensors: tuple = ()
-    scope = ""
-    sequence = -1              # creation order, set when recorded: a node comes after its inputs
-    stamp = 0                  # the in-place change count when recorded (see inplace.py)
-    _output_ref = None
-    xp = _numpy                # the array module of the inputs, set by apply()
-    differentiable = True      # False in a subclass whose output never carries a gradient
-    needs_output = True        # False: backward never reads self.output, so no weakref is made
-
-    def forward(self, *arrays):
-        """The output array from the inputs' backend arrays (use `self.xp` for functions)."""
-        raise NotImplementedError(f"{type(self).__name__}.forward")
-
-    def backward(self, grad):
-        """∂L/∂input for each input, given grad = ∂L/∂output (a Tensor): a tuple when there are
-        several inputs, None for an input that gets no gradient."""
-        raise NotImplementedError(f"{type(self).__name__}.backward")
-
-    def save_for_backward(self, *arrays) -> None:
-        """Keep arrays (a mask, a max's positions) for backward as `self.saved_tensors`; a
-        backward without retain_graph frees them."""
-        self.saved_tensors = arrays
-
-    def values(self, *tensors) -> tuple:
-        """The tensors as `backward` computes with them: their arrays when no graph of the
-        backward is recorded (create_graph=False, the common case: no Tensor is made per
-        operation), the Tensors themselves when it is (create_graph=True). One formula then
-        serves both, e.g. `g, a, b = self.values(grad, *self.inputs); return g * b, g * a`.
-        Functions such as exp come from `self.ops`."""
-        if STATE.grad_enabled:                   # the walk records exactly under create_graph
-            return tensors
-        return tuple(map(_data_of, tensors))
-
-    @property
-    def ops(self):
-        """The module of functions for `backward` to match `values`: minigrad's operations
-        when the backward is recorded, else the array module (`self.xp`)."""
-        return _OPS if STATE.grad_enabled else self.xp
-
-    @property
-    def _freed(self) -> bool:
-        """Has a backward without retain_graph released this node's saved values?"""
-        return self.saved_tensors is _RELEASED
-
-    @property
-    def output(self):
-        """The output Tensor (held weakly: None once nothing else holds it)."""
-        if not self.needs_output:
-            raise RuntimeError(f"{type(self).__name__}.output: not kept, since the class sets "
-                               f"needs_output = False")
-        return self._output_ref() if self._output_ref is not None else None
-
-    @classmethod
-    def apply(cls, *inputs, **options):
-        """`cls(**options).forward` on the inputs' arrays, as a Tensor linked into the graph
-        when grad mode is on and an input requires grad."""
-        backend = backend_of_inputs(cls.__name__, inputs)
-        fn = cls(**options)
-        if backend is not _CPU:
-            fn.xp = backend.xp                       # NumPy is the class default
-        try:
-            out = fn.forward(*[t.data for t in inputs])
-        except (ValueError, TypeError, IndexError) as error:
-            if str(error).startswith(cls.__name__):
-                raise
-            shapes = ", ".join(f"{tuple(t.shape)} {t.dtype}" for t in inputs)
-            raise type(error)(f"{cls.__name__}: {error} (inputs: {shapes})") from error
-        if type(out) not in _BY_ARRAY_TYPE:
-            out = backend.xp.asarray(out)           # NumPy returns scalars from 0-d operands
-        result = _new_tensor(_Tensor)                # Tensor._from_array(out), checked above
-        result.data, result._requires_grad, result._fn = out, False, None
-        if anomaly.STATE.enabled:
-            anomaly.check_forward(fn, inputs, out)
-        if STATE.grad_enabled and cls.differentiable and out.dtype.kind in "fc":
-            for t in inputs:
-                if t._requires_grad:
-                    _link(fn, inputs, result)
-                    break
-        return result
-
-
-def _link(fn, inputs: tuple, result) -> None:
-    """Record fn as the operation that made `result` from `inputs`."""
-    fn.inputs = inputs
-    fn.sequence = next(_sequence)
-    fn.stamp = inplace.STATE.last
-    scope = STATE.scope
-    if scope:
-        fn.scope = scope
-    if fn.needs_output:
-        fn._output_ref = weakref.ref(result)
-    result._requires_grad = True
-    result._fn = fn
-
+from .grad_mode import STATE, _GradMode  # noqa: F401  (STATE: read here by older code)
+from .ops.shape import sum_to as _sum_to_tensor
+from .ops.shape import sum_to_array as _sum_to_array
+from .tensor import Tensor
 
 _new_tensor = object.__new__
-_data_of = operator.attrgetter("data")
-_sequence = itertools.count()      # creation order of recorded Functions
-_Tensor = None                     # set by tensor.py (the engine and Tensor refer to each other)
 
 
 # ---------------------------------------------------------------------------------------------
 # The graph walk.
 
-def _key(t) -> int:
-    """A tensor's place in the walk: ~(creation number) of its Function, a negative int, so the
-    newest comes off a min-heap first; id() for a leaf, which waits until the heap is empty."""
-    return id(t) if t._fn is None else ~t._fn.sequence
+def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
+                      capture=()) -> dict[int, tuple]:
+    """Propagate `root_grads` back through the graph of `roots`.
+
+    Returns {id(tensor): (tensor, gradient, is_owned)} for the leaves that require grad, for
+    tensors that called `retain_grad()`, and for every tensor in `capture`. Gradients are
+    Tensors when `create_graph` (recorded, so they can be differentiated again), else arrays;
+    `is_owned` says that nothing else holds the array.
+    """
+    grads: dict[int, object] = {}     # key -> the gradient received so far
+    owned: set[int] = set()           # keys whose gradient buffer the walk made itself
+    tensors: dict[int, object] = {}   # key -> tensor, for every tensor that has a gradient
+    waiting: list[int] = []           # keys of tensors made by operations, newest first off
+    for root, g in zip(roots, root_grads):
+        _receive(grads, owned, tensors, waiting, root, g, create_graph)
+    results: dict[int, tuple] = {}
+    capture_ids = {id(t) for t in capture}
+    done: list = []
+    checked = anomaly.STATE.enabled
+    with _GradMode(create_graph):
+        while waiting:                    # each key comes off once its gradient is complete
+            key = heapq.heappop(waiting)
+            tensor, g, is_owned = tensors.pop(key), grads.pop(key), key in owned
+            if tensor._hooks or tensor._retains_grad or capture_ids or \
+                    type(g) is IndexedGradient:
+                g, is_owned = _report(results, capture_ids, tensor, g, is_owned, create_graph)
+            fn = tensor._fn
+            done.append(fn)
+            for x, gx in zip(fn.inputs, _call_backward(fn, g, create_graph, checked)):
+                if gx is None or not x._requires_grad:
+                    continue
+                data = x.data     # fast path: an array of x's type, shape and dtype fits as it is
+                if create_graph or type(gx) is not type(data) or gx.shape != data.shape or \
+                        (gx.dtype is not data.dtype and gx.dtype != data.dtype):
+                    gx = _conform(gx, x, fn, create_graph)
+                if checked:
+                    anomaly.check_gradient(fn, gx)
+                _receive(grads, owned, tensors, waiting, x, gx, create_graph)
+        for key, leaf in tensors.items():          # only leaves are left now
+            _report(results, None, leaf, grads[key], key in owned, create_graph)
+    if not retain_graph:
+        release(done)
+    return results
+
+
+def _receive(grads: dict, owned: set, tensors: dict, waiting: list, x, g,
+             create_graph: bool) -> None:
+    """x receives the gradient g. The first time, x joins the walk under its key (a tensor made
+    by an operation waits on the heap) and g is kept as it is (it may be shared: Add returns
+    one array for both inputs); later gradients are added to it by `_accumulate`."""
+    x_fn = x._fn
+    # ~(creation number) of x's Function, a negative int, so the newest comes off the min-heap
+    # first; id() for a leaf, which is never on the heap
+    key = id(x) if x_fn is None else ~x_fn.sequence
+    if key in tensors:
+        _accumulate(grads, owned, key, g, create_graph)
+        return
+    tensors[key] = x
+    grads[key] = g
+    if x_fn is not None:
+        heapq.heappush(waiting, key)
+
+
+def _report(results: dict, capture_ids, tensor, g, is_owned: bool, create_graph: bool):
+    """A tensor's complete gradient, after its hooks, put in `results` when the caller asked
+    for it (a leaf, `retain_grad()`, or `capture`; capture_ids None: report it anyway)."""
+    if type(g) is IndexedGradient or tensor._hooks:
+        g, is_owned = _complete(g, is_owned, tensor, create_graph)
+    if capture_ids is None or tensor._retains_grad or id(tensor) in capture_ids:
+        results[id(tensor)] = (tensor, g, is_owned)
+    return g, is_owned
 
 
 def _conform(g, x, fn, create_graph: bool):
     """fn's gradient g for its input x as the walk keeps it: summed back to x's shape (undoing
-    broadcasting), cast to x's dtype, and an array of x's backend (a Tensor when recording)."""
-    if type(g) is IndexedGradient:
-        if g.values.dtype != x.dtype:
-            g.values = g.values.astype(x.dtype)
-        return g
+    broadcasting), cast to x's dtype, and an array of x's backend (a Tensor when recording).
+    The walk calls it only for a gradient that does not already fit (see its fast path)."""
     data = x.data
+    if type(g) is IndexedGradient:
+        if g.values.dtype != data.dtype:
+            g.values = g.values.astype(data.dtype)
+        return g
     if create_graph:
-        g = g if isinstance(g, _Tensor) else _Tensor._from_array(g)
+        g = g if isinstance(g, Tensor) else Tensor._from_array(g)
         if g.shape != data.shape:
             g = _sum_to_tensor(g, data.shape, type(fn).__name__)
         return g.astype(data.dtype)               # differentiable; a no-op when equal
-    if isinstance(g, _Tensor):
+    if isinstance(g, Tensor):
         g = g.data
     if g.shape != data.shape:
         g = _sum_to_array(g, data.shape, type(fn).__name__)
@@ -196,9 +130,9 @@ def _conform(g, x, fn, create_graph: bool):
 
 
 def _accumulate(grads: dict, owned: set, key: int, g, create_graph: bool) -> None:
-    """Add g into grads[key]. The first gradient is stored as it is (it may be shared: Add
-    returns one array for both inputs); the second makes a new buffer, owned by the walk by
-    construction; later ones add into that buffer in place. Recording, always `previous + g`."""
+    """Add g into grads[key] (stored as it is when there is none yet). The second gradient
+    makes a new buffer, owned by the walk by construction; later ones add into that buffer in
+    place. Recording, always `previous + g`."""
     previous = grads.get(key)
     if previous is None:
         grads[key] = g
@@ -223,74 +157,9 @@ def _dense(g, copy: bool = False):
     return g.copy(order="K") if copy else g
 
 
-def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
-                      capture=()) -> dict[int, tuple]:
-    """Propagate `root_grads` back through the graph of `roots`.
-
-    Returns {id(tensor): (tensor, gradient, is_owned)} for the leaves that require grad, for
-    tensors that called `retain_grad()`, and for every tensor in `capture`. Gradients are
-    Tensors when `create_graph` (recorded, so they can be differentiated again), else arrays;
-    `is_owned` says that nothing else holds the array.
-    """
-    capture_ids = {id(t) for t in capture}
-    grads: dict[int, object] = {}
-    owned: set[int] = set()
-    tensors: dict[int, object] = {}   # key -> tensor, for every tensor that has a gradient
-    waiting: list[int] = []           # keys of tensors made by operations, newest first off
-    for root, g in zip(roots, root_grads):
-        key = _key(root)
-        if key not in tensors:
-            tensors[key] = root
-            if root._fn is not None:
-                heapq.heappush(waiting, key)
-        _accumulate(grads, owned, key, g, create_graph)
-    results: dict[int, tuple] = {}
-    done: list = []
-    checked = anomaly.STATE.enabled
-    with _GradMode(create_graph):
-        while waiting:                    # each key comes off once its gradient is complete
-            key = heapq.heappop(waiting)
-            tensor = tensors.pop(key)
-            fn = tensor._fn
-            g, is_owned = grads.pop(key), key in owned
-            if type(g) is IndexedGradient or tensor._hooks:
-                g, is_owned = _complete(g, is_owned, tensor, create_graph)
-            if tensor._retains_grad or id(tensor) in capture_ids:
-                results[id(tensor)] = (tensor, g, is_owned)
-            if fn.saved_tensors is _RELEASED:
-                raise _freed_error(fn)
-            if inplace.STATE.last > fn.stamp:
-                inplace.check_unchanged(fn)
-            done.append(fn)
-            input_grads = _call_backward(fn, g, create_graph, checked)
-            for x, gx in zip(fn.inputs, input_grads):
-                if gx is None or not x._requires_grad:
-                    continue
-                data = x.data         # an array of x's type, shape and dtype passes as it is
-                if create_graph or type(gx) is not type(data) or gx.shape != data.shape or \
-                        (gx.dtype is not data.dtype and gx.dtype != data.dtype):
-                    gx = _conform(gx, x, fn, create_graph)
-                    assert _conforms(gx, x, create_graph), (type(fn).__name__, data.shape)
-                if checked:
-                    anomaly.check_gradient(fn, gx)
-                x_fn = x._fn
-                x_key = id(x) if x_fn is None else ~x_fn.sequence       # as _key(x)
-                if x_key not in tensors:
-                    tensors[x_key] = x
-                    if x_fn is not None:
-                        heapq.heappush(waiting, x_key)
-                _accumulate(grads, owned, x_key, gx, create_graph)
-        for key, leaf in tensors.items():          # only leaves are left now
-            g, is_owned = _complete(grads[key], key in owned, leaf, create_graph)
-            results[id(leaf)] = (leaf, g, is_owned)
-    if not retain_graph:
-        release(done)
-    return results
-
-
 def _complete(g, is_owned: bool, tensor, create_graph: bool) -> tuple:
     """A tensor's complete gradient as an array (or a Tensor when recording) after its hooks,
-    and whether the walk alone holds it."""
+    and whether the walk alone holds it. An IndexedGradient is filled in here."""
     if type(g) is IndexedGradient:
         g, is_owned = g.dense(), True
     if tensor._hooks:
@@ -299,22 +168,18 @@ def _complete(g, is_owned: bool, tensor, create_graph: bool) -> tuple:
     return g, is_owned
 
 
-def _conforms(g, x, create_graph: bool) -> bool:
-    """The walk's invariant: a gradient has its input's shape and dtype, and is an array of its
-    backend (a Tensor when recording, an IndexedGradient of the right shape)."""
-    data = x.data
-    if type(g) is IndexedGradient:
-        return g.shape == data.shape and g.values.dtype == data.dtype
-    kind_ok = isinstance(g, _Tensor) if create_graph else type(g) is type(data)
-    return kind_ok and g.shape == data.shape and g.dtype == data.dtype
-
-
 def _call_backward(fn, g, create_graph: bool, checked: bool) -> tuple:
-    """fn.backward on the gradient as a Tensor, its result as one entry per input."""
+    """fn.backward on the gradient as a Tensor, its result as one entry per input. First the
+    node's checks: a node whose saved values a backward has freed, or which saved a tensor
+    changed in place after it was recorded (see inplace.py), is refused."""
+    if fn.saved_tensors is _RELEASED:
+        raise _freed_error(fn)
+    if inplace.STATE.last > fn.stamp:
+        inplace.check_unchanged(fn)
     if create_graph:
         grad = g
     else:
-        grad = _new_tensor(_Tensor)              # Tensor._from_array(g): g is an array
+        grad = _new_tensor(Tensor)               # Tensor._from_array(g): g is an array
         grad.data, grad._requires_grad, grad._fn = g, False, None
     if checked:
         with anomaly.paused():    # the ops inside are checked as fn's gradient, not one by one
@@ -334,10 +199,10 @@ def _run_hooks(tensor, g, create_graph: bool):
     """The tensor's hooks called in turn on its complete gradient; a Tensor one returns
     replaces the gradient for the hooks after it and for the rest of the walk."""
     for hook in list(tensor._hooks):
-        replaced = hook(g if create_graph else _Tensor._from_array(g))
+        replaced = hook(g if create_graph else Tensor._from_array(g))
         if replaced is None:
             continue
-        if not isinstance(replaced, _Tensor):
+        if not isinstance(replaced, Tensor):
             raise TypeError(f"hook on a tensor of shape {tuple(tensor.shape)} returned a "
                             f"{type(replaced).__name__}; a hook returns a Tensor or None")
         if replaced.shape != tensor.shape:
@@ -356,10 +221,6 @@ def _freed_error(fn) -> RuntimeError:
         f"keep them")
 
 
-_sum_to_tensor = _sum_to_array = None     # set by ops/shape.py (the ops import this module)
-_OPS = None                               # minigrad.ops, set by ops/__init__.py
-
-
 # ---------------------------------------------------------------------------------------------
 # The two ways in: Tensor.backward and grad.
 
@@ -375,7 +236,7 @@ def backward(tensor, grad=None, retain_graph=False, create_graph=False) -> None:
                                 create_graph)
     for t, g, is_owned in results.values():
         if not create_graph:
-            g = _Tensor._from_array(g if is_owned else g.copy())   # never shared with anyone
+            g = Tensor._from_array(g if is_owned else g.copy())   # never shared with anyone
         t.grad = g if t.grad is None else t.grad + g
 
 
@@ -387,9 +248,9 @@ def _root_grad(tensor, grad, op, create_graph):
             raise RuntimeError(f"{op}: grad can be implicit only for a single-element output, "
                                f"got shape {tuple(tensor.shape)}; pass a gradient of that shape")
         ones = backend_of(data).xp.ones(data.shape, dtype=data.dtype)      # d out / d out
-        return _Tensor._from_array(ones) if create_graph else ones
-    if not isinstance(grad, _Tensor):
-        grad = _Tensor._from_array(backend_of(tensor.data).asarray(grad, dtype=tensor.dtype))
+        return Tensor._from_array(ones) if create_graph else ones
+    if not isinstance(grad, Tensor):
+        grad = Tensor._from_array(backend_of(tensor.data).asarray(grad, dtype=tensor.dtype))
     if grad.shape != tensor.shape:
         raise ValueError(f"{op}: gradient shape {tuple(grad.shape)} does not match the output "
                          f"shape {tuple(tensor.shape)}")
@@ -410,9 +271,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     `grad_outputs` may be omitted for single-element outputs; an input that the outputs do not
     depend on raises unless `allow_unused`, when its entry is None.
     """
-    outputs = [outputs] if isinstance(outputs, _Tensor) else list(outputs)
-    inputs = [inputs] if isinstance(inputs, _Tensor) else list(inputs)
-    if grad_outputs is None or isinstance(grad_outputs, _Tensor):
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if grad_outputs is None or isinstance(grad_outputs, Tensor):
         grad_outputs = [grad_outputs] * len(outputs)
     if len(grad_outputs) != len(outputs):
         raise ValueError(f"grad: {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
@@ -437,6 +298,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             continue
         _, g, is_owned = found
         if not create_graph:
-            g = _Tensor._from_array(g if is_owned else g.copy())
+            g = Tensor._from_array(g if is_owned else g.copy())
         answer.append(g)
     return tuple(answer)

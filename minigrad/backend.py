@@ -11,7 +11,6 @@ New device types plug in with `register_backend`, exactly as CuPy does below.
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 
@@ -207,47 +206,6 @@ def _scipy_special(name: str):
     except ImportError:
         return None
     return getattr(special, name)
-
-
-def erf_from_series(xp, x):
-    """erf(x) to about 1e-14 with array operations only, for array modules without one.
-
-    |x| ≤ 2.5: the Maclaurin series erf(x) = 2/√π Σ (−1)ⁿ x²ⁿ⁺¹ / (n! (2n + 1)).
-    |x| > 2.5: erfc(x) = e^(−x²)/√π · 1/(x + ½/(x + 1/(x + (3/2)/(x + …)))), evaluated bottom-up.
-    """
-    ax = xp.abs(x)
-    small = xp.minimum(ax, 2.5)
-    z = small * small
-    series = xp.zeros_like(x)
-    term_count = 60
-    coefficient = [0.0] * term_count                # (−1)ⁿ / (n! (2n + 1))
-    factorial = 1.0
-    for n in range(term_count):
-        factorial = factorial * n if n else 1.0
-        coefficient[n] = (-1.0) ** n / (factorial * (2 * n + 1))
-    for c in reversed(coefficient):                 # Horner in z = x²
-        series = series * z + c
-    series = series * small * (2.0 / math.sqrt(math.pi))   # Python floats keep x's dtype
-    large = xp.maximum(ax, 2.5)
-    fraction = large
-    for n in range(80, 0, -1):
-        fraction = large + (n / 2.0) / fraction
-    tail = 1.0 - xp.exp(-large * large) / (math.sqrt(math.pi) * fraction)
-    return (xp.sign(x) * xp.where(ax <= 2.5, series, tail)).astype(x.dtype, copy=False)
-
-
-def erfc_from_series(xp, x):
-    """erfc(x) = 1 − erf(x) with array operations only. For x > 2.5, where 1 − erf(x) would
-    cancel, the continued fraction of `erf_from_series` gives erfc(x) itself, to about 1e-14
-    relative; below −2.5, erfc(x) = 2 − erfc(−x)."""
-    large = xp.maximum(xp.abs(x), 2.5)
-    fraction = large
-    for n in range(80, 0, -1):
-        fraction = large + (n / 2.0) / fraction
-    tail = xp.exp(-large * large) / (math.sqrt(math.pi) * fraction)   # erfc(|x|), |x| ≥ 2.5
-    near = 1.0 - erf_from_series(xp, x)
-    return xp.where(x > 2.5, tail, xp.where(x < -2.5, 2.0 - tail, near)).astype(x.dtype,
-                                                                               copy=False)
 
 
 _BACKENDS: dict[str, Backend] = {}

@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from . import inplace, ops
-from .autograd import Function
+from .function import Function
 from .grad_mode import enable_grad
 from .autograd import grad as autograd_grad
 from .tensor import Tensor
@@ -218,7 +218,7 @@ class AutodiffNamespace:
     def add(self, a, b): return ops.add(a, b)
     def subtract(self, a, b): return ops.sub(a, b)
     def multiply(self, a, b): return ops.mul(a, b)
-    def divide(self, a, b): return ops.div(a, b)
+    def divide(self, a, b): return ops.true_divide(a, b)
     true_divide = divide
     def power(self, x, p): return self._lift(x) ** p
     def maximum(self, a, b): return ops.maximum(a, b)

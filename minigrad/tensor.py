@@ -12,11 +12,11 @@ import numpy as np
 
 import weakref
 
-from . import autograd, inplace
+from . import inplace
 from .backend import _BY_ARRAY_TYPE as _ARRAY_TYPES
 from .backend import CPU, backend_of, is_array, parse_device
 from ._axes import FIRST_AXIS, LAST_AXIS, DefaultAxis  # noqa: F401  (re-exported)
-from .tensor_methods import TensorMethods
+from .grad_mode import STATE as _grad_state
 
 DEFAULT_FLOAT = np.float32
 
@@ -26,7 +26,7 @@ def _normalise_dtype(dtype):
     return None if dtype is None else np.dtype(dtype)
 
 
-class Tensor(TensorMethods):
+class Tensor:
     """An n-dimensional array that records the operations made from it for reverse-mode autodiff.
 
     Make one with `minigrad.tensor(data, dtype=None, requires_grad=False, device="cpu")`.
@@ -60,9 +60,14 @@ class Tensor(TensorMethods):
 
     # `data`, `_requires_grad` and `_fn` are set on every tensor; the rest keep these class-level
     # defaults until set, which makes creating a tensor (once per operation) cheaper
-    __slots__ = ("data", "_requires_grad", "_fn", "__dict__", "__weakref__")
-    grad = None
-    name = None
+    __slots__ = {
+        "data": "The values: a NumPy array on the CPU, a CuPy array on a GPU. Read it freely; "
+                "change it only through the in-place methods (add_, copy_, ...), which keep "
+                "the graph's checks of in-place changes honest.",
+        "_requires_grad": None, "_fn": None, "__dict__": None, "__weakref__": None,
+    }
+    grad = None                # ∂L/∂self added up by backward() (a leaf's, or retain_grad()'s)
+    name = None                # a label for graph pictures (minigrad.viz.draw)
     _retains_grad = False
     _hooks = None
     _version = 0               # in-place changes made through this tensor (see inplace.py)
@@ -333,13 +338,13 @@ class Tensor(TensorMethods):
     def __add__(self, other): return ops.add(self, other)
     def __sub__(self, other): return ops.sub(self, other)
     def __mul__(self, other): return ops.mul(self, other)
-    def __truediv__(self, other): return ops.div(self, other)
+    def __truediv__(self, other): return ops.true_divide(self, other)
     def __matmul__(self, other): return ops.matmul(self, other)
     def __getitem__(self, index): return ops.getitem(self, index)
     def __radd__(self, other): return ops.add(other, self)
     def __rsub__(self, other): return ops.sub(other, self)
     def __rmul__(self, other): return ops.mul(other, self)
-    def __rtruediv__(self, other): return ops.div(other, self)
+    def __rtruediv__(self, other): return ops.true_divide(other, self)
     def __floordiv__(self, other): return ops.floor_divide(self, other)
     def __rfloordiv__(self, other): return ops.floor_divide(other, self)
     def __mod__(self, other): return ops.remainder(self, other)
@@ -409,7 +414,7 @@ class Tensor(TensorMethods):
         return value
 
     def _change(self, op: str, change) -> "Tensor":
-        if self._requires_grad and autograd.STATE.grad_enabled:
+        if self._requires_grad and _grad_state.grad_enabled:
             raise RuntimeError(f"{op}: in-place change of a tensor that requires grad (shape "
                                f"{tuple(self.shape)}); minigrad records no in-place operations. "
                                f"Use the out-of-place form, or wrap the change in "
@@ -432,6 +437,10 @@ class Tensor(TensorMethods):
     def __invert__(self): return ops.logical_not(self)
     def __and__(self, other): return ops.logical_and(self, other)
     def __or__(self, other): return ops.logical_or(self, other)
+    def __xor__(self, other): return ops.logical_xor(self, other)
+    def __rand__(self, other): return ops.logical_and(other, self)
+    def __ror__(self, other): return ops.logical_or(other, self)
+    def __rxor__(self, other): return ops.logical_xor(other, self)
 
     # -- methods: each calls the function of the same name in minigrad, which documents it ---
     def sum(self, axis=None, keepdims=False, *, dim=None, dtype=None):
@@ -565,6 +574,322 @@ class Tensor(TensorMethods):
         """Index of the smallest element along `axis` (or `dim`); int64, no gradient."""
         return ops.argmin(self, axis, keepdims, dim=dim)
 
+    # -- rearranging ----------------------------------------------------------------------------
+    def flip(self, axis=None, *, dims=None):
+        """Reverse the order along `axis` (or PyTorch's `dims`); see `minigrad.flip`."""
+        return ops.flip(self, axis, dims=dims)
+
+    def roll(self, shift=None, axis=None, *, shifts=None, dims=None):
+        """Shift cyclically along `axis`; see `minigrad.roll`."""
+        return ops.roll(self, shift, axis, shifts=shifts, dims=dims)
+
+    def tril(self, k=0, *, diagonal=None):
+        """The lower triangle of the last two axes, 0 above; see `minigrad.tril`."""
+        return ops.tril(self, k, diagonal=diagonal)
+
+    def triu(self, k=0, *, diagonal=None):
+        """The upper triangle of the last two axes, 0 below; see `minigrad.triu`."""
+        return ops.triu(self, k, diagonal=diagonal)
+
+    def tile(self, reps):
+        """Whole-tensor copies, numpy.tile (PyTorch's `x.repeat(*sizes)`); see `minigrad.tile`."""
+        return ops.tile(self, reps)
+
+    def repeat(self, repeats, axis=None, *, dim=None):
+        """Each element repeated in place, NumPy's `a.repeat` (PyTorch's `repeat_interleave`;
+        PyTorch's `repeat` is `tile`); see `minigrad.repeat`."""
+        return ops.repeat(self, repeats, axis, dim=dim)
+
+    def repeat_interleave(self, repeats, dim=None):
+        """Each element repeated `repeats` times along `dim`; see `minigrad.repeat`."""
+        return ops.repeat(self, repeats, dim)
+
+    def diagonal(self, offset=0, axis1=0, axis2=1, *, dim1=None, dim2=None):
+        """The diagonal of two axes, moved to the end; see `minigrad.diagonal`."""
+        return ops.diagonal(self, offset, axis1, axis2, dim1=dim1, dim2=dim2)
+
+    def diag(self, k=0):
+        """A 1-D tensor as a diagonal matrix, or a matrix's diagonal; see `minigrad.diag`."""
+        return ops.diag(self, k)
+
+    def unfold(self, dimension, size, step):
+        """Sliding windows along `dimension`; see `minigrad.unfold`."""
+        return ops.unfold(self, dimension, size, step)
+
+    def unflatten(self, dim, sizes):
+        """Axis `dim` split into `sizes`; see `minigrad.unflatten`."""
+        return ops.unflatten(self, dim, sizes)
+
+    # -- rounding, sign and remainders ----------------------------------------------------------
+    def floor(self):
+        """⌊x⌋ elementwise, gradient 0; see `minigrad.floor`."""
+        return ops.floor(self)
+
+    def ceil(self):
+        """⌈x⌉ elementwise, gradient 0; see `minigrad.ceil`."""
+        return ops.ceil(self)
+
+    def trunc(self):
+        """x rounded toward zero, gradient 0; see `minigrad.trunc`."""
+        return ops.trunc(self)
+
+    def round(self, decimals=0):
+        """x rounded to `decimals` places, halves to even, gradient 0; see `minigrad.round`."""
+        return ops.round(self, decimals)
+
+    def sign(self):
+        """−1, 0 or 1 by the sign of x, gradient 0; see `minigrad.sign`."""
+        return ops.sign(self)
+
+    def copysign(self, other):
+        """|x| with the sign of `other`; see `minigrad.copysign`."""
+        return ops.copysign(self, other)
+
+    def fmod(self, other):
+        """The remainder with the sign of x (C's fmod); see `minigrad.fmod`."""
+        return ops.fmod(self, other)
+
+    def remainder(self, other):
+        """The remainder with the sign of `other` (x % other); see `minigrad.remainder`."""
+        return ops.remainder(self, other)
+
+    def floor_divide(self, other):
+        """⌊x / other⌋ (x // other), gradient 0; see `minigrad.floor_divide`."""
+        return ops.floor_divide(self, other)
+
+    def div(self, other, rounding_mode=None):
+        """x / other, or rounded with rounding_mode "trunc" / "floor"; see `minigrad.div`."""
+        return ops.divide(self, other, rounding_mode)
+
+    # -- reductions -----------------------------------------------------------------------------
+    def prod(self, axis=None, keepdims=False, *, dim=None, dtype=None):
+        """Π over `axis` (or `dim`; None = all axes); see `minigrad.prod`."""
+        return ops.prod(self, axis, keepdims, dim=dim, dtype=dtype)
+
+    def cumsum(self, axis=None, *, dim=None, dtype=None):
+        """Running sums along `axis` (or `dim`); see `minigrad.cumsum`."""
+        return ops.cumsum(self, axis, dim=dim, dtype=dtype)
+
+    def cumprod(self, axis=None, *, dim=None, dtype=None):
+        """Running products along `axis` (or `dim`); see `minigrad.cumprod`."""
+        return ops.cumprod(self, axis, dim=dim, dtype=dtype)
+
+    def cummax(self, axis=None, *, dim=None):
+        """(running maxima, their positions) along `axis` (or `dim`); see `minigrad.cummax`."""
+        return ops.cummax(self, axis, dim=dim)
+
+    def cummin(self, axis=None, *, dim=None):
+        """(running minima, their positions) along `axis` (or `dim`); see `minigrad.cummin`."""
+        return ops.cummin(self, axis, dim=dim)
+
+    def logcumsumexp(self, axis=None, *, dim=None):
+        """Running log Σ exp along `axis` (or `dim`); see `minigrad.logcumsumexp`."""
+        return ops.logcumsumexp(self, axis, dim=dim)
+
+    # -- reading and writing at positions -------------------------------------------------------
+    def gather(self, dim, index):
+        """Values at `index` along `dim`, torch.gather; see `minigrad.gather`."""
+        return ops.gather(self, dim, index)
+
+    def take_along_axis(self, indices, axis=-1):
+        """Values at `indices` along `axis`, numpy.take_along_axis; see
+        `minigrad.take_along_axis`."""
+        return ops.take_along_axis(self, indices, axis)
+
+    def index_select(self, dim, index):
+        """The slices at `index` along `dim`; see `minigrad.index_select`."""
+        return ops.index_select(self, dim, index)
+
+    def masked_select(self, mask):
+        """The elements where `mask` is True, as 1-D; see `minigrad.masked_select`."""
+        return ops.masked_select(self, mask)
+
+    def nonzero(self, *, as_tuple=True):
+        """Where this tensor is nonzero: NumPy's tuple by default, PyTorch's (N, ndim) with
+        as_tuple=False; see `minigrad.nonzero`."""
+        return ops.nonzero(self, as_tuple=as_tuple)
+
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+        """A copy with src (or `value`) written at `index` along `dim` (or, with reduce="add" /
+        "multiply", combined with it); see `minigrad.scatter`."""
+        return ops.scatter(self, dim, index, src, value=value, reduce=reduce)
+
+    def scatter_add(self, dim, index, src):
+        """A copy with src added at `index` along `dim`; see `minigrad.scatter_add`."""
+        return ops.scatter_add(self, dim, index, src)
+
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+        """A copy with src reduced into `index` along `dim`; see `minigrad.scatter_reduce`."""
+        return ops.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+
+    # -- elementary functions -------------------------------------------------------------------
+    def sin(self):
+        """sin x, elementwise; see `minigrad.sin`."""
+        return ops.sin(self)
+
+    def cos(self):
+        """cos x, elementwise; see `minigrad.cos`."""
+        return ops.cos(self)
+
+    def tan(self):
+        """tan x, elementwise; see `minigrad.tan`."""
+        return ops.tan(self)
+
+    def arcsin(self):
+        """arcsin x, elementwise; see `minigrad.arcsin`."""
+        return ops.arcsin(self)
+
+    def arccos(self):
+        """arccos x, elementwise; see `minigrad.arccos`."""
+        return ops.arccos(self)
+
+    def arctan(self):
+        """arctan x, elementwise; see `minigrad.arctan`."""
+        return ops.arctan(self)
+
+    def sinh(self):
+        """sinh x, elementwise; see `minigrad.sinh`."""
+        return ops.sinh(self)
+
+    def cosh(self):
+        """cosh x, elementwise; see `minigrad.cosh`."""
+        return ops.cosh(self)
+
+    def arcsinh(self):
+        """arsinh x, elementwise; see `minigrad.arcsinh`."""
+        return ops.arcsinh(self)
+
+    def arccosh(self):
+        """arcosh x, elementwise; see `minigrad.arccosh`."""
+        return ops.arccosh(self)
+
+    def arctanh(self):
+        """artanh x, elementwise; see `minigrad.arctanh`."""
+        return ops.arctanh(self)
+
+    def log2(self):
+        """log₂ x, elementwise; see `minigrad.log2`."""
+        return ops.log2(self)
+
+    def log10(self):
+        """log₁₀ x, elementwise; see `minigrad.log10`."""
+        return ops.log10(self)
+
+    def log1p(self):
+        """log(1 + x), accurate for tiny x, elementwise; see `minigrad.log1p`."""
+        return ops.log1p(self)
+
+    def expm1(self):
+        """eˣ − 1, accurate for tiny x, elementwise; see `minigrad.expm1`."""
+        return ops.expm1(self)
+
+    def exp2(self):
+        """2ˣ, elementwise; see `minigrad.exp2`."""
+        return ops.exp2(self)
+
+    def rsqrt(self):
+        """1/√x, elementwise; see `minigrad.rsqrt`."""
+        return ops.rsqrt(self)
+
+    def square(self):
+        """x², elementwise; see `minigrad.square`."""
+        return ops.square(self)
+
+    def erf(self):
+        """the error function, elementwise; see `minigrad.erf`."""
+        return ops.erf(self)
+
+    def erfc(self):
+        """1 − erf(x), accurate in the tail, elementwise; see `minigrad.erfc`."""
+        return ops.erfc(self)
+
+    def asin(self):
+        """PyTorch's name for `arcsin`; see `minigrad.arcsin`."""
+        return ops.arcsin(self)
+
+    def acos(self):
+        """PyTorch's name for `arccos`; see `minigrad.arccos`."""
+        return ops.arccos(self)
+
+    def atan(self):
+        """PyTorch's name for `arctan`; see `minigrad.arctan`."""
+        return ops.arctan(self)
+
+    def asinh(self):
+        """PyTorch's name for `arcsinh`; see `minigrad.arcsinh`."""
+        return ops.arcsinh(self)
+
+    def acosh(self):
+        """PyTorch's name for `arccosh`; see `minigrad.arccosh`."""
+        return ops.arccosh(self)
+
+    def atanh(self):
+        """PyTorch's name for `arctanh`; see `minigrad.arctanh`."""
+        return ops.arctanh(self)
+
+    def arctan2(self, other):
+        """atan2(self, other), the angle of (other, self); see `minigrad.arctan2`."""
+        return ops.arctan2(self, other)
+
+    def atan2(self, other):
+        """PyTorch's name for `arctan2`; see `minigrad.arctan2`."""
+        return ops.arctan2(self, other)
+
+    def logaddexp(self, other):
+        """log(eˣ + e^other) without overflow; see `minigrad.logaddexp`."""
+        return ops.logaddexp(self, other)
+
+    def hypot(self, other):
+        """√(x² + other²) without overflow; see `minigrad.hypot`."""
+        return ops.hypot(self, other)
+
+    def xlogy(self, other):
+        """x·log(other), 0 where x = 0; see `minigrad.xlogy`."""
+        return ops.xlogy(self, other)
+
+    def lerp(self, end, weight):
+        """x + weight·(end − x); see `minigrad.lerp`."""
+        return ops.lerp(self, end, weight)
+
+    # -- sorting --------------------------------------------------------------------------------
+    def sort(self, axis=LAST_AXIS, *, dim=None, descending=False, stable=True):
+        """The values sorted along `axis` (NumPy's; positions: `argsort`); see
+        `minigrad.sort`."""
+        return ops.sort(self, axis, dim=dim, descending=descending, stable=stable)
+
+    def argsort(self, axis=LAST_AXIS, *, dim=None, descending=False, stable=True):
+        """The positions that sort along `axis`, stable; see `minigrad.argsort`."""
+        return ops.argsort(self, axis, dim=dim, descending=descending, stable=stable)
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        """(values, indices) of the k largest along `dim`; see `minigrad.topk`."""
+        return ops.topk(self, k, dim, largest, sorted)
+
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        """(value, index) of the k-th smallest along `dim`; see `minigrad.kthvalue`."""
+        return ops.kthvalue(self, k, dim, keepdim)
+
+    # -- predicates -----------------------------------------------------------------------------
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        """|x − other| ≤ atol + rtol·|other|, elementwise; see `minigrad.isclose`."""
+        return ops.isclose(self, other, rtol, atol, equal_nan)
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        """Whether isclose holds everywhere (a Python bool); see `minigrad.allclose`."""
+        return ops.allclose(self, other, rtol, atol, equal_nan)
+
+    def isinf(self):
+        """True where ±inf; see `minigrad.isinf`."""
+        return ops.isinf(self)
+
+    def isnan(self):
+        """True where NaN; see `minigrad.isnan`."""
+        return ops.isnan(self)
+
+    def isfinite(self):
+        """True where neither inf nor NaN; see `minigrad.isfinite`."""
+        return ops.isfinite(self)
+
 
 class ElementCount(int):
     """The number of elements of a tensor, as an int that is also callable.
@@ -584,9 +909,8 @@ class ElementCount(int):
             return self._shape
         ndim = len(self._shape)
         if not isinstance(dim, numbers.Integral) or not -ndim <= dim < ndim:
-            from .ops.common import AxisError      # an IndexError and a ValueError
-            raise AxisError(f"size: axis {dim!r} is out of range for a {ndim}-d tensor of "
-                             f"shape {self._shape}")
+            raise ops.AxisError(f"size: axis {dim!r} is out of range for a {ndim}-d tensor "
+                                f"of shape {self._shape}")   # an IndexError and a ValueError
         return self._shape[dim]
 
     def __reduce__(self):              # copies and pickles are the plain count
@@ -659,5 +983,7 @@ def is_scalar(x) -> bool:
     return isinstance(x, numbers.Number) and not isinstance(x, Tensor)
 
 
-autograd._Tensor = Tensor
-from . import ops  # noqa: E402  (ops import Tensor from this module)
+# The one late binding: every method above calls a function in `ops`, and `backward` the walk
+# in `autograd`; both build on Tensor, so they are imported once Tensor exists. Nothing else
+# in minigrad imports at the bottom of a file.
+from . import ops, autograd  # noqa: E402

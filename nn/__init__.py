@@ -11,13 +11,13 @@
 """
 
 from . import functional, init, lr_scheduler, optim, utils
-from .layers import (GELU, CrossEntropyLoss, Dropout, Embedding, Identity, LayerNorm, Linear,
-                     MSELoss, ReLU, Sigmoid, Tanh)
-from .activations import (CELU, ELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
-                          LogSigmoid, LogSoftmax, Mish, ReLU6, SiLU, Softmax, Softmin, Softplus,
-                          Softsign)
-from .loss_modules import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CosineSimilarity,
-                           HuberLoss, KLDivLoss, L1Loss, NLLLoss, SmoothL1Loss)
+from .layers import Dropout, Embedding, Identity, LayerNorm, Linear
+from .activations import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
+                          LogSigmoid, LogSoftmax, Mish, ReLU, ReLU6, Sigmoid, SiLU, Softmax,
+                          Softmin, Softplus, Softsign, Tanh)
+from .loss_modules import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss,
+                           CosineSimilarity, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
+                           MSELoss, NLLLoss, SmoothL1Loss)
 from .module import Module, ModuleDict, ModuleList, Parameter, RemovableHandle, Sequential
 from .optim import clip_grad_norm, clip_grad_norm_, clip_grad_value_
 from .serialization import load, save
@@ -33,4 +33,5 @@ from .recurrent import (GRU, LSTM, RNN, GRUCell, GRUGates, LSTMCell, LSTMGates, 
 from .transformer import (FeedForward, Transformer, TransformerDecoder,
                           TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
                           TransformerLM)
-from .diagnostics import Diagnostics, plot_diagnostics
+from .diagnostics import Diagnostics
+from .plots import plot_diagnostics

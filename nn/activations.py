@@ -1,5 +1,4 @@
-"""Activation modules beyond ReLU, Tanh, Sigmoid and GELU, named and parametrised as in
-torch.nn, each calling the minigrad function of the same name (which states its formula and
+"""Activation modules, named and parametrised as in torch.nn, each calling the minigrad function of the same name (which states its formula and
 its gradient at the kinks). None has parameters; every one keeps the input's shape."""
 
 from __future__ import annotations
@@ -7,6 +6,47 @@ from __future__ import annotations
 import minigrad as mg
 
 from .module import Module
+
+
+class ReLU(Module):
+    """y = max(x, 0)."""
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x: any shape. Returns max(x, 0), the same shape."""
+        return mg.relu(x)
+
+
+class Tanh(Module):
+    """y = tanh(x)."""
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x: any shape. Returns tanh(x), the same shape."""
+        return mg.tanh(x)
+
+
+class Sigmoid(Module):
+    """y = σ(x) = 1/(1 + e^(−x))."""
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x: any shape. Returns σ(x), the same shape."""
+        return mg.sigmoid(x)
+
+
+class GELU(Module):
+    """y = x·Φ(x) (approximate="none"), or its tanh approximation (approximate="tanh")."""
+
+    def __init__(self, approximate: str = "none"):
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x: any shape. Returns GELU(x), the same shape."""
+        return mg.gelu(x, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
 
 
 class SiLU(Module):

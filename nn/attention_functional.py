@@ -19,7 +19,6 @@ import numpy as np
 import minigrad as mg
 from minigrad import Tensor
 
-from ._recompute import FusedFunction, recorded_gradients
 
 __all__ = ["scaled_dot_product_attention", "attention_weights", "AttentionWeights",
            "AttendValues", "masked_softmax", "causal_mask", "padding_mask"]
@@ -51,7 +50,7 @@ def _forbidden(mask) -> Tensor | np.ndarray:
     return ~mask
 
 
-class AttentionWeights(FusedFunction):
+class AttentionWeights(mg.FusedFunction):
     """w = softmax(scale · q kᵀ) over the last axis, with w = 0 where the mask is False: the
     scores, the mask and the softmax as one primitive.
 
@@ -107,7 +106,7 @@ class AttentionWeights(FusedFunction):
             scores = mg.matmul(q * self.scale, k.swapaxes(-1, -2))
             return mg.softmax(scores if mask is None else
                               mg.masked_fill(scores, ~mask, -math.inf))
-        return recorded_gradients(self, rebuild, grad, (0, 1))
+        return self.recorded_gradients(rebuild, grad, (0, 1))
 
 
 def _softmax_rows(xp, w, mask):
@@ -180,7 +179,7 @@ def _weights(q: Tensor, k: Tensor, mask, scale: float | None, op: str):
     return AttentionWeights.apply(q, k, mask, scale=scale), mask, scale
 
 
-class AttendValues(FusedFunction):
+class AttendValues(mg.FusedFunction):
     """out = A v, where A = softmax(scale · q kᵀ) (masked) is the array AttentionWeights made
     from the same q, k and mask, optionally with dropout: out = (A ⊙ K) v, K = keep / (1 − p).
 
@@ -264,7 +263,7 @@ class AttendValues(FusedFunction):
             if keep is not None:
                 weights = weights * mg.Tensor(self._keep_scaled(keep, weights.dtype))
             return mg.matmul(weights, v)
-        return recorded_gradients(self, rebuild, grad, (0, 1, 2))
+        return self.recorded_gradients(rebuild, grad, (0, 1, 2))
 
 
 def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask=None,

@@ -1,4 +1,5 @@
-"""Basic layers: Linear, Embedding, LayerNorm, Dropout and activation modules.
+"""Basic layers: Linear, Embedding, LayerNorm, Dropout and Identity (activation modules are in
+activations.py, loss modules in loss_modules.py).
 
 Parameter layouts match PyTorch's, so state dicts can be exchanged. Every layer allocates its
 parameters with full shapes in `__init__` and fills them in `reset_parameters()` from
@@ -13,6 +14,9 @@ import minigrad as mg
 
 from . import functional as F
 from . import init
+from .activations import GELU, ReLU, Sigmoid, Tanh  # noqa: F401  (their home before)
+from .layer_functions import _as_shape
+from .loss_modules import CrossEntropyLoss, MSELoss  # noqa: F401  (their home before)
 from ._checks import check_flag, check_size
 from .module import Module, Parameter
 
@@ -108,7 +112,7 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
                  bias: bool = True, device="cpu", dtype=None):
         super().__init__()
-        self.normalized_shape = F._as_shape(normalized_shape)
+        self.normalized_shape = _as_shape(normalized_shape)
         self.eps = float(eps)
         self.elementwise_affine = elementwise_affine
         if elementwise_affine:
@@ -157,79 +161,9 @@ class Dropout(Module):
         return f"p={self.p}"
 
 
-class ReLU(Module):
-    """y = max(x, 0)."""
-
-    def forward(self, x: mg.Tensor) -> mg.Tensor:
-        """x: any shape. Returns max(x, 0), the same shape."""
-        return mg.relu(x)
-
-
-class Tanh(Module):
-    """y = tanh(x)."""
-
-    def forward(self, x: mg.Tensor) -> mg.Tensor:
-        """x: any shape. Returns tanh(x), the same shape."""
-        return mg.tanh(x)
-
-
-class Sigmoid(Module):
-    """y = σ(x) = 1/(1 + e^(−x))."""
-
-    def forward(self, x: mg.Tensor) -> mg.Tensor:
-        """x: any shape. Returns σ(x), the same shape."""
-        return mg.sigmoid(x)
-
-
-class GELU(Module):
-    """y = x·Φ(x) (approximate="none"), or its tanh approximation (approximate="tanh")."""
-
-    def __init__(self, approximate: str = "none"):
-        super().__init__()
-        if approximate not in ("none", "tanh"):
-            raise ValueError(f"GELU: approximate must be 'none' or 'tanh', got {approximate!r}")
-        self.approximate = approximate
-
-    def forward(self, x: mg.Tensor) -> mg.Tensor:
-        """x: any shape. Returns GELU(x), the same shape."""
-        return mg.gelu(x, approximate=self.approximate)
-
-    def extra_repr(self) -> str:
-        return f"approximate={self.approximate!r}"
-
-
 class Identity(Module):
     """y = x."""
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
         """Returns x itself."""
         return x
-
-
-class CrossEntropyLoss(Module):
-    """Module form of `nn.functional.cross_entropy`: forward(logits (..., C), targets (...))."""
-
-    def __init__(self, ignore_index: int | None = None, reduction: str = "mean",
-                 label_smoothing: float = 0.0, *, weight=None):
-        super().__init__()
-        self.ignore_index, self.reduction = ignore_index, reduction
-        self.label_smoothing, self.weight = label_smoothing, weight
-
-    def forward(self, logits: mg.Tensor, targets) -> mg.Tensor:
-        """logits: (..., C); targets: integer (...), or class probabilities (..., C). Returns
-        the loss: () for "mean" and "sum", (...) for "none"."""
-        return F.cross_entropy(logits, targets, self.ignore_index, self.reduction,
-                               self.label_smoothing, weight=self.weight)
-
-
-class MSELoss(Module):
-    """Module form of `nn.functional.mse_loss`."""
-
-    def __init__(self, reduction: str = "mean"):
-        super().__init__()
-        self.reduction = reduction
-
-    def forward(self, input: mg.Tensor, target) -> mg.Tensor:
-        """input, target: the same shape. Returns mean((input − target)²), or as `reduction`
-        says."""
-        return F.mse_loss(input, target, self.reduction)

@@ -1,6 +1,6 @@
-"""Module forms of the losses in nn.functional that PyTorch also offers as modules: NLLLoss,
-BCELoss, BCEWithLogitsLoss, KLDivLoss, CosineEmbeddingLoss, CosineSimilarity, L1Loss,
-SmoothL1Loss and HuberLoss. Each holds
+"""Module forms of the losses in losses.py that PyTorch also offers as modules:
+CrossEntropyLoss, MSELoss, NLLLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss, CosineEmbeddingLoss,
+CosineSimilarity, L1Loss, SmoothL1Loss and HuberLoss. Each holds
 its options (class weights are kept as given, not as parameters) and calls its function."""
 
 from __future__ import annotations
@@ -9,6 +9,35 @@ import minigrad as mg
 
 from . import functional as F
 from .module import Module
+
+
+class CrossEntropyLoss(Module):
+    """Module form of `nn.functional.cross_entropy`: forward(logits (..., C), targets (...))."""
+
+    def __init__(self, ignore_index: int | None = None, reduction: str = "mean",
+                 label_smoothing: float = 0.0, *, weight=None):
+        super().__init__()
+        self.ignore_index, self.reduction = ignore_index, reduction
+        self.label_smoothing, self.weight = label_smoothing, weight
+
+    def forward(self, logits: mg.Tensor, targets) -> mg.Tensor:
+        """logits: (..., C); targets: integer (...), or class probabilities (..., C). Returns
+        the loss: () for "mean" and "sum", (...) for "none"."""
+        return F.cross_entropy(logits, targets, self.ignore_index, self.reduction,
+                               self.label_smoothing, weight=self.weight)
+
+
+class MSELoss(Module):
+    """Module form of `nn.functional.mse_loss`."""
+
+    def __init__(self, reduction: str = "mean"):
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input: mg.Tensor, target) -> mg.Tensor:
+        """input, target: the same shape. Returns mean((input − target)²), or as `reduction`
+        says."""
+        return F.mse_loss(input, target, self.reduction)
 
 
 class NLLLoss(Module):

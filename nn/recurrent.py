@@ -38,7 +38,6 @@ import numpy as np
 from . import functional as F
 from . import init
 from ._checks import check_flag, check_probability, check_size
-from ._recompute import FusedFunction, recorded_gradients
 from .module import Module, Parameter
 from .utils.rnn import PackedSequence, checked_lengths, pack_padded_sequence, pad_packed_sequence
 
@@ -367,7 +366,7 @@ def _gru_unrolled(gx: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor | No
     return mg.stack(hs, axis=1)                              # (B, T, H)
 
 
-class GRUSequence(FusedFunction):
+class GRUSequence(mg.FusedFunction):
     """One GRU layer over a whole sequence as a single primitive:
 
         gh_t = W_hh h_{t−1} + b_hh,  [r_t, z_t] = σ(gx_t[:2H] + gh_t[:2H])
@@ -448,7 +447,7 @@ class GRUSequence(FusedFunction):
     def recorded_backward(self, grad):
         """The differentiable backward, used when create_graph records it: unroll the
         recurrence with minigrad ops and take that graph's vector-Jacobian product."""
-        return recorded_gradients(self, _gru_unrolled, grad, range(len(self.inputs)))
+        return self.recorded_gradients(_gru_unrolled, grad, range(len(self.inputs)))
 
 
 def gru_sequence(gx: Tensor, h0: Tensor, weight_hh: Tensor,

@@ -1,37 +1,66 @@
-"""The primitives, by kind. Tensor's operators and methods call the functions re-exported here."""
+"""The primitives, by kind. `__all__` below is the one list of minigrad's public operations:
+`minigrad/__init__.py` takes its names from it, and the Tensor methods call the functions here.
 
-from .elementwise import (abs, add, clip, div, equal, exp, gelu, greater, greater_equal, isfinite,
-                          isnan, less, less_equal, log, logical_and, logical_not, logical_or,
-                          masked_fill, maximum, minimum, mul, neg, not_equal, pow, relu, sigmoid,
-                          sqrt, sub, tanh, where)
-from .indexing import argmax, argmin, getitem, one_hot
-from .linalg import matmul
-from .nn_ops import dropout, log_softmax, softmax
-from .reduce import (all, any, logsumexp, max, mean, min, prod, std, std_mean, sum, var,
-                     var_mean)
-from .shape import (astype, broadcast_to, cat, concat, reshape, split, squeeze, stack, sum_to,
-                    swapaxes, to_device, transpose, unsqueeze)
+Adding a primitive: its class and function in the module of its kind, its name in `__all__`
+here, and one entry in the tests' registry (see tests/README.md).
+"""
+
 from .common import AxisError
-from .predicates import allclose, isclose, isinf, isneginf, isposinf
+from .elementwise import (abs, acos, acosh, add, arccos, arccosh, arcsin, arcsinh, arctan,
+                          arctan2, arctanh, asin, asinh, atan, atan2, atanh, clip, cos, cosh,
+                          exp, exp2, expm1, hypot, lerp, log, log1p, log2, log10, logaddexp,
+                          masked_fill, maximum, minimum, mul, neg, pow, rsqrt, sin, sinh, sqrt,
+                          square, sub, tan, tanh, true_divide, where, xlogy)
+from .compare import (allclose, equal, greater, greater_equal, isclose, isfinite, isinf, isnan,
+                      isneginf, isposinf, less, less_equal, logical_and, logical_not,
+                      logical_or, logical_xor, not_equal)
+from .rounding import (ceil, copysign, div, divide, floor, floor_divide, fmod, mod, remainder,
+                       round, sign, trunc)
+from .indexing import (argmax, argmin, argwhere, gather, getitem, index_select, masked_select,
+                       nonzero, one_hot, scatter, scatter_add, scatter_reduce, take_along_axis)
+from .shape import (astype, broadcast_to, cat, concat, diag, diagonal, flatten, flip, meshgrid,
+                    pad, repeat, repeat_interleave, reshape, roll, split, squeeze, stack, sum_to,
+                    swapaxes, tile, to_device, transpose, tril, triu, unflatten, unfold,
+                    unsqueeze)
+from .reduce import (all, any, cummax, cummin, cumprod, cumsum, logcumsumexp, logsumexp, max,
+                     mean, min, prod, std, std_mean, sum, var, var_mean)
+from .linalg import einsum, matmul
 from .sorting import argsort, kthvalue, sort, topk
-from .activations import (celu, elu, erf, erfc, hardsigmoid, hardswish, hardtanh, leaky_relu,
-                          logsigmoid, mish, relu6, selu, silu, softmin, softplus, softsign)
-from .transcendental import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh,
-                             asin, asinh, atan, atanh, cos, cosh, exp2, expm1, log1p, log2, log10,
-                             rsqrt, sin, sinh, square, tan)
-from .binary_functions import arctan2, atan2, hypot, lerp, logaddexp, xlogy
-from .gather import (argwhere, gather, index_select, masked_select, nonzero, scatter,
-                     scatter_add, scatter_reduce, take_along_axis)
-from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp
-from .rounding import (ceil, copysign, divide, floor, floor_divide, fmod, mod, remainder, round,
-                       sign, trunc)
-from .einsum import einsum
-from .layout import (diag, diagonal, flatten, flip, meshgrid, pad, repeat, repeat_interleave,
-                     roll, tile, tril, triu, unflatten, unfold)
+from .nn_ops import dropout, log_softmax, softmax
+from .activations import (celu, elu, erf, erfc, gelu, hardsigmoid, hardswish, hardtanh,
+                          leaky_relu, logsigmoid, mish, relu, relu6, selu, sigmoid, silu,
+                          softmin, softplus, softsign)
 
-from .. import autograd as _autograd  # noqa: E402
-from .. import tensor_methods as _tensor_methods  # noqa: E402
-import sys as _sys  # noqa: E402
-
-_autograd._OPS = _sys.modules[__name__]      # what Function.ops gives a recorded backward
-_tensor_methods._OPS = _sys.modules[__name__]   # what the Tensor methods call
+__all__ = [
+    # elementwise arithmetic and elementary functions
+    "abs", "clip", "exp", "log", "maximum", "masked_fill", "minimum", "sqrt", "tanh", "where",
+    "acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
+    "asin", "asinh", "atan", "atan2", "atanh", "cos", "cosh", "exp2", "expm1", "hypot", "lerp",
+    "log1p", "log2", "log10", "logaddexp", "rsqrt", "sin", "sinh", "square", "tan", "xlogy",
+    # activations
+    "celu", "elu", "erf", "erfc", "gelu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu",
+    "logsigmoid", "mish", "relu", "relu6", "selu", "sigmoid", "silu", "softmin", "softplus",
+    "softsign",
+    # comparisons and predicates
+    "allclose", "isclose", "isfinite", "isinf", "isnan", "isneginf", "isposinf",
+    # rounding, sign and remainders
+    "ceil", "copysign", "div", "divide", "floor", "floor_divide", "fmod", "mod", "remainder",
+    "round", "sign", "trunc",
+    # reductions and scans
+    "all", "any", "logsumexp", "max", "mean", "min", "prod", "std", "std_mean", "sum", "var",
+    "var_mean", "cummax", "cummin", "cumprod", "cumsum", "logcumsumexp",
+    # shapes and layout
+    "AxisError", "broadcast_to", "cat", "concat", "reshape", "split", "squeeze", "stack",
+    "sum_to", "swapaxes", "transpose", "unsqueeze", "diag", "diagonal", "flatten", "flip",
+    "meshgrid", "pad", "repeat", "repeat_interleave", "roll", "tile", "tril", "triu",
+    "unflatten", "unfold",
+    # reading and writing at positions
+    "argmax", "argmin", "one_hot", "argwhere", "gather", "index_select", "masked_select",
+    "nonzero", "scatter", "scatter_add", "scatter_reduce", "take_along_axis",
+    # linear algebra
+    "einsum", "matmul",
+    # sorting
+    "argsort", "kthvalue", "sort", "topk",
+    # layers' primitives
+    "dropout", "log_softmax", "softmax",
+]

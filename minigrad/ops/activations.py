@@ -1,4 +1,4 @@
-"""Activation functions: silu, softplus, elu, celu, selu, leaky_relu, hardtanh, relu6,
+"""Activation functions: sigmoid, relu, gelu, silu, softplus, elu, celu, selu, leaky_relu, hardtanh, relu6,
 hardsigmoid, hardswish, mish, softsign, logsigmoid, softmin, and erf/erfc.
 
 Each piecewise one states its derivative at the kinks as PyTorch takes it: the branch that
@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 
-from ..autograd import Function
+import numpy as np
+
+from ..function import Function
 from ..backend import backend_of
 from ..tensor import LAST_AXIS, Tensor
 from .common import as_float
-from .elementwise import _sigmoid, sigmoid
+from .elementwise import abs, tanh
 from .nn_ops import softmax
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -23,10 +25,126 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
+# -- the classic three: sigmoid, relu, gelu ---------------------------------------------------
+
+class Sigmoid(Function):
+    """y = σ(x) = 1 / (1 + e⁻ˣ)"""
+
+    def forward(self, x):
+        return _sigmoid(self.xp, x)
+
+    def backward(self, grad):
+        g, y = self.values(grad, self.output)
+        # ∂y/∂x = σ(x)(1 − σ(x)) = y(1 − y)
+        return g * (y * (1 - y))
+
+
+def _sigmoid(xp, x):
+    """σ(x) on an array of the array module xp."""
+    if x.dtype.kind != "f":
+        x = x.astype(xp.result_type(x.dtype, 1.0))         # as exp would promote it
+    # 1/(1 + e⁻ˣ) is accurate to a few ulps wherever σ(x) is a normal float, tiny outputs in
+    # the lower tail included (no 1 − 1 cancellation). Only where σ(x) is subnormal (x < −88.7
+    # in float32, −709 in float64) does e⁻ˣ overflow to inf, giving σ = 0: expected, so the
+    # overflow is not warned about.
+    e = xp.negative(x, out=xp.empty_like(x))               # an array even when x is 0-d
+    with np.errstate(over="ignore"):                       # NumPy's warning flags
+        xp.exp(e, out=e)
+    e += 1
+    xp.reciprocal(e, out=e)                                # all in one buffer
+    return e
+
+
+def sigmoid(x: Tensor) -> Tensor:
+    """σ(x) = 1 / (1 + e⁻ˣ), elementwise, computed without overflow for large |x|."""
+    return Sigmoid.apply(as_float(x))
+
+
+class Relu(Function):
+    """y = max(x, 0); the gradient at 0 is taken as 0."""
+
+    needs_output = False
+
+    def forward(self, x):
+        return self.xp.maximum(x, 0)
+
+    def backward(self, grad):
+        (g,) = self.values(grad)
+        # ∂y/∂x = 1 where x > 0, else 0: a constant
+        return g * (self.inputs[0].data > 0)
+
+
+def relu(x: Tensor) -> Tensor:
+    """max(x, 0), elementwise; the gradient at 0 is 0."""
+    return Relu.apply(x)
+
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+class Gelu(Function):
+    """y = x·Φ(x), Φ the standard normal CDF (PyTorch's default, exact erf form)."""
+
+    needs_output = False
+
+    def forward(self, x):
+        cdf = 0.5 * (1 + backend_of(x).erf(x * (1 / math.sqrt(2))))
+        self.save_for_backward(cdf)                          # erf is this op's dearest part
+        return x * cdf
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        ops = self.ops
+        # Φ(x) as forward left it, or as a differentiable erf when the backward is recorded
+        cdf = (self.saved_tensors[0] if ops is self.xp
+               else 0.5 * (1 + ops.erf(x * (1 / math.sqrt(2)))))
+        # ∂y/∂x = Φ(x) + x·φ(x), φ(x) = e^{−x²/2}/√(2π) the standard normal density
+        return g * (cdf + x * (_INV_SQRT_2PI * ops.exp(-0.5 * x * x)))
+
+
+class GeluTanh(Function):
+    """y = ½x(1 + tanh(u)), u = √(2/π)(x + 0.044715x³): the tanh approximation of GELU."""
+
+    def forward(self, x):
+        u = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1 + self.xp.tanh(u))
+
+    def backward(self, grad):
+        (x,) = self.inputs
+        # ∂y/∂x = ½(1 + t) + ½x(1 − t²)·u', t = tanh(u), u' = √(2/π)(1 + 3·0.044715x²)
+        t = tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
+        du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+        return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du)
+
+
+def gelu(x: Tensor, approximate: str = "none") -> Tensor:
+    """GELU: x·Φ(x) with `approximate="none"`, or its tanh approximation with "tanh"."""
+    x = as_float(x)
+    if approximate == "none":
+        return Gelu.apply(x)
+    if approximate == "tanh":
+        return GeluTanh.apply(x)
+    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+# -- the others -------------------------------------------------------------------------------
+
 def _log1p_exp(xp, s):
     """log(1 + eˢ) on arrays, never overflowing: max(s, 0) + log(1 + e^{−|s|}). (NumPy's
     logaddexp(0, s) gives the same numbers, many times slower.)"""
     return xp.maximum(s, 0) + xp.log1p(xp.exp(-xp.abs(s)))
+
+
+def _number(value, name: str, op: str) -> float:
+    """An option that is a constant of the graph (α, β, a slope, a bound) as a float. A 0-d
+    Tensor converts as in PyTorch; one that requires grad is refused, since its gradient
+    would be lost without a word."""
+    if isinstance(value, Tensor) and value.requires_grad:
+        raise TypeError(f"{op}: {name} is a constant of the graph, but got a Tensor that "
+                        f"requires grad (shape {tuple(value.shape)}), whose gradient would be "
+                        f"lost; pass a float or {name}.detach()")
+    return float(value)
 
 
 class _Activation(Function):
@@ -82,9 +200,11 @@ class Softplus(_Activation):
 def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + e^{βx})/β elementwise, a smooth relu; x itself where βx > threshold (PyTorch's
     rule, which also makes the gradient exactly 1 there). Never overflows."""
+    beta, threshold = _number(beta, "beta", "softplus"), _number(threshold, "threshold",
+                                                                 "softplus")
     if beta == 0:
         raise ValueError("softplus: beta must be nonzero")
-    return Softplus.apply(as_float(x), beta=float(beta), threshold=float(threshold))
+    return Softplus.apply(as_float(x), beta=beta, threshold=threshold)
 
 
 class Elu(_Activation):
@@ -112,14 +232,15 @@ class Elu(_Activation):
 
 def elu(x: Tensor, alpha: float = 1.0) -> Tensor:
     """x for x > 0, α(eˣ − 1) for x ≤ 0, elementwise; the gradient at 0 is α (PyTorch's)."""
-    return Elu.apply(as_float(x), alpha=float(alpha))
+    return Elu.apply(as_float(x), alpha=_number(alpha, "alpha", "elu"))
 
 
 def celu(x: Tensor, alpha: float = 1.0) -> Tensor:
     """max(0, x) + min(0, α(e^{x/α} − 1)), elementwise; continuously differentiable."""
+    alpha = _number(alpha, "alpha", "celu")
     if alpha == 0:
         raise ValueError("celu: alpha must be nonzero")
-    return Elu.apply(as_float(x), alpha=float(alpha), input_scale=1.0 / alpha)
+    return Elu.apply(as_float(x), alpha=alpha, input_scale=1.0 / alpha)
 
 
 def selu(x: Tensor) -> Tensor:
@@ -146,7 +267,8 @@ class LeakyRelu(_Activation):
 
 def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
     """x for x > 0, negative_slope·x otherwise; the gradient at 0 is negative_slope."""
-    return LeakyRelu.apply(as_float(x), negative_slope=float(negative_slope))
+    return LeakyRelu.apply(as_float(x), negative_slope=_number(negative_slope, "negative_slope",
+                                                                 "leaky_relu"))
 
 
 class Hardtanh(_Activation):
@@ -168,9 +290,11 @@ class Hardtanh(_Activation):
 def hardtanh(x: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """x clipped to [min_val, max_val]; the gradient is 0 at the bounds themselves (PyTorch's;
     `clip` passes it there)."""
+    min_val = _number(min_val, "min_val", "hardtanh")
+    max_val = _number(max_val, "max_val", "hardtanh")
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val {min_val} exceeds max_val {max_val}")
-    return Hardtanh.apply(as_float(x), lo=float(min_val), hi=float(max_val))
+    return Hardtanh.apply(as_float(x), lo=min_val, hi=max_val)
 
 
 def relu6(x: Tensor) -> Tensor:
@@ -258,7 +382,6 @@ def logsigmoid(x: Tensor) -> Tensor:
 
 def softsign(x: Tensor) -> Tensor:
     """x / (1 + |x|), elementwise; gradient 1/(1 + |x|)²."""
-    from .elementwise import abs
     x = as_float(x)
     return x / (1 + abs(x))
 

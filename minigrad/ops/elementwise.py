@@ -7,10 +7,9 @@ import math
 
 import numpy as np
 
-from ..autograd import Function
-from ..backend import backend_of
+from ..function import Function
 from ..tensor import Tensor
-from .common import as_float, constant, pair
+from .common import as_float, lift, pair
 
 
 # -- arithmetic ----------------------------------------------------------------------------
@@ -83,7 +82,8 @@ class Div(Function):
         return (g / b if needs_a else None), (-g * z / b if needs_b else None)
 
 
-def div(a, b) -> Tensor:
+def true_divide(a, b) -> Tensor:
+    """a / b, always a float (integers divide to float32); `minigrad.div` adds rounding modes."""
     a, b = pair(a, b)
     if a.data.dtype.kind in "iub" and b.data.dtype.kind in "iub":
         a, b = as_float(a), as_float(b)         # true division of integers: float32
@@ -254,107 +254,6 @@ def tanh(x: Tensor) -> Tensor:
     return Tanh.apply(as_float(x))
 
 
-class Sigmoid(Function):
-    """y = σ(x) = 1 / (1 + e⁻ˣ)"""
-
-    def forward(self, x):
-        return _sigmoid(self.xp, x)
-
-    def backward(self, grad):
-        g, y = self.values(grad, self.output)
-        # ∂y/∂x = σ(x)(1 − σ(x)) = y(1 − y)
-        return g * (y * (1 - y))
-
-
-def _sigmoid(xp, x):
-    """σ(x) on an array of the array module xp."""
-    if x.dtype.kind != "f":
-        x = x.astype(xp.result_type(x.dtype, 1.0))         # as exp would promote it
-    # 1/(1 + e⁻ˣ) is accurate to a few ulps wherever σ(x) is a normal float, tiny outputs in
-    # the lower tail included (no 1 − 1 cancellation). Only where σ(x) is subnormal (x < −88.7
-    # in float32, −709 in float64) does e⁻ˣ overflow to inf, giving σ = 0: expected, so the
-    # overflow is not warned about.
-    e = xp.negative(x, out=xp.empty_like(x))               # an array even when x is 0-d
-    with np.errstate(over="ignore"):                       # NumPy's warning flags
-        xp.exp(e, out=e)
-    e += 1
-    xp.reciprocal(e, out=e)                                # all in one buffer
-    return e
-
-
-def sigmoid(x: Tensor) -> Tensor:
-    """σ(x) = 1 / (1 + e⁻ˣ), elementwise, computed without overflow for large |x|."""
-    return Sigmoid.apply(as_float(x))
-
-
-class Relu(Function):
-    """y = max(x, 0); the gradient at 0 is taken as 0."""
-
-    needs_output = False
-
-    def forward(self, x):
-        return self.xp.maximum(x, 0)
-
-    def backward(self, grad):
-        (g,) = self.values(grad)
-        # ∂y/∂x = 1 where x > 0, else 0: a constant
-        return g * (self.inputs[0].data > 0)
-
-
-def relu(x: Tensor) -> Tensor:
-    """max(x, 0), elementwise; the gradient at 0 is 0."""
-    return Relu.apply(x)
-
-
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-
-
-class Gelu(Function):
-    """y = x·Φ(x), Φ the standard normal CDF (PyTorch's default, exact erf form)."""
-
-    needs_output = False
-
-    def forward(self, x):
-        cdf = 0.5 * (1 + backend_of(x).erf(x * (1 / math.sqrt(2))))
-        self.save_for_backward(cdf)                          # erf is this op's dearest part
-        return x * cdf
-
-    def backward(self, grad):
-        g, x = self.values(grad, *self.inputs)
-        ops = self.ops
-        # Φ(x) as forward left it, or as a differentiable erf when the backward is recorded
-        cdf = (self.saved_tensors[0] if ops is self.xp
-               else 0.5 * (1 + ops.erf(x * (1 / math.sqrt(2)))))
-        # ∂y/∂x = Φ(x) + x·φ(x), φ(x) = e^{−x²/2}/√(2π) the standard normal density
-        return g * (cdf + x * (_INV_SQRT_2PI * ops.exp(-0.5 * x * x)))
-
-
-class GeluTanh(Function):
-    """y = ½x(1 + tanh(u)), u = √(2/π)(x + 0.044715x³): the tanh approximation of GELU."""
-
-    def forward(self, x):
-        u = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
-        return 0.5 * x * (1 + self.xp.tanh(u))
-
-    def backward(self, grad):
-        (x,) = self.inputs
-        # ∂y/∂x = ½(1 + t) + ½x(1 − t²)·u', t = tanh(u), u' = √(2/π)(1 + 3·0.044715x²)
-        t = tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
-        du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
-        return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du)
-
-
-def gelu(x: Tensor, approximate: str = "none") -> Tensor:
-    """GELU: x·Φ(x) with `approximate="none"`, or its tanh approximation with "tanh"."""
-    x = as_float(x)
-    if approximate == "none":
-        return Gelu.apply(x)
-    if approximate == "tanh":
-        return GeluTanh.apply(x)
-    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-
-
 # -- selections ----------------------------------------------------------------------------
 
 class Maximum(Function):
@@ -396,54 +295,88 @@ def minimum(a, b) -> Tensor:
 
 
 class Clip(Function):
-    """y = min(max(x, lo), hi); the gradient passes where lo ≤ x ≤ hi (bounds included)."""
-
-    def __init__(self, lo, hi):
-        self.lo, self.hi = lo, hi
-
-    def forward(self, x):
-        return self.xp.clip(x, self.lo, self.hi)
-
-    def backward(self, grad):
-        (x,) = self.inputs
-        inside = self.xp.ones(x.shape, dtype=bool)
-        if self.lo is not None:
-            inside &= x.data >= self.lo
-        if self.hi is not None:
-            inside &= x.data <= self.hi
-        # ∂y/∂x = 1 inside [lo, hi], 0 outside: a constant
-        (g,) = self.values(grad)
-        return g * inside.astype(grad.dtype)
-
-
-def clip(x: Tensor, lo=None, hi=None) -> Tensor:
-    """x limited to [lo, hi]; either bound may be None."""
-    if lo is None and hi is None:
-        raise ValueError("clip: give at least one of lo and hi")
-    return Clip.apply(x, lo=lo, hi=hi)
-
-
-class MaskedFill(Function):
-    """y = value where mask, else x. No gradient flows to x where mask is True."""
+    """y = min(max(x, lo), hi), broadcasting; either bound may be absent. The bounds present
+    follow x as inputs (numbers as constants): `has_lo` and `has_hi` say which they are."""
 
     needs_output = False
 
-    def __init__(self, value):
-        self.value = value
+    def __init__(self, has_lo: bool, has_hi: bool):
+        self.has_lo, self.has_hi = has_lo, has_hi
 
-    def forward(self, x, mask):
-        return self.xp.where(mask, self.xp.asarray(self.value, dtype=x.dtype), x)
+    def _bounds(self, bounds):
+        """(lo, hi), None for an absent one, from the bounds that follow x."""
+        lo = bounds[0] if self.has_lo else None
+        hi = bounds[-1] if self.has_hi else None
+        return lo, hi
+
+    def forward(self, x, *bounds):
+        lo, hi = self._bounds(bounds)
+        # min(max(x, lo), hi): hi wins where lo > hi, as NumPy's clip and torch.clamp
+        return self.xp.clip(x, lo, hi)
+
+    def backward(self, grad):
+        (g,) = self.values(grad)
+        xp = self.xp
+        x, *bounds = self.inputs
+        lo, hi = (None if b is None else b.data for b in self._bounds(bounds))
+        x = x.data
+        # ∂y/∂x = 1 where lo ≤ x ≤ hi (ties included), ∂y/∂lo = 1 where x < lo < hi,
+        # ∂y/∂hi = 1 where x > hi or hi < lo (PyTorch's choice at every tie): constant masks
+        passes_x = xp.ones(x.shape, dtype=bool)
+        if lo is not None:
+            passes_x = passes_x & (x >= lo)
+        if hi is not None:
+            passes_x = passes_x & (x <= hi)
+        grads = [g * passes_x.astype(grad.dtype)]
+        if lo is not None:
+            below = x < lo if hi is None else (x < lo) & (lo < hi)
+            grads.append(g * below.astype(grad.dtype))
+        if hi is not None:
+            above = x > hi if lo is None else (x > hi) | (hi < lo)
+            grads.append(g * above.astype(grad.dtype))
+        return tuple(grad_b if t._requires_grad else None
+                     for grad_b, t in zip(grads, self.inputs))
+
+
+def clip(x: Tensor, lo=None, hi=None) -> Tensor:
+    """x limited to [lo, hi], i.e. min(max(x, lo), hi) (hi where lo > hi); either bound may be
+    None, a number or a Tensor broadcasting with x. Gradients (PyTorch's at the ties): x gets
+    1 where lo ≤ x ≤ hi, lo where x < lo < hi, hi where x > hi or hi < lo."""
+    if lo is None and hi is None:
+        raise ValueError("clip: give at least one of lo and hi")
+    bounds = [b if isinstance(b, Tensor) else lift(b, x) for b in (lo, hi) if b is not None]
+    return Clip.apply(x, *bounds, has_lo=lo is not None, has_hi=hi is not None)
+
+
+class MaskedFill(Function):
+    """y = value where mask, else x; value is a 0-d tensor (a number as a constant). No
+    gradient flows to x where mask is True; value gets the sum of the gradient there."""
+
+    needs_output = False
+
+    def forward(self, x, mask, value):
+        return self.xp.where(mask, value.astype(x.dtype, copy=False), x)
 
     def backward(self, grad):
         g, mask = self.values(grad, self.inputs[1])
-        # ∂y/∂x = 0 where mask, 1 elsewhere
-        return self.ops.where(mask, 0.0, g), None
+        xp = self.ops
+        # ∂y/∂x = 0 where mask, 1 elsewhere; ∂y/∂value = 1 where mask (the engine sums the
+        # filled positions into value's one element)
+        grad_value = xp.where(mask, g, 0.0) if self.inputs[2]._requires_grad else None
+        return xp.where(mask, 0.0, g), None, grad_value
 
 
 def masked_fill(x: Tensor, mask, value) -> Tensor:
-    """`value` where the bool `mask` (broadcastable to x) is True, x elsewhere."""
+    """`value` where the bool `mask` (broadcastable to x) is True, x elsewhere. `value` is a
+    number or a 0-d tensor (which gets its gradient), cast to x's dtype; a tensor of any other
+    shape raises ValueError, as in PyTorch (use `where` to fill from a tensor)."""
     mask = _as_mask(mask, x, "masked_fill")
-    return MaskedFill.apply(x, mask, value=value)
+    value = lift(value, x)
+    if value.ndim != 0:
+        raise ValueError(f"masked_fill: value must be a number or a 0-d tensor, got shape "
+                         f"{tuple(value.shape)} (for x of shape {tuple(x.shape)}); use "
+                         f"where(mask, value, x) to fill from a tensor")
+    return MaskedFill.apply(x, mask, value)
 
 
 class Where(Function):
@@ -489,41 +422,439 @@ def _as_mask(mask, like: Tensor, op: str) -> Tensor:
     return mask
 
 
-# -- comparisons and logic: bool results, never any gradient ---------------------------------
+# ---------------------------------------------------------------------------------------------
+# Elementary functions beyond exp, log, sqrt and tanh: trigonometric and hyperbolic functions
+# and their inverses, log2/log10/log1p, expm1/exp2, rsqrt and square (the binary ones follow
+# them).
+#
+# Integer inputs give float32, minigrad's default float (NumPy would give float64). Outside a
+# function's domain (asin(2), log1p(−2)) the value is NaN as in NumPy and PyTorch.
 
-def _compare(name, a, b):
-    a, b = pair(a, b, promote_ints=False)
-    if a.device != b.device:
-        raise RuntimeError(f"{name}: operands on different devices, {a.device} and {b.device}")
-    try:
-        out = getattr(a.data, f"__{name}__")(b.data)
-    except ValueError as error:
-        raise ValueError(f"{name}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
-                         f"broadcast ({error})") from error
-    return constant(out)
+class _Unary(Function):
+    """y = f(x) elementwise; subclasses name f and state f′ in backward."""
 
+    function = ""
 
-def less(a, b) -> Tensor: return _compare("lt", a, b)
-def less_equal(a, b) -> Tensor: return _compare("le", a, b)
-def greater(a, b) -> Tensor: return _compare("gt", a, b)
-def greater_equal(a, b) -> Tensor: return _compare("ge", a, b)
-def equal(a, b) -> Tensor: return _compare("eq", a, b)
-def not_equal(a, b) -> Tensor: return _compare("ne", a, b)
-def logical_and(a, b) -> Tensor: return _compare("and", a, b)
-def logical_or(a, b) -> Tensor: return _compare("or", a, b)
+    def forward(self, x):
+        return getattr(self.xp, self.function)(x)
 
 
-def logical_not(x: Tensor) -> Tensor:
-    if x.data.dtype.kind != "b":
-        raise TypeError(f"logical_not (~): needs a bool tensor, got dtype {x.data.dtype}")
-    return constant(~x.data)
+class Sin(_Unary):
+    """y = sin x"""
+
+    function = "sin"
+    needs_output = False
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y/∂x = cos x
+        return g * self.ops.cos(x)
 
 
-def isfinite(x: Tensor) -> Tensor:
-    """True where x is neither inf nor NaN: a bool tensor of x's shape, no gradient."""
-    return constant(x.xp.isfinite(x.data))
+class Cos(_Unary):
+    """y = cos x"""
+
+    function = "cos"
+    needs_output = False
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y/∂x = −sin x
+        return -g * self.ops.sin(x)
 
 
-def isnan(x: Tensor) -> Tensor:
-    """True where x is NaN: a bool tensor of x's shape, no gradient."""
-    return constant(x.xp.isnan(x.data))
+class Tan(_Unary):
+    """y = tan x"""
+
+    function = "tan"
+
+    def backward(self, grad):
+        g, y = self.values(grad, self.output)
+        # ∂y/∂x = 1/cos² x = 1 + tan² x = 1 + y²
+        return g * (1 + y * y)
+
+
+class Arcsin(_Unary):
+    """y = arcsin x, for −1 ≤ x ≤ 1"""
+
+    function = "arcsin"
+    needs_output = False
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y/∂x = 1/√(1 − x²)
+        return g / self.ops.sqrt(1 - x * x)
+
+
+class Arccos(_Unary):
+    """y = arccos x, for −1 ≤ x ≤ 1"""
+
+    function = "arccos"
+    needs_output = False
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y/∂x = −1/√(1 − x²)
+        return -g / self.ops.sqrt(1 - x * x)
+
+
+class Arctan(_Unary):
+    """y = arctan x"""
+
+    function = "arctan"
+    needs_output = False
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y/∂x = 1/(1 + x²)
+        return g / (1 + x * x)
+
+
+class Sinh(_Unary):
+    """y = sinh x"""
+
+    function = "sinh"
+    needs_output = False
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y/∂x = cosh x
+        return g * self.ops.cosh(x)
+
+
+class Cosh(_Unary):
+    """y = cosh x"""
+
+    function = "cosh"
+    needs_output = False
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y/∂x = sinh x
+        return g * self.ops.sinh(x)
+
+
+class Arcsinh(_Unary):
+    """y = arsinh x = log(x + √(x² + 1))"""
+
+    function = "arcsinh"
+    needs_output = False
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y/∂x = 1/√(x² + 1)
+        return g / self.ops.sqrt(x * x + 1)
+
+
+class Arccosh(_Unary):
+    """y = arcosh x, for x ≥ 1"""
+
+    function = "arccosh"
+    needs_output = False
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y/∂x = 1/√(x² − 1)
+        return g / self.ops.sqrt(x * x - 1)
+
+
+class Arctanh(_Unary):
+    """y = artanh x, for −1 < x < 1"""
+
+    function = "arctanh"
+    needs_output = False
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y/∂x = 1/(1 − x²)
+        return g / (1 - x * x)
+
+
+class Log2(_Unary):
+    """y = log₂ x"""
+
+    function = "log2"
+    needs_output = False
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y/∂x = 1/(x ln 2)
+        return g / (x * math.log(2.0))
+
+
+class Log10(_Unary):
+    """y = log₁₀ x"""
+
+    function = "log10"
+    needs_output = False
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y/∂x = 1/(x ln 10)
+        return g / (x * math.log(10.0))
+
+
+class Log1p(_Unary):
+    """y = log(1 + x), accurate for small x"""
+
+    function = "log1p"
+    needs_output = False
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y/∂x = 1/(1 + x)
+        return g / (1 + x)
+
+
+class Expm1(_Unary):
+    """y = eˣ − 1, accurate for small x"""
+
+    function = "expm1"
+
+    def backward(self, grad):
+        g, y = self.values(grad, self.output)
+        # ∂y/∂x = eˣ = y + 1
+        return g * (y + 1)
+
+
+class Exp2(_Unary):
+    """y = 2ˣ"""
+
+    function = "exp2"
+
+    def backward(self, grad):
+        g, y = self.values(grad, self.output)
+        # ∂y/∂x = 2ˣ ln 2 = y ln 2
+        return g * (y * math.log(2.0))
+
+
+class Rsqrt(Function):
+    """y = 1/√x"""
+
+    def forward(self, x):
+        return 1 / self.xp.sqrt(x)
+
+    def backward(self, grad):
+        g, y = self.values(grad, self.output)
+        # ∂y/∂x = −½ x^(−3/2) = −½ y³
+        return g * (-0.5 * y * y * y)
+
+
+def sin(x: Tensor) -> Tensor:
+    """sin x, elementwise (radians)."""
+    return Sin.apply(as_float(x))
+
+
+def cos(x: Tensor) -> Tensor:
+    """cos x, elementwise (radians)."""
+    return Cos.apply(as_float(x))
+
+
+def tan(x: Tensor) -> Tensor:
+    """tan x, elementwise (radians); gradient 1 + tan² x."""
+    return Tan.apply(as_float(x))
+
+
+def arcsin(x: Tensor) -> Tensor:
+    """arcsin x in [−π/2, π/2] (PyTorch's asin); NaN outside [−1, 1], an infinite gradient at
+    ±1."""
+    return Arcsin.apply(as_float(x))
+
+
+def arccos(x: Tensor) -> Tensor:
+    """arccos x in [0, π] (PyTorch's acos); NaN outside [−1, 1]."""
+    return Arccos.apply(as_float(x))
+
+
+def arctan(x: Tensor) -> Tensor:
+    """arctan x in (−π/2, π/2) (PyTorch's atan)."""
+    return Arctan.apply(as_float(x))
+
+
+def sinh(x: Tensor) -> Tensor:
+    """sinh x, elementwise."""
+    return Sinh.apply(as_float(x))
+
+
+def cosh(x: Tensor) -> Tensor:
+    """cosh x, elementwise."""
+    return Cosh.apply(as_float(x))
+
+
+def arcsinh(x: Tensor) -> Tensor:
+    """arsinh x (PyTorch's asinh)."""
+    return Arcsinh.apply(as_float(x))
+
+
+def arccosh(x: Tensor) -> Tensor:
+    """arcosh x for x ≥ 1 (PyTorch's acosh); NaN below 1."""
+    return Arccosh.apply(as_float(x))
+
+
+def arctanh(x: Tensor) -> Tensor:
+    """artanh x for −1 < x < 1 (PyTorch's atanh); ±inf at ±1, NaN beyond."""
+    return Arctanh.apply(as_float(x))
+
+
+def log2(x: Tensor) -> Tensor:
+    """log₂ x, elementwise."""
+    return Log2.apply(as_float(x))
+
+
+def log10(x: Tensor) -> Tensor:
+    """log₁₀ x, elementwise."""
+    return Log10.apply(as_float(x))
+
+
+def log1p(x: Tensor) -> Tensor:
+    """log(1 + x), accurate for tiny x (log1p(1e-10) is 1e-10, where log(1 + x) loses it)."""
+    return Log1p.apply(as_float(x))
+
+
+def expm1(x: Tensor) -> Tensor:
+    """eˣ − 1, accurate for tiny x."""
+    return Expm1.apply(as_float(x))
+
+
+def exp2(x: Tensor) -> Tensor:
+    """2ˣ, elementwise."""
+    return Exp2.apply(as_float(x))
+
+
+def rsqrt(x: Tensor) -> Tensor:
+    """1/√x, elementwise (inf at 0, NaN below)."""
+    return Rsqrt.apply(as_float(x))
+
+
+def square(x: Tensor) -> Tensor:
+    """x², elementwise (integers stay integers)."""
+    return x ** 2
+
+
+# PyTorch's and the array API's names
+asin, acos, atan = arcsin, arccos, arctan
+asinh, acosh, atanh = arcsinh, arccosh, arctanh
+
+
+# ---------------------------------------------------------------------------------------------
+# Elementary functions of two tensors, broadcasting: atan2, logaddexp, hypot, xlogy, lerp.
+#
+# Integer inputs give float32. Where a derivative does not exist (atan2 and hypot at the origin,
+# logaddexp of two −inf, xlogy's x-gradient where x = 0 and y ≤ 0) the gradient is taken as 0,
+# never NaN.
+
+class Arctan2(Function):
+    """θ = atan2(y, x), the angle of the point (x, y), in (−π, π]"""
+
+    needs_output = False
+
+    def forward(self, y, x):
+        return self.xp.arctan2(y, x)
+
+    def backward(self, grad):
+        g, y, x = self.values(grad, *self.inputs)
+        xp = self.ops
+        origin = (self.inputs[0].data == 0) & (self.inputs[1].data == 0)
+        r2 = xp.where(origin, 1.0, x * x + y * y)
+        # ∂θ/∂y = x/(x² + y²), ∂θ/∂x = −y/(x² + y²); taken as 0 at the origin, where the angle
+        # is undefined (PyTorch gives NaN there)
+        return g * x / r2, -g * y / r2
+
+
+class LogAddExp(Function):
+    """z = log(eᵃ + eᵇ), computed without overflow"""
+
+    needs_output = False
+
+    def forward(self, a, b):
+        return self.xp.logaddexp(a, b)
+
+    def backward(self, grad):
+        g, a, b = self.values(grad, *self.inputs)
+        xp = self.ops
+        a_data, b_data = self.inputs[0].data, self.inputs[1].data
+        dead = (a_data == -self.xp.inf) & (b_data == -self.xp.inf)    # both −inf: no gradient
+        # a − b, and 0 where a = b (two equal infinities split the gradient evenly, not NaN)
+        d = xp.where(a_data == b_data, 0.0, a - b)
+        # ∂z/∂a = e^{a − z} = σ(a − b), ∂z/∂b = σ(b − a). Written with the difference, never
+        # with the rounded z (at a = b = 1e20, e^{a − z} is 1, not ½); σ(t) = e^{−log(1 + e^{−t})}
+        return (xp.where(dead, 0.0, g * xp.exp(-xp.logaddexp(0.0, -d))),
+                xp.where(dead, 0.0, g * xp.exp(-xp.logaddexp(0.0, d))))
+
+
+class Hypot(Function):
+    """h = √(a² + b²), computed without overflow"""
+
+    def forward(self, a, b):
+        return self.xp.hypot(a, b)
+
+    def backward(self, grad):
+        g, a, b, h = self.values(grad, *self.inputs, self.output)
+        xp = self.ops
+        origin = self.output.data == 0
+        h = xp.where(origin, 1.0, h)
+        # ∂h/∂a = a/h, ∂h/∂b = b/h; 0 at the origin, where h has a cone's point
+        return g * a / h, g * b / h
+
+
+class Xlogy(Function):
+    """z = x·log y, with z = 0 wherever x = 0 (even at y = 0)"""
+
+    needs_output = False
+
+    def forward(self, x, y):
+        xp = self.xp
+        zero = x == 0
+        return xp.where(zero, 0, x * xp.log(xp.where(zero, 1, y))).astype(
+            xp.result_type(x, y), copy=False)
+
+    def backward(self, grad):
+        g, x, y = self.values(grad, *self.inputs)
+        xp = self.ops
+        x_data, y_data = self.inputs[0].data, self.inputs[1].data
+        zero = x_data == 0
+        undefined = zero & (y_data <= 0)          # z(x, y ≤ 0) jumps at x = 0: no derivative
+        # ∂z/∂x = log y, at x = 0 too (z(x, y) = x·log y there for y > 0); taken as 0 where
+        # x = 0 and y ≤ 0 (PyTorch's). ∂z/∂y = x/y, 0 along x = 0 (z ≡ 0 there) and written
+        # as x/y there too, so that its own derivative in x, 1/y, survives create_graph
+        safe_y = xp.where(undefined, 1.0, y)
+        return xp.where(undefined, 0.0, g * xp.log(safe_y)), g * x / safe_y
+
+
+def _float_pair(a, b):
+    a, b = pair(a, b)
+    return as_float(a), as_float(b)
+
+
+def arctan2(y, x) -> Tensor:
+    """atan2(y, x), the angle of the point (x, y) in (−π, π], broadcasting (PyTorch's atan2).
+    Gradient (x, −y)/(x² + y²), taken as 0 at the origin (PyTorch gives NaN)."""
+    return Arctan2.apply(*_float_pair(y, x))
+
+
+def logaddexp(a, b) -> Tensor:
+    """log(eᵃ + eᵇ) elementwise without overflow; gradients σ(a − b) and σ(b − a) (½ each
+    where a = b, two +inf included), and 0 where both are −inf (the result −inf, not NaN)."""
+    return LogAddExp.apply(*_float_pair(a, b))
+
+
+def hypot(a, b) -> Tensor:
+    """√(a² + b²) elementwise without overflow; gradient (a, b)/h, taken as 0 at the origin."""
+    return Hypot.apply(*_float_pair(a, b))
+
+
+def xlogy(x, y) -> Tensor:
+    """x·log y, and 0 wherever x = 0 (so 0·log 0 = 0), as torch.xlogy and scipy's; used by
+    entropies and KL divergences. Gradients log y for x (also at x = 0, where it exists for
+    y > 0; 0 where x = 0 and y ≤ 0) and x/y for y (0 along x = 0, where z ≡ 0)."""
+    return Xlogy.apply(*_float_pair(x, y))
+
+
+def lerp(start, end, weight) -> Tensor:
+    """start + weight·(end − start), broadcasting, as torch.lerp; gradients 1 − weight, weight
+    and end − start."""
+    start, end = _float_pair(start, end)
+    return start + weight * (end - start)
+
+
+atan2 = arctan2      # PyTorch's and the array API's name

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+import string
 
 
-from ..autograd import Function
+from ..function import Function
 from ..tensor import Tensor
-from .common import pair
+from .common import lift, pair
 
 
 class MatMul(Function):
@@ -83,3 +84,194 @@ def matmul(a, b) -> Tensor:
         raise ValueError(f"matmul: shapes {tuple(a.shape)} and {tuple(b.shape)} are "
                          f"incompatible ({what})")
     return MatMul.apply(a, b)
+
+
+# ---------------------------------------------------------------------------------------------
+# einsum: sums of products named by index letters, as numpy.einsum and torch.einsum.
+#
+#     einsum("bqd,bkd->bqk", q, k)        attention scores, q kᵀ per batch
+#     einsum("ii->i", a)                  a diagonal;   einsum("ij->", a)   a total
+#
+# The subscripts are rewritten once into explicit form (ellipses become letters of their own), and
+# one primitive computes the sum. Its gradient for an operand is another einsum: the output's
+# gradient contracted with the other operands, onto the operand's own letters. Two cases need more
+# than that: a letter only that operand has (it was summed out, so its gradient is copied along it)
+# and a letter repeated within the operand (a diagonal, whose gradient is placed back on the
+# diagonal with identity matrices).
+
+class Einsum(Function):
+    """y = Σ over the letters missing from the output of Π_k x_k, indexed by their letters."""
+
+    needs_output = False
+
+    def __init__(self, terms: tuple[str, ...], output: str):
+        self.terms, self.result_letters = terms, output
+
+    def forward(self, *operands):
+        return _contract(self.xp, self.terms, self.result_letters, operands)
+
+    def backward(self, grad):
+        g, *operands = self.values(grad, *self.inputs)
+        # ∂y/∂x_k: y is linear in each operand, so ∂L/∂x_k[letters_k] = Σ of ∂L/∂y times the
+        # other operands over every letter that x_k lacks: one more einsum
+        return tuple(self._gradient(k, g, operands) if x._requires_grad else None
+                     for k, x in enumerate(self.inputs))
+
+    def _gradient(self, k: int, g, operands):
+        xp, terms = self.ops, self.terms
+        target, shape = terms[k], self.inputs[k].shape
+        unique = "".join(dict.fromkeys(target))                # each letter once, in order
+        others = [terms[j] for j in range(len(terms)) if j != k]
+        present = set(self.result_letters).union(*others)
+        kept = "".join(c for c in unique if c in present)
+        rest = [x for j, x in enumerate(operands) if j != k]
+        if xp is self.xp:                                   # on arrays: the fast contraction
+            partial = _contract(xp, [self.result_letters] + others, kept, [g] + rest)
+        else:                                               # recorded: another Einsum
+            partial = xp.einsum(",".join([self.result_letters] + others) + "->" + kept, g, *rest)
+        size = {c: shape[target.index(c)] for c in unique}
+        # a letter of size 1 in x_k that the others broadcast: sum the gradient back to 1
+        wide = tuple(i for i, c in enumerate(kept) if size[c] == 1 and partial.shape[i] != 1)
+        if wide:
+            partial = partial.sum(axis=wide, keepdims=True)
+        # letters only x_k has were summed: ∂y/∂x_k is the same along them, copy it
+        lonely = "".join(c for c in unique if c not in present)
+        if lonely:
+            partial = partial.reshape(tuple(partial.shape) + (1,) * len(lonely))
+            partial = xp.broadcast_to(partial, tuple(partial.shape[:len(kept)]) +
+                                      tuple(size[c] for c in lonely))
+            order = kept + lonely
+            partial = partial.transpose(tuple(order.index(c) for c in unique))
+        if unique == target:
+            return partial
+        # a repeated letter (a diagonal): only the diagonal was read, so the gradient goes back
+        # onto it, through identity matrices δ(c, c′) for each further occurrence c′ of c
+        used = "".join(terms) + self.result_letters
+        spare = iter(c for c in string.ascii_letters if c not in used)
+        placed, eyes, specs = [], [], [unique]
+        for c in target:
+            if c in placed:
+                fresh = next(spare)
+                n = size[c]
+                eye = self.xp.arange(n)[:, None] == self.xp.arange(n)[None, :]
+                eyes.append(eye.astype(self.inputs[k].dtype))
+                specs.append(c + fresh)
+                placed.append(fresh)
+            else:
+                placed.append(c)
+        return xp.einsum(",".join(specs) + "->" + "".join(placed), partial, *eyes)
+
+
+def _contract(xp, terms, output: str, arrays):
+    """The einsum of `arrays` (explicit letters, no ellipsis) on the array module xp. A pair of
+    operands whose letters each appear once per term is one batched matrix product, as
+    PyTorch computes it (NumPy's einsum runs no BLAS for batched products and takes several
+    times as long): batch letters, then each side's own letters, then the summed ones."""
+    if len(arrays) != 2 or any(len(set(t)) != len(t) for t in terms):
+        return xp.einsum(",".join(terms) + "->" + output, *arrays,
+                         optimize="greedy" if len(arrays) > 2 else False)
+    (ta, tb), (a, b) = terms, arrays
+    size = {}
+    for term, x in ((ta, a), (tb, b)):
+        for c, n in zip(term, x.shape):
+            if size.setdefault(c, n) != n:                  # size-1 broadcasting: leave it to
+                return xp.einsum(f"{ta},{tb}->{output}", a, b)     # einsum
+    # letters in one operand alone and not in the output are summed away first
+    a = _sum_letters(a, ta, set(tb) | set(output))
+    b = _sum_letters(b, tb, set(ta) | set(output))
+    ta = "".join(c for c in ta if c in set(tb) | set(output))
+    tb = "".join(c for c in tb if c in set(ta) | set(output))
+    batch = [c for c in output if c in ta and c in tb]
+    free_a = [c for c in output if c in ta and c not in tb]
+    free_b = [c for c in output if c in tb and c not in ta]
+    summed = [c for c in ta if c in tb and c not in output]
+    # batch axes stay separate (merging them would copy a transposed operand)
+    lead = tuple(size[c] for c in batch)
+    m, k, n = (math.prod(size[c] for c in part) for part in (free_a, summed, free_b))
+    a = a.transpose([ta.index(c) for c in batch + free_a + summed]).reshape(lead + (m, k))
+    b = b.transpose([tb.index(c) for c in batch + summed + free_b]).reshape(lead + (k, n))
+    c = xp.matmul(a, b)                                     # (batch..., free_a, free_b)
+    letters = batch + free_a + free_b
+    c = c.reshape(tuple(size[x] for x in letters))
+    return c.transpose([letters.index(x) for x in output])
+
+
+def _sum_letters(x, term: str, wanted: set):
+    """x summed over the axes whose letters are not `wanted`."""
+    axes = tuple(i for i, c in enumerate(term) if c not in wanted)
+    return x.sum(axis=axes) if axes else x
+
+
+def einsum(subscripts: str, *operands) -> Tensor:
+    """Σ of products over index letters, as numpy.einsum / torch.einsum: "ij,jk->ik" is a
+    matrix product, "bhqd,bhkd->bhqk" attention scores, "ii->i" a diagonal, "i,i->" a dot
+    product; "..." stands for leading axes (summed when the output leaves it out, as in PyTorch), and
+    without "->" the output is the letters used once, in alphabetical order. Operands may also be given as one list. Letters of size 1
+    broadcast. Every operand gets its gradient (one more einsum each)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(subscripts, str):
+        raise TypeError(f"einsum: the subscripts must be a string, got {subscripts!r}")
+    like = next((x for x in operands if isinstance(x, Tensor)), None)
+    if like is None:
+        raise TypeError("einsum: needs at least one Tensor operand")
+    tensors = [lift(x, like) if not isinstance(x, Tensor) else x for x in operands]
+    terms, output = _explicit(subscripts, [t.shape for t in tensors])
+    return Einsum.apply(*tensors, terms=terms, output=output)
+
+
+def _explicit(subscripts: str, shapes) -> tuple[tuple[str, ...], str]:
+    """The subscripts with ellipses spelled out as letters of their own and the output made
+    explicit, checked against the operands' shapes."""
+    text = subscripts.replace(" ", "")
+    lhs, arrow, rhs = text.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum: {subscripts!r} names {len(terms)} operand(s), got "
+                         f"{len(shapes)}")
+    used = set(c for c in text if c.isalpha())
+    bad = set(text) - used - set(",->.")
+    if bad or text.count("->") > 1:
+        raise ValueError(f"einsum: {subscripts!r} may hold only letters, ',', '->' and '...'")
+    spare = [c for c in string.ascii_letters if c not in used]
+    widths = []
+    for term, shape in zip(terms, shapes):
+        letters = len(term.replace("...", ""))
+        if "..." in term:
+            if term.count("...") > 1 or term.replace("...", "").count(".") or \
+                    len(shape) < letters:
+                raise ValueError(f"einsum: term {term!r} does not fit shape {tuple(shape)}")
+            widths.append(len(shape) - letters)
+        elif "." in term or letters != len(shape):
+            raise ValueError(f"einsum: term {term!r} has {letters} letters for an operand of "
+                             f"shape {tuple(shape)} ({len(shape)} axes)")
+        else:
+            widths.append(0)
+    ellipsis = "".join(spare[:max(widths, default=0)])
+    spelled = tuple(t.replace("...", ellipsis[len(ellipsis) - w:]) for t, w in zip(terms, widths))
+    if arrow:
+        if rhs.count("...") > 1 or rhs.replace("...", "").count("."):
+            raise ValueError(f"einsum: bad output {rhs!r}")
+        output = rhs.replace("...", ellipsis)      # without "...", those axes are summed
+    else:
+        counts = {}
+        for term in terms:
+            for c in term.replace("...", ""):
+                counts[c] = counts.get(c, 0) + 1
+        output = ellipsis + "".join(sorted(c for c, n in counts.items() if n == 1))
+    for c in output:
+        if output.count(c) > 1 or not any(c in t for t in spelled):
+            raise ValueError(f"einsum: output letter {c!r} of {subscripts!r} must appear once "
+                             f"in the output and in some operand")
+    sizes: dict[str, int] = {}
+    for term, shape in zip(spelled, shapes):
+        for c, n in zip(term, shape):
+            if term.count(c) > 1 and shape[term.index(c)] != n:
+                raise ValueError(f"einsum: repeated letter {c!r} of term {term!r} has lengths "
+                                 f"{shape[term.index(c)]} and {n} (shape {tuple(shape)})")
+            if sizes.get(c, 1) not in (1, n) and n != 1:
+                raise ValueError(f"einsum: letter {c!r} has lengths {sizes[c]} and {n} in "
+                                 f"{subscripts!r} (shapes "
+                                 f"{', '.join(str(tuple(s)) for s in shapes)})")
+            sizes[c] = n if n != 1 else sizes.get(c, 1)
+    return spelled, output

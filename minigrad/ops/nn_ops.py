@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..autograd import Function
+from ..function import Function
 from ..backend import backend_of
 from ..tensor import LAST_AXIS, Tensor
 from .common import as_float, axis_or_dim, normalize_axis, one_axis
@@ -10,7 +10,10 @@ from .shape import reshape
 
 
 def _stable_shift(x, axis, xp):
-    """x − max(x) along axis, with all −inf slices shifted by 0 so they stay −inf (not NaN)."""
+    """x − max(x) along axis, with all −inf slices shifted by 0 so they stay −inf (not NaN);
+    x itself along an empty axis (nothing to shift, and no maximum to take)."""
+    if x.shape[axis] == 0:
+        return x
     m = x.max(axis=axis, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0)
     return x - m

@@ -12,10 +12,12 @@ import math
 import numbers
 import warnings
 
-from ..autograd import Function
+from ..backend import backend_of
+from ..function import Function
 from ..tensor import LAST_AXIS, Tensor
-from .common import as_float, axis_or_dim, constant, normalize_axis, zero_gradient
-from .shape import astype
+from .common import as_float, axis_or_dim, constant, normalize_axis, one_axis, zero_gradient
+from .indexing import take_along_axis
+from .shape import astype, reshape
 
 
 def _kept_shape(shape, axes):
@@ -126,7 +128,8 @@ def max(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
     when called with `dim=` (PyTorch's `max(x, dim)` also returns indices: use `argmax`).
 
     Ties: when k elements share the maximum, each receives 1/k of the gradient (the gradient
-    is split evenly, so their sum gets it exactly once). An empty tensor raises ValueError.
+    is split evenly, so their sum gets it exactly once). Reducing over an axis of length 0
+    raises ValueError; an empty tensor reduced along non-empty axes gives an empty result.
     """
     axis = axis_or_dim(axis, dim, "max")
     _check_nonempty(x, axis, "max")
@@ -142,40 +145,56 @@ class Min(Max):
 
 def min(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
     """y = min_axes x (all axes when `axis`, or `dim`, is None); values only, ties split the
-    gradient evenly, as in `max`. An empty tensor raises ValueError."""
+    gradient evenly, as in `max`. Reducing over an axis of length 0 raises ValueError."""
     axis = axis_or_dim(axis, dim, "min")
     _check_nonempty(x, axis, "min")
     return Min.apply(x, axes=_reduced_axes(axis, x, "min"), keepdims=keepdims)
 
 
 def _check_nonempty(x: Tensor, axis, op: str) -> None:
-    if x.data.size == 0:
-        raise ValueError(f"{op}: cannot reduce an empty tensor of shape {tuple(x.shape)}")
+    """A maximum over no element has no value: refuse a reduction over an axis of length 0 (an
+    empty tensor reduced along its other axes gives an empty result, as NumPy and PyTorch)."""
+    axes = _reduced_axes(axis, x, op)
+    if x.data.size == 0 and (x.ndim == 0 or 0 in (x.shape[a] for a in axes)):
+        raise ValueError(f"{op}: cannot reduce over an empty axis (shape "
+                         f"{tuple(x.shape)}, axis {axis})")
 
 
 class Prod(_Reduction):
     """y = Π_axes x"""
 
+    needs_output = False
+
     def forward(self, x):
         return x.prod(axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, grad):
-        g, x, y = self.values(grad, *self.inputs, self.output)
-        xp, data = self.ops, self.inputs[0].data
-        g = self._kept(g)
-        is_zero = data == 0
-        if not is_zero.any():
-            # ∂y/∂x_i = Π_{k ≠ i} x_k = y / x_i
-            return g * self._kept(y) / x
-        # with zeros, y / x_i is 0/0. Π_{k ≠ i} x_k is: the product of the others where the
-        # slice has no zero; at the single zero of a slice with one, the product of the rest
-        # (its nonzero elements); 0 everywhere else (two zeros, or x_i ≠ 0 beside a zero)
-        zeros_here = is_zero.sum(axis=self.axes, keepdims=True)
-        safe = xp.where(is_zero, 1.0, x)
-        rest = safe.prod(axis=self.axes, keepdims=True)          # product of the nonzeros
-        others = xp.where(zeros_here == 0, rest / safe, xp.where(is_zero & (zeros_here == 1),
-                                                                 rest, 0.0))
-        return g * others
+        g, x = self.values(grad, *self.inputs)
+        if self.inputs[0].data.size == 0:    # an empty tensor has no element to receive any
+            return zero_gradient(self, self.inputs[0], grad.dtype)
+        # ∂y/∂x_i = Π_{k ≠ i} x_k, computed as (product before i)·(product after i) along the
+        # reduced elements: exact where x holds zeros, to every order (y / x_i would be 0/0,
+        # and a masked formula loses the derivative of the zeros' neighbours), and where y
+        # underflows although Π_{k ≠ i} x_k does not
+        return self._kept(g) * _product_of_others(self.ops, x, self.axes)
+
+
+def _product_of_others(xp, x, axes):
+    """o_i = Π_{k ≠ i} x_k over the elements of each slice along `axes`, shaped as x; xp is the
+    array module or minigrad's operations (then recorded, differentiable)."""
+    kept = [i for i in range(x.ndim) if i not in axes]
+    order = tuple(kept + list(axes))
+    moved = x.transpose(order)
+    outer = moved.shape[:len(kept)]
+    flat = moved.reshape(outer + (-1,))                     # (…, n): one slice per row
+    ends = [(0, 0)] * len(outer)
+    before = xp.cumprod(xp.pad(flat[..., :-1], ends + [(1, 0)], constant_values=1), axis=-1)
+    backward = flat[..., ::-1]
+    after = xp.cumprod(xp.pad(backward[..., :-1], ends + [(1, 0)], constant_values=1),
+                       axis=-1)[..., ::-1]
+    others = (before * after).reshape(moved.shape)
+    inverse = tuple(order.index(i) for i in range(x.ndim))
+    return others.transpose(inverse)
 
 
 def prod(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None) -> Tensor:
@@ -250,7 +269,13 @@ class Std(_Reduction):
         if n == 0:                           # an empty slice: x has no element to receive any
             return zero_gradient(self, self.inputs[0], grad.dtype)
         y = self._kept(y)
-        flat = self._kept(self.output.data) == 0        # no spread: the subgradient 0 (a mask)
+        # no spread: the subgradient 0 (a mask). A constant slice counts as flat although its
+        # rounded y may be 1e-17 rather than 0: (x − x̄)/y would then be rounding over rounding
+        data = self.inputs[0].data
+        flat = self._kept(self.output.data) == 0
+        if n > self.ddof:                    # (without degrees of freedom y is NaN: kept)
+            flat = flat | (data.max(axis=self.axes, keepdims=True) ==
+                           data.min(axis=self.axes, keepdims=True))
         centred = x - x.mean(axis=self.axes, keepdims=True)
         # ∂y/∂x = (x − x̄) / ((n − ddof) y), from y² = var and ∂var/∂x = 2(x − x̄)/(n − ddof)
         with _silenced():                    # no degrees of freedom left: inf and NaN, as y
@@ -340,11 +365,18 @@ def _ddof(x: Tensor, axes, ddof, correction, op: str) -> int:
 class LogSumExp(_Reduction):
     """y = log Σ_axes eˣ, computed as m + log Σ e^(x − m) with m the maximum (no overflow).
 
-    A slice whose inputs are all −inf gives −inf (the log of an empty sum) and zero gradient.
+    A slice whose inputs are all −inf, or that has no element, gives −inf (the log of an
+    empty sum) and zero gradient.
     """
+
+    needs_output = False
 
     def forward(self, x):
         xp = self.xp
+        if math.prod(x.shape[a] for a in self.axes) == 0:     # the log of an empty sum
+            shape = _kept_shape(x.shape, self.axes) if self.keepdims else tuple(
+                n for i, n in enumerate(x.shape) if i not in self.axes)
+            return xp.full(shape, -xp.inf, dtype=x.dtype)
         m = x.max(axis=self.axes, keepdims=True)
         m = xp.where(xp.isfinite(m), m, 0)          # all −inf slice: shift by 0, not by −inf
         total = xp.exp(x - m).sum(axis=self.axes, keepdims=True)
@@ -355,12 +387,20 @@ class LogSumExp(_Reduction):
             tuple(n for i, n in enumerate(x.shape) if i not in self.axes))
 
     def backward(self, grad):
-        g, x, y = self.values(grad, *self.inputs, self.output)
-        xp = self.ops
-        y = self._kept(y)
-        finite = self.xp.isfinite(self._kept(self.output.data))     # a constant mask
-        # ∂y/∂x = e^(x − y) = softmax(x) over the reduced axes; 0 for an all −inf slice
-        return self._kept(g) * xp.exp(x - xp.where(finite, y, 0.0))
+        g, x = self.values(grad, *self.inputs)
+        xp, data = self.ops, self.inputs[0].data
+        if data.size == 0:
+            return zero_gradient(self, self.inputs[0], grad.dtype)
+        # ∂y/∂x = e^(x − y) = softmax(x) over the reduced axes, computed from x − max(x) and
+        # never from the rounded y (at x = (1e20, 1e20), e^(x − y) is 1, not ½). Where the
+        # maximum is +inf, the +inf elements share the gradient evenly (softmax's limit); an
+        # all −inf slice passes none. The maximum is a constant: softmax ignores any shift.
+        m = data.max(axis=self.axes, keepdims=True)
+        top = (data == m) & ~self.xp.isfinite(m)        # an infinite maximum: inf − inf → 0
+        with _silenced():                    # the inf − inf replaced by `top`, or masked
+            e = xp.exp(xp.where(top, 0.0, x - m))
+            softmax = e / e.sum(axis=self.axes, keepdims=True)
+        return xp.where(m == -self.xp.inf, 0.0, self._kept(g) * softmax)
 
 
 def logsumexp(x: Tensor, axis=LAST_AXIS, keepdims: bool = False, *, dim=None) -> Tensor:
@@ -385,3 +425,239 @@ def all(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
     gradient."""
     axis = axis_or_dim(axis, dim, "all")
     return constant(x.data.all(axis=axis, keepdims=keepdims))
+
+
+# ---------------------------------------------------------------------------------------------
+# Cumulative reductions along an axis: cumsum, cumprod, cummax, cummin, logcumsumexp.
+#
+# Each output y_j reads x_0 … x_j, so each gradient is a sum over the outputs at or after the
+# input's position: a cumulative sum taken from the end of the axis. The running maximum and
+# log-sum-exp are computed in log₂(n) whole-array steps (a doubling scan), which needs nothing
+# beyond elementwise operations from the array module.
+
+def _along(axis: int, part) -> tuple:
+    """The index of `part` (an int or a slice) along `axis`, everything on the others."""
+    return (slice(None),) * axis + (part,)
+
+
+def _reversed(axis: int) -> tuple:
+    return _along(axis, slice(None, None, -1))
+
+
+def _prepare(x: Tensor, axis, dim, dtype, op: str):
+    """(x, axis) for a scan: NumPy's axis=None scans the flattened tensor; a 0-d tensor scans
+    its one element (PyTorch's rule for dim 0 or -1)."""
+    axis = axis_or_dim(axis, dim, op)
+    if dtype is not None:
+        x = astype(x, dtype)
+    if axis is None:
+        return reshape(x, -1), 0, None
+    axis = one_axis(axis, x.ndim, op)
+    if x.ndim == 0:
+        return reshape(x, 1), 0, ()
+    return x, axis, None
+
+
+class CumSum(Function):
+    """y_j = Σ_{i ≤ j} x_i along `axis`."""
+
+    needs_output = False
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def forward(self, x):
+        return self.xp.cumsum(x, axis=self.axis)
+
+    def backward(self, grad):
+        (g,) = self.values(grad)
+        back = _reversed(self.axis)
+        # ∂y_j/∂x_i = 1 for j ≥ i: ∂L/∂x_i = Σ_{j ≥ i} g_j, a cumulative sum from the end
+        return self.ops.cumsum(g[back], axis=self.axis)[back]
+
+
+def cumsum(x: Tensor, axis: int | None = None, *, dim: int | None = None, dtype=None) -> Tensor:
+    """y_j = x_0 + … + x_j along `axis` (or `dim`; the flattened tensor when None, as NumPy),
+    accumulated in `dtype` when given. Integers stay integers (int64, as NumPy and PyTorch)."""
+    x, axis, shape = _prepare(x, axis, dim, dtype, "cumsum")
+    y = CumSum.apply(x, axis=axis)
+    return y if shape is None else reshape(y, shape)
+
+
+class CumProd(Function):
+    """y_j = Π_{i ≤ j} x_i along `axis`."""
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def forward(self, x):
+        return self.xp.cumprod(x, axis=self.axis)
+
+    def backward(self, grad):
+        g, x, y = self.values(grad, *self.inputs, self.output)
+        axis = self.axis
+        if not (self.inputs[0].data == 0).any():
+            back = _reversed(axis)
+            # ∂y_j/∂x_i = y_j / x_i for j ≥ i: ∂L/∂x_i = (Σ_{j ≥ i} g_j y_j) / x_i
+            return self.ops.cumsum((g * y)[back], axis=axis)[back] / x
+        # with zeros, y_j / x_i is 0/0: use ∂y_j/∂x_i = Π_{k < i} x_k · Π_{i < k ≤ j} x_k, so
+        # ∂L/∂x_i = P_i · S_i with P_i = Π_{k < i} x_k and S_i = g_i + x_{i+1} S_{i+1}
+        n = x.shape[axis]
+        at = [_along(axis, i) for i in range(n)]
+        later = [None] * n
+        later[n - 1] = g[at[n - 1]]
+        for i in range(n - 2, -1, -1):
+            later[i] = g[at[i]] + x[at[i + 1]] * later[i + 1]
+        parts, before = [later[0]], None
+        for i in range(1, n):
+            before = x[at[i - 1]] if before is None else before * x[at[i - 1]]
+            parts.append(before * later[i])
+        return self.ops.stack(parts, axis=axis)
+
+
+def cumprod(x: Tensor, axis: int | None = None, *, dim: int | None = None,
+            dtype=None) -> Tensor:
+    """y_j = x_0 · … · x_j along `axis` (or `dim`; the flattened tensor when None). The
+    gradient is exact also where x holds zeros (Σ_{j ≥ i} g_j Π_{k ≤ j, k ≠ i} x_k)."""
+    x, axis, shape = _prepare(x, axis, dim, dtype, "cumprod")
+    y = CumProd.apply(x, axis=axis)
+    return y if shape is None else reshape(y, shape)
+
+
+def _doubling_scan(xp, x, axis: int, combine):
+    """y_j = x_0 ∘ x_1 ∘ … ∘ x_j along axis for an associative ∘, in ⌈log₂ n⌉ steps: after the
+    step with shift s, y_j combines the 2s elements up to j."""
+    y = x.copy()
+    n, shift = x.shape[axis], 1
+    while shift < n:
+        head, tail = _along(axis, slice(shift, None)), _along(axis, slice(None, n - shift))
+        step = combine(y[head], y[tail])
+        y = y.copy()
+        y[head] = step
+        shift *= 2
+    return y
+
+
+def _cumulative_extreme(x: Tensor, axis, dim, op: str, pick) -> tuple[Tensor, Tensor]:
+    x, axis, shape = _prepare(x, axis, dim, None, op)
+    if x.data.size == 0:
+        idx = x.xp.zeros(x.shape, dtype="int64")
+    else:
+        xp, data = x.xp, x.data
+        best = _doubling_scan(xp, data, axis, pick)             # the running extreme
+        steps = xp.arange(data.shape[axis]).reshape(
+            tuple(n if i == axis else 1 for i, n in enumerate(data.shape)))
+        # the last position at or before j holding the running extreme (PyTorch's ties)
+        where_best = xp.where(data == best, steps, 0)
+        idx = _doubling_scan(xp, where_best, axis, xp.maximum).astype("int64")
+    values = take_along_axis(x, idx, axis)
+    index = Tensor._from_array(idx)
+    if shape is not None:
+        return reshape(values, shape), reshape(index, shape)
+    return values, index
+
+
+def cummax(x: Tensor, axis: int | None = None, *, dim: int | None = None):
+    """(values, indices): the running maximum along `axis` (or `dim`) and where it was found
+    (int64; among equal maxima the latest, as PyTorch). The gradient of each value goes to
+    that position."""
+    return _cumulative_extreme(x, axis, dim, "cummax", x.xp.maximum)
+
+
+def cummin(x: Tensor, axis: int | None = None, *, dim: int | None = None):
+    """(values, indices): the running minimum along `axis` (or `dim`), as `cummax`."""
+    return _cumulative_extreme(x, axis, dim, "cummin", x.xp.minimum)
+
+
+class LogCumSumExp(Function):
+    """y_j = log Σ_{i ≤ j} e^{x_i} along `axis`, without overflow."""
+
+    needs_output = False
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def forward(self, x):
+        return _doubling_scan(self.xp, x, self.axis, self.xp.logaddexp)
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y_j/∂x_i = e^{x_i − y_j} ≤ 1 for j ≥ i: ∂L/∂x_i = Σ_{j ≥ i} g_j e^{x_i − y_j}, the
+        # softmax of the prefix x_0 … x_j at i. It is computed from differences to the running
+        # maximum m_j, never from the rounded y_j (at x = (1e20, 1e20) e^{x_0 − y_1} would be
+        # 1, not ½). The +inf elements of a prefix share it (softmax's limit); an all −inf
+        # prefix (y_j = −inf) passes no gradient, never NaN (PyTorch gives NaN).
+        data, axis = self.inputs[0].data, self.axis
+        with _silenced():                      # inf − inf where equal: replaced by 0 below
+            if self.ops is self.xp:
+                return _logcumsumexp_gradient(self.xp, g, data, axis)
+            return _logcumsumexp_recorded(self.ops, g, x, data, axis)
+
+
+def _below(xp, u, v):
+    """u − v for u ≤ v, and 0 where they are equal (two equal infinities, not NaN)."""
+    return xp.where(u == v, 0.0, u - v)
+
+
+def _logcumsumexp_gradient(xp, g, x, axis: int):
+    """Σ_{j ≥ i} g_j e^{x_i − y_j} on arrays, in O(n log n) whole-array steps. With the running
+    maximum m and s_j = Σ_{k ≤ j} e^{x_k − m_j} ∈ [1, j + 1] (so e^{y_j} = e^{m_j} s_j):
+        s_j = e^{m_{j−1} − m_j} s_{j−1} + e^{x_j − m_j}
+        S_i = g_i / s_i + e^{m_i − m_{i+1}} S_{i+1},   ∂L/∂x_i = e^{x_i − m_i} S_i,
+    two linear recurrences whose factors are at most 1, so nothing overflows."""
+    m = _doubling_scan(xp, x, axis, xp.maximum)
+    n = x.shape[axis]
+    rest = _along(axis, slice(1, None))
+    head = _along(axis, slice(None, n - 1))
+    step = xp.ones(x.shape, dtype=x.dtype)             # e^{m_{j−1} − m_j}, 1 at j = 0
+    step[rest] = xp.exp(_below(xp, m[head], m[rest]))
+    own = xp.exp(_below(xp, x, m))                     # e^{x_j − m_j}
+    total = _affine_scan(xp, step, own, axis)          # s_j
+    back = _reversed(axis)
+    later = xp.ones(x.shape, dtype=x.dtype)            # e^{m_i − m_{i+1}}, 1 at i = n − 1
+    later[head] = step[rest]
+    tail = _affine_scan(xp, later[back], (g / total)[back], axis)[back]      # S_i
+    return xp.where(m == -xp.inf, 0.0, own * tail)     # y_i = −inf: none
+
+
+def _logcumsumexp_recorded(ops, g, x, data, axis: int):
+    """The same gradient as a recorded graph, differentiable again: the (…, n, n) matrix of
+    prefix softmaxes W_ij = e^{x_i − y_j} (i ≤ j), shifted by the running maximum m_j (a
+    constant, which softmax ignores), times g."""
+    xp = backend_of(data).xp
+    last = data.ndim - 1
+    m = _doubling_scan(xp, data, axis, xp.maximum).swapaxes(axis, last)[..., None, :]
+    xs, gs = x.swapaxes(axis, last), g.swapaxes(axis, last)
+    n = data.shape[axis]
+    upper = xp.arange(n)[:, None] <= xp.arange(n)[None, :]          # i ≤ j
+    x_ij = data.swapaxes(axis, last)[..., :, None]
+    top = upper & (x_ij == m) & ~xp.isfinite(m)      # an infinite maximum: inf − inf → 0
+    shifted = ops.where(top, 0.0, ops.where(upper, xs[..., :, None] - m, -float("inf")))
+    e = ops.exp(shifted)                                            # (…, n_i, n_j)
+    weights = e / e.sum(axis=-2, keepdims=True)
+    weights = ops.where(m == -xp.inf, 0.0, weights)                 # all −inf prefixes
+    return (weights @ gs[..., :, None])[..., 0].swapaxes(axis, last)
+
+
+def _affine_scan(xp, a, b, axis: int):
+    """s_j = a_j s_{j−1} + b_j along axis (s_{−1} = 0), in ⌈log₂ n⌉ whole-array steps: after
+    the step with shift k, (a_j, b_j) is the composition of the 2k steps ending at j."""
+    a, b = a.copy(), b.copy()
+    n, shift = a.shape[axis], 1
+    while shift < n:
+        head, tail = _along(axis, slice(shift, None)), _along(axis, slice(None, n - shift))
+        b_new = a[head] * b[tail] + b[head]
+        a_new = a[head] * a[tail]
+        a, b = a.copy(), b.copy()
+        a[head], b[head] = a_new, b_new
+        shift *= 2
+    return b
+
+
+def logcumsumexp(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+    """y_j = log(e^{x_0} + … + e^{x_j}) along `axis` (or `dim`; the flattened tensor when None),
+    computed with logaddexp so large inputs neither overflow nor lose small ones. Where every
+    input so far is −inf, y is −inf and passes zero gradient (PyTorch gives NaN)."""
+    x, axis, shape = _prepare(as_float(x), axis, dim, None, "logcumsumexp")
+    y = LogCumSumExp.apply(x, axis=axis)
+    return y if shape is None else reshape(y, shape)

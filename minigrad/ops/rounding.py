@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numbers
 
-from ..autograd import Function
+from ..function import Function
 from ..tensor import Tensor
 from .common import as_float, pair, zero_gradient
-from .elementwise import div
+from .elementwise import true_divide
 
 
 class _Step(Function):
@@ -156,8 +156,11 @@ class Fmod(Function):
     def backward(self, grad):
         (g,) = self.values(grad)
         a, b = self.inputs[0].data, self.inputs[1].data
-        # ∂z/∂a = 1, ∂z/∂b = −trunc(a / b) (constant between the jumps)
-        count = self.xp.trunc(a / b).astype(grad.dtype)
+        # ∂z/∂a = 1, ∂z/∂b = −k (constant between the jumps) for the whole number k of b's the
+        # forward took away, z = a − k·b: read back from z, since trunc(a / b) rounds to the
+        # next jump when a / b is within an ulp below a whole number (fmod itself is exact)
+        xp = self.xp
+        count = xp.round((a - xp.fmod(a, b)) / b).astype(grad.dtype)
         return g, -g * count
 
 
@@ -172,8 +175,10 @@ class Remainder(Function):
     def backward(self, grad):
         (g,) = self.values(grad)
         a, b = self.inputs[0].data, self.inputs[1].data
-        # ∂z/∂a = 1, ∂z/∂b = −⌊a / b⌋ (constant between the jumps)
-        count = self.xp.floor(a / b).astype(grad.dtype)
+        # ∂z/∂a = 1, ∂z/∂b = −k (constant between the jumps) for the k = ⌊a / b⌋ of the
+        # forward's own division (floor_divide pairs with remainder); floor(a / b) of the
+        # rounded quotient is one step off where a / b rounds up to a whole number
+        count = self.xp.floor_divide(a, b).astype(grad.dtype)
         return g, -g * count
 
 
@@ -203,10 +208,13 @@ def divide(a, b, rounding_mode: str | None = None) -> Tensor:
     """a / b, PyTorch's div: rounding_mode None is true division, "trunc" rounds toward zero,
     "floor" down (both keep integer dtypes, and have gradient 0)."""
     if rounding_mode is None:
-        return div(a, b)
+        return true_divide(a, b)
     if rounding_mode == "floor":
         return floor_divide(a, b)
     if rounding_mode == "trunc":
         return TruncDivide.apply(*pair(a, b))
     raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got "
                      f"{rounding_mode!r}")
+
+
+div = divide          # PyTorch's name: div(a, b, rounding_mode=None)

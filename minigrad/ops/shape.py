@@ -8,11 +8,12 @@ import numbers
 
 import numpy as np
 
-from .. import autograd
-from ..autograd import Function
+from ..function import Function
 from ..backend import backend_of, parse_device
 from ..tensor import FIRST_AXIS, Tensor
-from .common import AxisError, axis_or_dim, normalize_axis, one_axis
+from .common import AxisError, axis_or_dim, constant, normalize_axis, one_axis
+from .elementwise import where
+from .indexing import IndexAdd, getitem
 
 
 class Reshape(Function):
@@ -91,6 +92,9 @@ def swapaxes(x: Tensor, axis1: int, axis2: int) -> Tensor:
     """x with two axes exchanged: (A, B, C) with axes 0 and 2 gives (C, B, A)."""
     axes = list(range(x.ndim))
     axis1, axis2 = normalize_axis((axis1, axis2), x.ndim, "swapaxes")
+    if x.ndim == 0:                      # NumPy's rule: a 0-d array has no axis to exchange
+        raise AxisError(f"swapaxes: axes {axis1} and {axis2} are out of range for a 0-d "
+                        f"tensor")
     axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
     return Transpose.apply(x, axes=tuple(axes))
 
@@ -201,7 +205,6 @@ def sum_to(x: Tensor, shape, owner: str = "sum_to") -> Tensor:
 
 
 _LEADING_AXES = [tuple(range(n)) for n in range(65)]
-autograd._sum_to_array, autograd._sum_to_tensor = sum_to_array, sum_to    # used by the walk
 
 
 class Concat(Function):
@@ -303,7 +306,6 @@ def split(x: Tensor, sections_or_indices, axis: int = FIRST_AXIS, *,
     (6, 4) split 3 along axis 0 gives three (2, 4) tensors; [1, 4] gives (1, 4), (3, 4), (2, 4).
     NumPy's meaning also with `dim=`: an int is the number of parts, not PyTorch's part size.
     """
-    from .indexing import getitem
     axis = axis_or_dim(axis, dim, "split")
     axis = normalize_axis(axis, x.ndim, "split")[0]
     length = x.shape[axis]
@@ -365,3 +367,375 @@ def astype(x: Tensor, dtype) -> Tensor:
     if x.dtype == dtype:
         return x
     return AsType.apply(x, dtype=dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rearranging elements: pad, roll, flip, tril/triu, tile, repeat, diagonal, diag, unfold,
+# meshgrid, flatten/unflatten.
+#
+# Most are compositions of reshape, broadcast_to, transpose and indexing, so their gradients are
+# those primitives' (broadcast copies are summed back, gathered elements scatter-add). Two are
+# primitives of their own: a constant `Pad` (one buffer written once) and `Roll`.
+
+# -- pad ---------------------------------------------------------------------------------------
+
+class Pad(Function):
+    """y = x surrounded by a constant: y[b₀:b₀ + n₀, b₁:b₁ + n₁, …] = x, `value` elsewhere."""
+
+    needs_output = False
+
+    def __init__(self, widths, value):
+        self.widths, self.value = widths, value
+
+    def _inner(self, shape):
+        return tuple(slice(before, before + n) for (before, _), n in zip(self.widths, shape))
+
+    def forward(self, x):
+        shape = tuple(n + before + after for n, (before, after) in zip(x.shape, self.widths))
+        out = self.xp.full(shape, self.value, dtype=x.dtype)
+        out[self._inner(x.shape)] = x
+        return out
+
+    def backward(self, grad):
+        (g,) = self.values(grad)
+        # ∂y/∂x is the identity into the inner block and the border is constant:
+        # ∂L/∂x = (∂L/∂y)[inner block]
+        return g[self._inner(self.inputs[0].shape)]
+
+
+_PAD_MODES = {"constant": "constant", "edge": "edge", "replicate": "edge", "reflect": "reflect",
+              "symmetric": "symmetric", "wrap": "wrap", "circular": "wrap"}
+
+
+def pad(x: Tensor, pad_width, mode: str = "constant", constant_values=0) -> Tensor:
+    """x padded as numpy.pad: `pad_width` is ((before, after), ...) per axis, one (before,
+    after) for every axis, or one int for all sides.
+
+    Modes: "constant" (`constant_values`, one number), "edge" (PyTorch's "replicate"),
+    "reflect" (mirror without repeating the edge: [1 2 3] → [3 2 | 1 2 3 | 2 1]), "symmetric"
+    (mirror with the edge), "wrap" (PyTorch's "circular"). Gradient: the padded copies add
+    their gradients back into the elements they copy. `nn.functional.pad` takes PyTorch's flat
+    (left, right, top, bottom, ...) form.
+    """
+    widths = np.asarray(pad_width)
+    if widths.dtype.kind not in "iu" and widths.size:
+        raise TypeError(f"pad: pad_width must hold ints, got {pad_width!r}")
+    if widths.size == 0:
+        widths = widths.reshape(-1, 2)                   # no pairs (a 0-d tensor's)
+    try:
+        widths = np.broadcast_to(widths.astype(np.int64), (x.ndim, 2))
+    except ValueError:
+        raise ValueError(f"pad: pad_width {pad_width!r} does not fit a tensor of shape "
+                         f"{tuple(x.shape)} (one (before, after) pair per axis)") from None
+    if (widths < 0).any():
+        raise ValueError(f"pad: pad_width must be non-negative, got {pad_width!r}")
+    return _pad(x, [(int(b), int(a)) for b, a in widths], mode, constant_values, "pad")
+
+
+def _pad(x: Tensor, widths, mode: str, value, op: str) -> Tensor:
+    """x padded by the non-negative (before, after) pairs `widths`, one per axis."""
+    kind = _PAD_MODES.get(mode)
+    if kind is None:
+        raise ValueError(f"{op}: unknown mode {mode!r}; expected one of "
+                         f"{', '.join(repr(m) for m in _PAD_MODES)}")
+    if not any(b or a for b, a in widths):
+        return x
+    if kind == "constant":
+        if not isinstance(value, numbers.Number):
+            raise TypeError(f"{op}: the constant value must be a number, got {value!r}")
+        return Pad.apply(x, widths=tuple(widths), value=value)
+    for axis, (before, after) in enumerate(widths):
+        if not (before or after):
+            continue
+        n = x.shape[axis]
+        if n == 0:
+            raise ValueError(f"{op}: mode {mode!r} cannot pad axis {axis} of length 0 (shape "
+                             f"{tuple(x.shape)})")
+        index = _pad_index(kind, n, before, after)       # where each output element comes from
+        x = getitem(x, (slice(None),) * axis + (index,))
+    return x
+
+
+def _pad_index(kind: str, n: int, before: int, after: int) -> np.ndarray:
+    """For positions −before … n + after − 1 of a padded axis of length n, the position of the
+    element each one copies."""
+    i = np.arange(-before, n + after)
+    if kind == "edge":
+        return np.clip(i, 0, n - 1)
+    if kind == "wrap":
+        return i % n
+    if kind == "symmetric":                  # … 1 0 | 0 1 … n−1 | n−1 n−2 …, period 2n
+        j = i % (2 * n)
+        return np.where(j < n, j, 2 * n - 1 - j)
+    if n == 1:                               # reflect: … 2 1 | 0 1 … n−1 | n−2 …, period 2n − 2
+        return np.zeros_like(i)
+    j = i % (2 * n - 2)
+    return np.where(j < n, j, 2 * n - 2 - j)
+
+
+# -- roll, flip, triangles ---------------------------------------------------------------------
+
+class Roll(Function):
+    """y = x shifted cyclically: y[(i + s) mod n] = x[i] along each axis with its shift s."""
+
+    needs_output = False
+
+    def __init__(self, shifts: tuple, axes: tuple):
+        self.shifts, self.axes = shifts, axes
+
+    def forward(self, x):
+        return self.xp.roll(x, self.shifts, self.axes)
+
+    def backward(self, grad):
+        (g,) = self.values(grad)
+        # a cyclic shift permutes the elements; a permutation's adjoint is its inverse, the
+        # shift back: ∂L/∂x = roll(∂L/∂y, −s)
+        return self.ops.roll(g, tuple(-s for s in self.shifts), self.axes)
+
+
+def roll(x: Tensor, shift=None, axis=None, *, shifts=None, dims=None) -> Tensor:
+    """x shifted cyclically by `shift` places along `axis`, as numpy.roll (PyTorch's
+    `shifts=`/`dims=` also work). Ints or equal-length tuples; with no axis the flattened
+    tensor is rolled and the shape restored. Elements leaving one end enter at the other."""
+    shift = _one_of(shift, shifts, "shift", "shifts", "roll")
+    axis = _one_of(axis, dims, "axis", "dims", "roll")
+    if shift is None:
+        raise TypeError("roll: missing the shift")
+    if axis is None:
+        return reshape(roll(reshape(x, -1), shift, 0), x.shape)
+    axes = normalize_axis(axis, x.ndim, "roll")
+    shift_list = (shift,) if isinstance(shift, numbers.Integral) else tuple(shift)
+    if len(shift_list) == 1:
+        shift_list = shift_list * len(axes)
+    if len(shift_list) != len(axes):
+        raise ValueError(f"roll: {len(shift_list)} shifts for {len(axes)} axes")
+    return Roll.apply(x, shifts=tuple(int(s) for s in shift_list), axes=axes)
+
+
+def _one_of(numpy_value, torch_value, numpy_name, torch_name, op):
+    """An argument given by NumPy's or PyTorch's name (not both)."""
+    if torch_value is None:
+        return numpy_value
+    if numpy_value is not None:
+        raise TypeError(f"{op}: got {numpy_name}= and {torch_name}=; they name the same "
+                        f"argument (NumPy's and PyTorch's spelling), pass one")
+    return torch_value
+
+
+def flip(x: Tensor, axis=None, *, dims=None) -> Tensor:
+    """x with the order of its elements reversed along `axis` (an int or a tuple; every axis
+    when None), as numpy.flip and torch.flip(x, dims). The gradient is flipped back."""
+    axes = normalize_axis(_one_of(axis, dims, "axis", "dims", "flip"), x.ndim, "flip")
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"flip: axis {axes} names an axis twice (shape {tuple(x.shape)})")
+    if x.ndim == 0:
+        return x
+    return getitem(x, tuple(slice(None, None, -1) if i in axes else slice(None)
+                            for i in range(x.ndim)))
+
+
+def _triangle(x: Tensor, k: int, lower: bool, op: str) -> Tensor:
+    if x.ndim < 2:
+        raise ValueError(f"{op}: needs at least 2 dimensions (..., N, M), got shape "
+                         f"{tuple(x.shape)}")
+    if not isinstance(k, numbers.Integral):
+        raise TypeError(f"{op}: the diagonal offset must be an int, got {k!r}")
+    xp = x.xp
+    rows, cols = xp.arange(x.shape[-2])[:, None], xp.arange(x.shape[-1])[None, :]
+    keep = cols - rows <= k if lower else cols - rows >= k       # (N, M), a constant
+    zero = constant(xp.zeros((), dtype=x.dtype))                  # x's dtype, bool included
+    return where(constant(keep), x, zero)
+
+
+def tril(x: Tensor, k: int = 0, *, diagonal: int | None = None) -> Tensor:
+    """The lower triangle of the last two axes: x[..., i, j] where j − i ≤ k, 0 above (numpy.tril;
+    PyTorch's `diagonal=` is k). E.g. a causal mask's shape. No gradient reaches the zeros."""
+    return _triangle(x, k if diagonal is None else diagonal, True, "tril")
+
+
+def triu(x: Tensor, k: int = 0, *, diagonal: int | None = None) -> Tensor:
+    """The upper triangle of the last two axes: x[..., i, j] where j − i ≥ k, 0 below
+    (numpy.triu; PyTorch's `diagonal=` is k)."""
+    return _triangle(x, k if diagonal is None else diagonal, False, "triu")
+
+
+# -- tile and repeat ---------------------------------------------------------------------------
+
+def tile(x: Tensor, reps) -> Tensor:
+    """x repeated as whole blocks, numpy.tile: (2, 3) tiled (2, 2) is (4, 6). PyTorch's
+    `x.repeat(*sizes)` is this (in minigrad `repeat` is NumPy's, element by element). The
+    gradient adds the copies' gradients."""
+    reps = (reps,) if isinstance(reps, numbers.Integral) else tuple(reps)
+    if any(not isinstance(r, numbers.Integral) or r < 0 for r in reps):
+        raise ValueError(f"tile: reps must be non-negative ints, got {reps!r}")
+    n = max(len(reps), x.ndim)
+    reps = (1,) * (n - len(reps)) + tuple(int(r) for r in reps)
+    shape = (1,) * (n - x.ndim) + tuple(x.shape)
+    # (s₀, s₁) → (1, s₀, 1, s₁) → broadcast to (r₀, s₀, r₁, s₁) → (r₀s₀, r₁s₁)
+    spread = reshape(x, sum(((1, s) for s in shape), ()))
+    spread = broadcast_to(spread, sum(((r, s) for r, s in zip(reps, shape)), ()))
+    return reshape(spread, tuple(r * s for r, s in zip(reps, shape)))
+
+
+def repeat(x: Tensor, repeats, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+    """Each element repeated `repeats` times in place, numpy.repeat: [1, 2] → [1, 1, 2, 2].
+
+    `repeats` is an int or one count per element along `axis` (or `dim`); with no axis the
+    flattened tensor is repeated. PyTorch calls this `repeat_interleave`; its `x.repeat(*sizes)`
+    is `tile` here. The gradient adds each element's copies.
+    """
+    axis = axis_or_dim(axis, dim, "repeat")
+    if axis is None:
+        x, axis = reshape(x, -1), 0
+    axis = one_axis(axis, x.ndim, "repeat")
+    if x.ndim == 0:
+        x = reshape(x, 1)
+    if isinstance(repeats, Tensor):
+        repeats = repeats.numpy()
+    counts = np.asarray(repeats)
+    if counts.dtype.kind not in "iub" or (counts < 0).any():
+        raise ValueError(f"repeat: repeats must be non-negative ints, got {repeats!r}")
+    n = x.shape[axis]
+    if counts.ndim == 0 or counts.size == 1:
+        r = int(counts.reshape(-1)[0])
+        # (…, n, …) → (…, n, 1, …) → broadcast to (…, n, r, …) → (…, n·r, …)
+        shape = tuple(x.shape)
+        spread = reshape(x, shape[:axis + 1] + (1,) + shape[axis + 1:])
+        spread = broadcast_to(spread, shape[:axis + 1] + (r,) + shape[axis + 1:])
+        return reshape(spread, shape[:axis] + (n * r,) + shape[axis + 1:])
+    if counts.shape != (n,):
+        raise ValueError(f"repeat: {counts.size} repeat counts for {n} elements along axis "
+                         f"{axis} of shape {tuple(x.shape)}")
+    index = np.repeat(np.arange(n), counts)              # the element each output copies
+    return getitem(x, (slice(None),) * axis + (index,))
+
+
+def repeat_interleave(x: Tensor, repeats, dim: int | None = None) -> Tensor:
+    """PyTorch's name for `repeat`: each element repeated `repeats` times along `dim` (the
+    flattened tensor when None)."""
+    return repeat(x, repeats, dim)
+
+
+# -- diagonals and windows -----------------------------------------------------------------------
+
+def diagonal(x: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1, *,
+             dim1: int | None = None, dim2: int | None = None) -> Tensor:
+    """The diagonal x[..., i, i + offset] of the axes `axis1`, `axis2` (PyTorch's dim1, dim2),
+    as numpy.diagonal: those two axes are removed and the diagonal is the last axis. The
+    gradient lands on the diagonal, zeros elsewhere."""
+    axis1 = _one_of(None if dim1 is not None else axis1, dim1, "axis1", "dim1", "diagonal")
+    axis2 = _one_of(None if dim2 is not None else axis2, dim2, "axis2", "dim2", "diagonal")
+    if x.ndim < 2:
+        raise ValueError(f"diagonal: needs at least 2 dimensions, got shape {tuple(x.shape)}")
+    a1, a2 = normalize_axis((axis1, axis2), x.ndim, "diagonal")
+    if a1 == a2:
+        raise ValueError(f"diagonal: axis1 and axis2 must differ, got {axis1} and {axis2}")
+    rows, cols = _diagonal_index(x.shape[a1], x.shape[a2], int(offset))
+    rest = [i for i in range(x.ndim) if i not in (a1, a2)]
+    moved = transpose(x, tuple(rest + [a1, a2]))         # (..., n₁, n₂)
+    xp = x.xp
+    return getitem(moved, (Ellipsis, xp.asarray(rows), xp.asarray(cols)))
+
+
+def _diagonal_index(n1: int, n2: int, offset: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column indices of diagonal `offset` of an (n1, n2) matrix."""
+    length = max(0, min(n1, n2 - offset) if offset >= 0 else min(n1 + offset, n2))
+    steps = np.arange(length)
+    return steps + max(-offset, 0), steps + max(offset, 0)
+
+
+def diag(x: Tensor, k: int = 0) -> Tensor:
+    """numpy.diag: a 1-D x of length n becomes the (n + |k|, n + |k|) matrix with x on diagonal
+    k (0 elsewhere); a 2-D x gives its diagonal k as 1-D."""
+    if x.ndim == 2:
+        return diagonal(x, k)
+    if x.ndim != 1:
+        raise ValueError(f"diag: needs a 1-D or 2-D tensor, got shape {tuple(x.shape)}")
+    size = x.shape[0] + abs(int(k))
+    rows, cols = _diagonal_index(size, size, int(k))
+    xp = x.xp
+    return IndexAdd.apply(x, shape=(size, size), index=(xp.asarray(rows), xp.asarray(cols)),
+                          is_basic=False)
+
+
+def unfold(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Sliding windows, PyTorch's Tensor.unfold: the windows x[i·step : i·step + size] along
+    `dimension` replace it by their count, (n − size) // step + 1, and a last axis of length
+    `size` is appended. (2, 7) unfolded along 1 with size 3, step 2 is (2, 3, 3). The gradient
+    adds the copies of elements that lie in several windows."""
+    if not isinstance(size, numbers.Integral) or not isinstance(step, numbers.Integral) or \
+            size < 0 or step <= 0:
+        raise ValueError(f"unfold: size must be a non-negative int and step a positive int, "
+                         f"got size={size!r}, step={step!r}")
+    if x.ndim == 0:
+        one_axis(dimension, 0, "unfold")
+        if size > 1:
+            raise ValueError(f"unfold: size {size} exceeds the length 1 of a 0-d tensor")
+        return reshape(x, (1,) * size)
+    axis = one_axis(dimension, x.ndim, "unfold")
+    n = x.shape[axis]
+    if size > n:
+        raise ValueError(f"unfold: size {size} exceeds the length {n} of dimension {axis} "
+                         f"(shape {tuple(x.shape)})")
+    count = (n - size) // step + 1
+    index = np.arange(count)[:, None] * step + np.arange(size)[None, :]    # (count, size)
+    windows = getitem(x, (slice(None),) * axis + (index,))   # (..., count, size, ...)
+    order = [i for i in range(windows.ndim) if i != axis + 1] + [axis + 1]
+    return transpose(windows, tuple(order))
+
+
+# -- grids and flattening ----------------------------------------------------------------------
+
+def meshgrid(*tensors, indexing: str = "xy") -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D tensors, as numpy.meshgrid: with indexing="xy" (NumPy's
+    default) the first two output axes are (len(y), len(x)); "ij" (PyTorch's default; pass it
+    when porting) keeps the inputs' order. Gradients sum over the copies."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"meshgrid: expected Tensors, got {type(t).__name__}")
+    flat = [reshape(t, -1) for t in tensors]
+    shape = [t.shape[0] for t in flat]
+    varying = list(range(len(flat)))             # the output axis along which input i varies
+    if indexing == "xy" and len(flat) >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+        varying[0], varying[1] = 1, 0
+    out = []
+    for t, axis in zip(flat, varying):
+        lined = reshape(t, tuple(n if i == axis else 1 for i, n in enumerate(shape)))
+        out.append(broadcast_to(lined, tuple(shape)))
+    return tuple(out)
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """The axes start_dim … end_dim merged into one, PyTorch's flatten (the default merges all:
+    shape (size,), also for a 0-d tensor)."""
+    if x.ndim == 0:
+        one_axis(start_dim, 0, "flatten")
+        one_axis(end_dim, 0, "flatten")
+        return reshape(x, 1)
+    start, end = one_axis(start_dim, x.ndim, "flatten"), one_axis(end_dim, x.ndim, "flatten")
+    if start > end:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} for "
+                         f"shape {tuple(x.shape)}")
+    shape = tuple(x.shape)
+    merged = int(np.prod(shape[start:end + 1], dtype=np.int64))
+    return reshape(x, shape[:start] + (merged,) + shape[end + 1:])
+
+
+def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
+    """Axis `dim` split into the axes `sizes` (one may be -1), PyTorch's unflatten: (2, 12)
+    with dim 1 and sizes (3, 4) is (2, 3, 4)."""
+    axis = one_axis(dim, x.ndim, "unflatten")
+    sizes = tuple(int(s) for s in sizes)
+    n = x.shape[axis]
+    known = int(np.prod([s for s in sizes if s != -1], dtype=np.int64))
+    if sizes.count(-1) > 1 or (sizes.count(-1) == 0 and known != n) or \
+            (sizes.count(-1) == 1 and (known == 0 or n % known)):
+        raise ValueError(f"unflatten: sizes {sizes} do not multiply to the length {n} of axis "
+                         f"{axis} (shape {tuple(x.shape)})")
+    sizes = tuple(n // known if s == -1 else s for s in sizes)
+    return reshape(x, tuple(x.shape[:axis]) + sizes + tuple(x.shape[axis + 1:]))

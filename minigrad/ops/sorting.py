@@ -14,7 +14,7 @@ import numpy as np
 
 from ..tensor import LAST_AXIS, Tensor
 from .common import axis_or_dim, constant, one_axis
-from .gather import take_along_axis
+from .indexing import take_along_axis
 from .shape import reshape
 
 

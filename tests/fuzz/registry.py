@@ -22,6 +22,7 @@ primitive means adding an entry here (see tests/README.md).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -30,8 +31,9 @@ from typing import Callable
 import numpy as np
 
 import minigrad as mg
-from minigrad.ops import elementwise, indexing, linalg, nn_ops, reduce, shape as shape_ops
-from nn import _recompute, attention_functional, functional, recurrent
+from minigrad.ops import activations, elementwise, indexing, linalg, nn_ops, reduce
+from minigrad.ops import shape as shape_ops
+from nn import attention_functional, functional, recurrent
 from nn import attention as nn_attention
 
 Shape = tuple
@@ -99,6 +101,29 @@ class Sample:
 
 
 @dataclass(frozen=True)
+class Edges:
+    """What an entry accepts at the edges of its domain, and its convention there (the
+    extreme-values arm, edges.py, draws them):
+
+    - shift: the operands a common shift c may move without changing the result by more than
+      a constant (log-sum-exp, softmax, max): the gradient at c + d is that at d;
+    - zeros: the operands whose exact zeros are smooth points (products, x of x·log y);
+    - empty: samples with a zero-length axis, which must give the reference's (empty or
+      −inf, NaN) result;
+    - infinite_at, infinite: the operands that may hold ±inf and NaN, and the gradients
+      expected there, f(*arrays, weights=w, **options) -> one array (or None) per operand;
+    - kinks: (place, gradients): place(rng, arrays, options) puts exact kinks into the
+      operands, `gradients` as `infinite` gives the convention there.
+    """
+    shift: tuple = ()
+    zeros: tuple = ()
+    empty: tuple = ()
+    infinite_at: tuple = ()
+    infinite: Callable | None = None
+    kinks: tuple | None = None
+
+
+@dataclass(frozen=True)
 class OpInfo:
     name: str
     function: type
@@ -120,12 +145,24 @@ class OpInfo:
     known_bug: Callable | None = None
     gradcheck_options: dict = field(default_factory=dict)   # e.g. a wider step for float32
     passes_gradient: bool = True            # False: its backward gives every operand None
+    edges: Edges | None = None              # the extreme values it accepts (edges.py)
 
     def domain(self, position: int) -> Domain:
         return self.domains[min(position, len(self.domains) - 1)]
 
     def accepts(self, arrays, options) -> bool:
         return self.valid is None or bool(self.valid(*arrays, **options))
+
+    def draw(self, sample: Sample, rng: np.random.Generator) -> tuple[list, dict]:
+        """Operands for `sample` from the domains, with its options (drawn again while too
+        near a kink or a tie for `valid`)."""
+        for _ in range(100):
+            arrays = [np.asarray(self.domain(k).draw(rng, s), dtype=np.float64)
+                      for k, s in enumerate(sample.shapes)]
+            options = sample.make_options(rng)
+            if self.accepts(arrays, options):
+                return arrays, options
+        raise AssertionError(f"{self.name}: no valid inputs drawn for {sample}")
 
     def check_samples(self) -> tuple:
         return self.checks or self.samples
@@ -201,7 +238,7 @@ def _normal_cdf(a):
 
 def _softmax(a, axis):
     """eᵃ / Σ eᵃ; a slice that is all −inf gives zeros."""
-    top = np.max(a, axis=axis, keepdims=True)
+    top = np.max(a, axis=axis, keepdims=True, initial=-np.inf)
     top = np.where(np.isfinite(top), top, 0)
     e = np.exp(a - top)
     total = np.sum(e, axis=axis, keepdims=True)
@@ -209,7 +246,7 @@ def _softmax(a, axis):
 
 
 def _log_softmax(a, axis):
-    shifted = a - np.max(a, axis=axis, keepdims=True)
+    shifted = a - np.max(a, axis=axis, keepdims=True, initial=-np.inf)
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
 
@@ -221,7 +258,9 @@ def _axes(axis, ndim):
 
 
 def _logsumexp(a, axis, keepdims):
-    top = np.max(a, axis=axis, keepdims=True)
+    """log Σ eᵃ: −inf for an empty or all −inf slice, +inf where one element is +inf."""
+    top = np.max(a, axis=axis, keepdims=True, initial=-np.inf)
+    top = np.where(np.isfinite(top), top, 0)
     out = np.log(np.sum(np.exp(a - top), axis=axis, keepdims=True)) + top
     return out if keepdims else np.squeeze(out, axis=_axes(axis, a.ndim))
 
@@ -314,7 +353,7 @@ def _attend(q, k, v, mask=None, dropout_p=0.0, seed=None):
 
 
 def _gru(gx, h0, w, b=None):
-    """h_t = (1 − z) ⊙ n + z ⊙ h_{t−1} over t, with the gates r, z, n of API.md."""
+    """h_t = (1 − z) ⊙ n + z ⊙ h_{t−1} over t, with the gates r, z, n of nn.GRUCell."""
     H = h0.shape[-1]
     h, outputs = h0, []
     for t in range(gx.shape[1]):
@@ -523,12 +562,12 @@ def _entries() -> list[OpInfo]:
     add(OpInfo("abs", E.Abs, abs, np.abs, valid=lambda a: _off_kink(a, 0), nonsmooth=True,
                spell="abs({0})", **unary))
     add(OpInfo("tanh", E.Tanh, mg.tanh, np.tanh, spell="mg.tanh({0})", **unary))
-    add(OpInfo("sigmoid", E.Sigmoid, mg.sigmoid, _sigmoid, spell="mg.sigmoid({0})", **unary))
-    add(OpInfo("relu", E.Relu, mg.relu, lambda a: np.maximum(a, 0),
+    add(OpInfo("sigmoid", activations.Sigmoid, mg.sigmoid, _sigmoid, spell="mg.sigmoid({0})", **unary))
+    add(OpInfo("relu", activations.Relu, mg.relu, lambda a: np.maximum(a, 0),
                valid=lambda a: _off_kink(a, 0), nonsmooth=True, spell="mg.relu({0})", **unary))
-    add(OpInfo("gelu", E.Gelu, mg.gelu, lambda a: a * _normal_cdf(a), spell="mg.gelu({0})",
+    add(OpInfo("gelu", activations.Gelu, mg.gelu, lambda a: a * _normal_cdf(a), spell="mg.gelu({0})",
                **unary))
-    add(OpInfo("gelu_tanh", E.GeluTanh, lambda x: mg.gelu(x, approximate="tanh"),
+    add(OpInfo("gelu_tanh", activations.GeluTanh, lambda x: mg.gelu(x, approximate="tanh"),
                lambda a: 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a ** 3))),
                spell="mg.gelu({0}, approximate='tanh')", **unary))
 
@@ -539,6 +578,19 @@ def _entries() -> list[OpInfo]:
                tuple(Sample((s,), b) for s in CHECK_SHAPES for b in clip_bounds[:2]),
                valid=lambda a, lo, hi: all(_off_kink(a, v) for v in (lo, hi) if v is not None),
                nonsmooth=True, spell="mg.clip({0}, {lo}, {hi})"))
+    bound_shapes = [(x, lo, hi) for x, lo, hi in itertools.product(SHAPES[:6], repeat=3)
+                    if _broadcast(x, lo, hi) in SHAPES][::7]
+    add(OpInfo("clip_tensor_bounds", E.Clip, lambda x, lo, hi: mg.clip(x, lo, hi),
+               lambda a, lo, hi: np.clip(a, lo, hi),
+               tuple(Sample(s) for s in bound_shapes),
+               tuple(Sample(s) for s in [((), (), ()), ((1,), (1,), (1,)), ((2, 3), (3,), ()),
+                                         ((), (2, 3), (2, 1))]),
+               domains=(REAL, Domain("below", lambda rng, s: rng.uniform(-1.5, -0.6, size=s),
+                                     lambda a: bool(a.max(initial=-1.0) < -0.5)),
+                        Domain("above", lambda rng, s: rng.uniform(0.6, 1.5, size=s),
+                               lambda a: bool(a.min(initial=1.0) > 0.5))),
+               valid=lambda a, lo, hi: _off_kink(a - lo, 0) and _off_kink(a - hi, 0),
+               broadcasts=True, nonsmooth=True, spell="mg.clip({0}, {1}, {2})"))
     fill_shapes = [(s, m) for s in SHAPES for m in SHAPES if _broadcast(s, m) == s]
     add(OpInfo("masked_fill", E.MaskedFill, lambda x, mask, value: mg.masked_fill(x, mask, value),
                lambda a, mask, value: np.where(mask, np.asarray(value, dtype=a.dtype), a),
@@ -547,6 +599,13 @@ def _entries() -> list[OpInfo]:
                tuple(Sample((s,), _mask_options(m, value=0.5))
                      for s, m in [((), ()), ((1,), (1,)), ((2, 3), (2, 3)), ((2, 3), (3,))]),
                spell="mg.masked_fill({0}, {mask}, {value})"))
+    add(OpInfo("masked_fill_tensor", E.MaskedFill,
+               lambda x, value, mask: mg.masked_fill(x, mask, value),
+               lambda a, value, mask: np.where(mask, value.astype(a.dtype), a),
+               tuple(Sample((s, ()), _mask_options(m)) for s, m in fill_shapes),
+               tuple(Sample((s, ()), _mask_options(m))
+                     for s, m in [((), ()), ((1,), (1,)), ((2, 3), (2, 3)), ((2, 3), (3,))]),
+               spell="mg.masked_fill({0}, {mask}, {1})"))
     add(OpInfo("where", E.Where, lambda a, b, mask: mg.where(mask, a, b),
                lambda a, b, mask: np.where(mask, a, b),
                tuple(Sample(p, _mask_options(_broadcast(*p))) for p in PAIRS),
@@ -649,7 +708,7 @@ def _entries() -> list[OpInfo]:
     linear_shapes = [((3,), (2, 3), (2,)), ((2, 3), (2, 3), (2,)), ((1, 3), (1, 3)),
                      ((2, 2), (3, 2), (3,)), ((1, 2, 3), (2, 3), (2,)), ((2, 1), (2, 1), (2,)),
                      ((2, 3), (1, 3), (1,))]
-    add(OpInfo("linear", F.Linear, F.linear, _linear, tuple(Sample(s) for s in linear_shapes),
+    add(OpInfo("linear", F.Affine, F.linear, _linear, tuple(Sample(s) for s in linear_shapes),
                spell=lambda names, o: f"nn.functional.linear({', '.join(names)})"))
 
     # -- fused nn primitives --------------------------------------------------------------------
@@ -839,12 +898,109 @@ def _attend_call(q, k, v, mask=None, dropout_p=0.0, seed=None):
 
 from .registry_porting import ABSTRACT_PORTING, porting_entries  # noqa: E402  (uses the above)
 
-REGISTRY: list[OpInfo] = _entries() + porting_entries()
+
+
+# ---------------------------------------------------------------------------------------------
+# The extreme values each entry accepts (edges.py draws them), and its conventions there,
+# written from the math.
+
+def _shared_sigmoid(d):
+    return 0.5 * (1 + np.tanh(0.5 * d))          # σ(d) for any d, ±inf included
+
+
+def _logaddexp_edges(a, b, weights):
+    """σ(a − b) and σ(b − a); ½ each for equal infinities, 0 where both are −inf."""
+    d = np.where(a == b, 0.0, a - b)
+    dead = (a == -np.inf) & (b == -np.inf)
+    return (_sum_to(weights * np.where(dead, 0.0, _shared_sigmoid(d)), a.shape),
+            _sum_to(weights * np.where(dead, 0.0, _shared_sigmoid(-d)), b.shape))
+
+
+def _logsumexp_edges(a, weights, axis, keepdims):
+    """softmax(a) over the reduced axes; where the maximum is +inf the +inf elements share the
+    gradient evenly (softmax's limit); an all −inf slice gets none; NaN spreads."""
+    axes = _axes(axis, a.ndim)
+    top = np.max(a, axis=axes, keepdims=True)
+    at_top = (a == top) & ~np.isfinite(top)
+    e = np.exp(np.where(at_top, 0.0, a - top))
+    softmax = np.where(top == -np.inf, 0.0, e / e.sum(axis=axes, keepdims=True))
+    w = weights if keepdims else np.expand_dims(weights, axes)
+    return (w * softmax,)
+
+
+def _at(kinks):
+    """place(rng, arrays, options): about half of the first operand's elements set to one of
+    the kinks (a function of the options)."""
+    def place(rng, arrays, options):
+        points = [k for k in kinks(options) if k is not None]
+        a = arrays[0].reshape(-1)
+        chosen = rng.random(a.size) < 0.5
+        a[chosen] = rng.choice(points, size=int(chosen.sum()))
+        return arrays
+    return place
+
+
+def _clip_at_bounds(a, weights, lo, hi):
+    """1 where lo ≤ x ≤ hi, the bounds included (PyTorch's clamp)."""
+    inside = np.ones(a.shape, bool)
+    if lo is not None:
+        inside &= a >= lo
+    if hi is not None:
+        inside &= a <= hi
+    return (weights * inside,)
+
+
+def _empty_reductions(axis_for_all=True):
+    samples = [Sample(((0, 3),), {"axis": 1, "keepdims": False}),
+               Sample(((0, 3),), {"axis": -1, "keepdims": True}),
+               Sample(((2, 0, 3),), {"axis": 2, "keepdims": False})]
+    if axis_for_all:            # reductions with a value over nothing: Σ = 0, Π = 1, LSE = −inf
+        samples += [Sample(((2, 0),), {"axis": 1, "keepdims": False}),
+                    Sample(((0,),), {"axis": None, "keepdims": False}),
+                    Sample(((2, 0),), {"axis": (0, 1), "keepdims": True})]
+    return tuple(samples)
+
+
+EMPTY_AXES = (Sample(((2, 0),), {"axis": 1}), Sample(((2, 0),), {"axis": -1}),
+              Sample(((0,),), {"axis": 0}), Sample(((0, 3),), {"axis": 0}),
+              Sample(((0, 3),), {"axis": 1}))
+EMPTY_SCANS = (Sample(((0, 3),), {"axis": 0}), Sample(((2, 0),), {"axis": 1}),
+               Sample(((0,),), {"axis": None}))
+
+EDGES: dict[str, Edges] = {
+    "logaddexp": Edges(shift=(0, 1), infinite_at=(0, 1), infinite=_logaddexp_edges),
+    "logsumexp": Edges(shift=(0,), empty=_empty_reductions(), infinite_at=(0,),
+                       infinite=_logsumexp_edges),
+    "logcumsumexp": Edges(shift=(0,), empty=EMPTY_SCANS),
+    "softmax": Edges(shift=(0,), empty=EMPTY_AXES),
+    "log_softmax": Edges(shift=(0,), empty=EMPTY_AXES),
+    "cross_entropy": Edges(shift=(0,)),
+    "weighted_cross_entropy": Edges(shift=(0,)),
+    "max": Edges(empty=_empty_reductions(False)),      # (a shift makes ties: kinks)
+    "min": Edges(empty=_empty_reductions(False)),
+    "sum": Edges(zeros=(0,), empty=_empty_reductions()),
+    "prod": Edges(zeros=(0,), empty=_empty_reductions()),
+    "cumsum": Edges(empty=EMPTY_SCANS),
+    "cumprod": Edges(zeros=(0,), empty=EMPTY_SCANS),
+    "xlogy": Edges(zeros=(0,)),
+    "mul": Edges(zeros=(0, 1)),
+    "pow_scalar": Edges(zeros=(0,)),
+    "sigmoid": Edges(infinite_at=(0,), infinite=lambda a, weights: (
+        weights * _shared_sigmoid(a) * _shared_sigmoid(-a),)),
+    "tanh": Edges(infinite_at=(0,), infinite=lambda a, weights: (
+        weights * (1 - np.tanh(a) ** 2),)),
+    "relu": Edges(kinks=(_at(lambda o: [0.0]), lambda a, weights: (weights * (a > 0),))),
+    "abs": Edges(kinks=(_at(lambda o: [0.0]), lambda a, weights: (weights * np.sign(a),))),
+    "clip": Edges(kinks=(_at(lambda o: [o["lo"], o["hi"]]), _clip_at_bounds)),
+}
+
+REGISTRY: list[OpInfo] = [dataclasses.replace(op, edges=EDGES[op.name]) if op.name in EDGES
+                          else op for op in _entries() + porting_entries()]
 BY_NAME: dict[str, OpInfo] = {op.name: op for op in REGISTRY}
 assert len(BY_NAME) == len(REGISTRY), "registry names must be unique"
 
 # Function subclasses that are shared bases, never applied themselves
-ABSTRACT = {reduce._Reduction, functional._FusedFunction, _recompute.FusedFunction,
+ABSTRACT = {reduce._Reduction, mg.FusedFunction,
             *ABSTRACT_PORTING}
 
 

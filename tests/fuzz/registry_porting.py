@@ -13,12 +13,14 @@ import minigrad as mg
 from minigrad.ops import activations as A
 from minigrad.ops import elementwise as E
 from minigrad.ops import nn_ops
-from minigrad.ops import layout, rounding, scan
+from minigrad.ops import rounding
 from minigrad.ops import reduce as R
-from minigrad.ops import binary_functions as B
-from minigrad.ops import transcendental as T
-from minigrad.ops.einsum import Einsum
-from minigrad.ops.gather import ScatterExtreme
+from minigrad.ops import reduce as scan
+from minigrad.ops import elementwise as B
+from minigrad.ops import elementwise as T
+from minigrad.ops import shape as layout
+from minigrad.ops.linalg import Einsum
+from minigrad.ops.indexing import ScatterExtreme
 from nn import functional, losses
 
 from .registry import (CHECK_PAIRS, CHECK_SHAPES, KINK_MARGIN, MODERATE, NONZERO, PAIRS,

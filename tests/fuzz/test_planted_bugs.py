@@ -13,7 +13,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import autograd
-from minigrad.ops import elementwise, nn_ops
+from minigrad.ops import activations, elementwise, nn_ops
 
 from .harness import new_failures
 
@@ -77,7 +77,7 @@ def test_a_backward_that_overwrites_its_saved_output_is_caught():
             y = self.output.data
             y *= 1 - y
             return grad * mg.tensor(y, device=self.output.device)
-        _only_backward(patch, elementwise.Sigmoid, backward)
+        _only_backward(patch, activations.Sigmoid, backward)
     failures = new_failures(plant, n=25, ops=["sigmoid", "add", "mul", "sum"])
     assert failures and {"[paths]", "[twice]"} & _oracles(failures)
 
@@ -169,3 +169,50 @@ def test_a_gradient_left_in_the_wrong_dtype_is_caught():
             return conformed.astype(np.float64)           # the cast to x's dtype undone
         patch.setattr(autograd, "_conform", uncast)
     assert new_failures(plant, n=60)
+
+
+# -- the extreme-values arm (edges.py) ------------------------------------------------------------
+
+def _edge_problems(name, plant):
+    from .edges import edge_problems
+    from .registry import BY_NAME
+    with pytest.MonkeyPatch.context() as patch:
+        plant(patch)
+        return edge_problems(BY_NAME[name], np.random.default_rng(0))
+
+
+def test_extreme_arm_catches_a_gradient_read_from_the_rounded_output():
+    """logaddexp's gradient as e^{a − z}: right for moderate inputs, 1 instead of ½ at 1e20."""
+    from minigrad.ops import elementwise as binary_functions
+
+    def backward(self, grad):
+        g, a, b = self.values(grad, *self.inputs)
+        z = self.ops.logaddexp(a, b)
+        return g * self.ops.exp(a - z), g * self.ops.exp(b - z)
+    assert not _edge_problems("logaddexp", lambda patch: None)
+    problems = _edge_problems("logaddexp", lambda patch: _only_backward(
+        patch, binary_functions.LogAddExp, backward))
+    assert any(p.startswith("[shift]") for p in problems)
+    assert any(p.startswith("[infinite]") for p in problems)
+
+
+def test_extreme_arm_catches_a_product_gradient_that_loses_its_own_derivative():
+    """prod's Π_{k ≠ i} x_k computed on bare arrays: first derivatives right, second 0."""
+    from minigrad.ops import reduce
+
+    def backward(self, grad):
+        others = reduce._product_of_others(self.xp, self.inputs[0].data, self.axes)
+        return self._kept(grad) * mg.tensor(others)
+    assert not _edge_problems("prod", lambda patch: None)
+    problems = _edge_problems("prod", lambda patch: _only_backward(patch, reduce.Prod,
+                                                                     backward))
+    assert any("second derivative" in p for p in problems)
+
+
+def test_extreme_arm_catches_a_softmax_that_refuses_an_empty_axis():
+    def shift(x, axis, xp):
+        return x - x.max(axis=axis, keepdims=True)
+    assert not _edge_problems("softmax", lambda patch: None)
+    problems = _edge_problems("softmax", lambda patch: patch.setattr(nn_ops, "_stable_shift",
+                                                                       shift))
+    assert any(p.startswith("[empty]") and "raised" in p for p in problems)

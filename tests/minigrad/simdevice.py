@@ -156,7 +156,7 @@ _FUNCTIONS = (
     "floor", "ceil", "trunc", "round", "copysign", "fmod", "remainder", "floor_divide",
     "cumsum", "cumprod", "logaddexp", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
     "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "log2", "log10", "expm1", "exp2",
-    "arctan2", "hypot", "argsort", "isclose", "isinf",
+    "arctan2", "hypot", "argsort", "isclose", "isinf", "pad",
 )
 
 # the device's array module: just the functions above, plus constants and dtypes

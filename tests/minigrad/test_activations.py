@@ -172,3 +172,89 @@ def test_bad_arguments():
         mg.celu(x, 0.0)
     with pytest.raises(ValueError, match=r"Arctan2.*\(3,\).*\(2,\)"):
         mg.atan2(x, mg.ones(2))
+
+
+# -- binary functions at their edges -----------------------------------------------------------
+
+def _sigmoid_of(d):
+    """σ(d) in float64, accurate for any d."""
+    return 0.5 * (1 + np.tanh(0.5 * d))
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+@pytest.mark.parametrize("c, dtype", [(1e20, np.float64), (-1e20, np.float64),
+                                      (3e7, np.float32), (1e4, np.float32), (0.0, np.float64)])
+def test_logaddexp_gradients_are_sigmoids_of_the_difference_at_any_magnitude(c, dtype, shape,
+                                                                            device, rng):
+    a0 = (c + rng.uniform(-2, 2, shape)).astype(dtype)
+    b0 = np.full(shape, c, dtype=dtype)
+    d = a0.astype(np.float64) - b0.astype(np.float64)      # exact: the stored values' difference
+    a = mg.tensor(a0, requires_grad=True, device=device)
+    b = mg.tensor(b0, requires_grad=True, device=device)
+    grad_a, grad_b = mg.grad(mg.logaddexp(a, b).sum(), [a, b])
+    rtol = 1e-12 if dtype == np.float64 else 1e-6
+    np.testing.assert_allclose(grad_a.numpy(), _sigmoid_of(d), rtol=rtol)
+    np.testing.assert_allclose(grad_b.numpy(), _sigmoid_of(-d), rtol=rtol)
+
+
+def test_logaddexp_at_infinities(device):
+    inf = np.inf
+    a0, b0 = np.array([inf, -inf, inf, -inf, 1e20]), np.array([-inf, 1.0, inf, -inf, 1e20])
+    a, b = leaf(a0, device), leaf(b0, device)
+    out = mg.logaddexp(a, b)
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(out.numpy(), np.logaddexp(a0, b0))
+    grad_a, grad_b = mg.grad(out.sum(), [a, b])
+    # σ(a − b): 1 against −inf, ½ for equal infinities; both −inf: 0 (the documented choice)
+    np.testing.assert_array_equal(grad_a.numpy(), [1.0, 0.0, 0.5, 0.0, 0.5])
+    np.testing.assert_array_equal(grad_b.numpy(), [0.0, 1.0, 0.5, 0.0, 0.5])
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+def test_xlogy_gradient_in_x_at_zero_is_log_y(shape, device, rng):
+    y0 = rng.uniform(1e-3, 3.0, shape)
+    x, y = leaf(np.zeros(shape), device), leaf(y0, device)
+    grad_x, grad_y = mg.grad(mg.xlogy(x, y).sum(), [x, y])
+    np.testing.assert_allclose(grad_x.numpy(), np.log(y0), rtol=1e-12)
+    np.testing.assert_array_equal(grad_y.numpy(), np.zeros(shape))     # z ≡ 0 along x = 0
+    # z = x·log y is linear in x, so central differences across x = 0 are exact
+    assert mg.gradcheck(mg.xlogy, [x, y])
+
+
+def test_xlogy_at_zero_the_reported_case_and_the_undefined_corner(device):
+    x, y = leaf([0.0], device), leaf([0.001], device)
+    (grad_x,) = mg.grad(mg.xlogy(x, y).sum(), [x])
+    np.testing.assert_allclose(grad_x.numpy(), [math.log(0.001)], rtol=1e-12)
+    # x = 0 with y ≤ 0: z jumps across x = 0, no derivative: 0 for both (PyTorch's x-gradient)
+    x, y = leaf([0.0, 0.0], device), leaf([0.0, -1.0], device)
+    grad_x, grad_y = mg.grad(mg.xlogy(x, y).sum(), [x, y])
+    np.testing.assert_array_equal(grad_x.numpy(), [0.0, 0.0])
+    np.testing.assert_array_equal(grad_y.numpy(), [0.0, 0.0])
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+def test_xlogy_second_derivatives_at_x_zero(shape, device, rng):
+    """∂z/∂y = x/y is 0 along x = 0, but its derivative in x there is 1/y."""
+    x, y = leaf(np.zeros(shape), device), leaf(rng.uniform(0.5, 2.0, shape), device)
+    w = mg.tensor(rng.standard_normal(shape), device=device)
+
+    def gradient_sum(s, t):
+        grad_x, grad_y = mg.grad(mg.xlogy(s, t), [s, t], grad_outputs=w, create_graph=True)
+        return grad_x.sum() + grad_y.sum()
+    assert mg.gradcheck(gradient_sum, [x, y])
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, t: mg.softplus(x, beta=t), lambda x, t: mg.softplus(x, threshold=t),
+    lambda x, t: mg.elu(x, t), lambda x, t: mg.celu(x, t), lambda x, t: mg.leaky_relu(x, t),
+    lambda x, t: mg.hardtanh(x, -t, 1.0), lambda x, t: mg.hardtanh(x, -1.0, t)],
+    ids=["softplus-beta", "softplus-threshold", "elu", "celu", "leaky_relu", "hardtanh-min",
+         "hardtanh-max"])
+@pytest.mark.parametrize("shape", [(), (1,)])
+def test_constant_options_refuse_a_tensor_whose_gradient_would_be_lost(call, shape):
+    x = mg.tensor(np.array([-2.0, 0.5, 3.0]), requires_grad=True)
+    with pytest.raises(TypeError, match="requires grad"):
+        call(x, mg.tensor(np.full(shape, 0.7), requires_grad=True))
+    if shape == ():                        # a constant 0-d tensor converts, as in PyTorch
+        np.testing.assert_array_equal(call(x, mg.tensor(np.array(0.7))).numpy(),
+                                      call(x, 0.7).numpy())

@@ -445,3 +445,98 @@ def test_pow_follows_pytorch_at_zero_and_negative_bases():
     with np.errstate(divide="ignore"):
         (g,) = mg.grad((x ** -1.0).sum(), x)
     assert g.tolist() == [-np.inf]
+
+
+# -- Tensor arguments of masked_fill and clip get their gradients ---------------------------------
+
+@pytest.mark.parametrize("x_shape, mask_shape", [((), ()), ((1,), (1,)), ((2, 3), (2, 3)),
+                                                 ((2, 3), (3,)), ((1,), ())])
+def test_masked_fill_with_a_0d_tensor_value_passes_its_gradient(x_shape, mask_shape, device,
+                                                                 rng):
+    mask = rng.random(mask_shape) < 0.5
+    mask.reshape(-1)[0] = True                          # at least one filled position
+    a, v0 = rng.standard_normal(x_shape), 0.75
+    x, v = leaf(a, device), leaf(v0, device)
+    host_mask = mg.tensor(mask, device=device)
+    out = mg.masked_fill(x, host_mask, v)
+    assert_forward(out, np.where(mask, v0, a), device)
+    g0 = rng.standard_normal(out.shape)
+    grad_x, grad_v = mg.grad(out, [x, v], grad_outputs=mg.tensor(g0, device=device))
+    np.testing.assert_allclose(grad_v.numpy(), np.where(mask, g0, 0.0).sum())
+    np.testing.assert_allclose(grad_x.numpy(), np.where(mask, 0.0, g0))
+    assert mg.gradcheck(lambda t, u: mg.masked_fill(t, host_mask, u), [x, v])
+
+
+@pytest.mark.parametrize("value_shape", [(1,), (2, 3), (3,)])
+def test_masked_fill_refuses_a_value_that_is_not_0d(value_shape):
+    x = mg.zeros(2, 3)
+    with pytest.raises(ValueError, match=rf"masked_fill: value must be .* 0-d tensor, got shape "
+                                         rf"\({value_shape[0]},"):
+        mg.masked_fill(x, np.ones((2, 3), dtype=bool), mg.ones(*value_shape))
+
+
+def _clip_gradients(x, lo, hi):
+    """PyTorch's clamp gradients as masks, from its rule: x where lo ≤ x ≤ hi, lo where
+    x < lo < hi, hi where x > hi or hi < lo (None: an absent bound)."""
+    inside = np.ones(np.broadcast_shapes(*[np.shape(v) for v in (x, lo, hi) if v is not None]),
+                     dtype=bool)
+    if lo is not None:
+        inside = inside & (x >= lo)
+    if hi is not None:
+        inside = inside & (x <= hi)
+    below = None if lo is None else (x < lo) & (True if hi is None else lo < hi)
+    above = None if hi is None else (x > hi) | (False if lo is None else hi < lo)
+    return inside, below, above
+
+
+CLIP_CASES = [((3,), (3,), ()), ((), (), ()), ((1,), (1,), None), ((2, 3), (3,), (2, 1)),
+              ((2, 3), None, (1,)), ((), (2, 3), ())]
+
+
+@pytest.mark.parametrize("x_shape, lo_shape, hi_shape", CLIP_CASES)
+def test_clip_with_tensor_bounds_values_and_gradients(x_shape, lo_shape, hi_shape, device, rng):
+    """Off the ties, against NumPy and finite differences for x and both bounds."""
+    def draw(shape, offset):          # on distinct grids 0.03 apart: no two values tie
+        return None if shape is None else rng.uniform(-1, 1, shape).round(1) + offset
+    a, lo0, hi0 = draw(x_shape, 0.05), draw(lo_shape, -0.48), draw(hi_shape, 0.58)
+    inputs = [leaf(v, device) for v in (a, lo0, hi0) if v is not None]
+    lo = inputs[1] if lo0 is not None else None
+    hi = inputs[-1] if hi0 is not None else None
+    out = mg.clip(inputs[0], lo, hi)
+    assert_forward(out, np.clip(a, lo0, hi0), device)
+
+    def clipped(x, *bounds):
+        it = iter(bounds)
+        return mg.clip(x, next(it) if lo0 is not None else None,
+                       next(it) if hi0 is not None else None)
+    assert mg.gradcheck(clipped, inputs)
+
+
+def test_clip_at_ties_follows_pytorch(device):
+    """Every tie and crossing: x equal to a bound, equal bounds, and lo > hi (hi wins)."""
+    a = np.array([-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 0.5, 0.5])
+    lo0 = np.array([-1.0, -1.0, -1.0, 1.0, 1.0, 1.0, 0.5, 2.0])
+    hi0 = np.array([1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.5, 1.0])
+    x, lo, hi = leaf(a, device), leaf(lo0, device), leaf(hi0, device)
+    out = mg.clip(x, lo, hi)
+    assert_forward(out, np.clip(a, lo0, hi0), device)
+    grads = mg.grad(out.sum(), [x, lo, hi])
+    for g, expected in zip(grads, _clip_gradients(a, lo0, hi0)):
+        np.testing.assert_array_equal(g.numpy(), expected.astype(np.float64))
+    x, lo = leaf(a, device), leaf(lo0, device)                  # one bound: a 0-d number
+    grads = mg.grad(mg.clip(x, lo, 0.5).sum(), [x, lo])
+    for g, expected in zip(grads, _clip_gradients(a, lo0, 0.5)):
+        np.testing.assert_array_equal(g.numpy(), expected.astype(np.float64))
+
+
+def test_clip_at_ties_matches_torch():
+    torch = pytest.importorskip("torch")
+    a = np.array([-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 0.5, 0.5])
+    lo0 = np.array([-1.0, -1.0, -1.0, 1.0, 1.0, 1.0, 0.5, 2.0])
+    hi0 = np.array([1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.5, 1.0])
+    ours = [leaf(v, "cpu") for v in (a, lo0, hi0)]
+    theirs = [torch.tensor(v, requires_grad=True) for v in (a, lo0, hi0)]
+    out, ref = mg.clip(*ours), torch.clamp(*theirs)
+    np.testing.assert_array_equal(out.numpy(), ref.detach().numpy())
+    for g, r in zip(mg.grad(out.sum(), ours), torch.autograd.grad(ref.sum(), theirs)):
+        np.testing.assert_array_equal(g.numpy(), r.numpy())

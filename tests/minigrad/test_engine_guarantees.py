@@ -164,7 +164,7 @@ def test_an_optimizer_step_between_forward_and_backward_is_caught():
     for p in layer.parameters():
         p.grad = mg.ones_like(p)
     opt.step()
-    with pytest.raises(RuntimeError, match=r"Linear saved its input 1 .*\(2, 3\).*changed in "
+    with pytest.raises(RuntimeError, match=r"Affine saved its input 1 .*\(2, 3\).*changed in "
                                            r"place.*version 1"):
         loss.backward()
 

@@ -130,3 +130,16 @@ def test_device_tensors_give_numbers_explicitly_but_no_implicit_arrays(sim_devic
     assert operator.index(mg.tensor(np.int64(4), device=sim_device)) == 4
     with pytest.raises(TypeError, match="sim"):
         np.array([t, t])                                     # no silent device → host copy
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+@pytest.mark.parametrize("op", [operator.and_, operator.or_, operator.xor],
+                         ids=["and", "or", "xor"])
+@pytest.mark.parametrize("scalar", [True, False])
+def test_bool_operators_with_a_python_bool_on_either_side(op, scalar, shape, rng):
+    a = rng.random(shape) < 0.5
+    t = mg.tensor(a)
+    for out, expected in [(op(scalar, t), op(scalar, a)), (op(t, scalar), op(a, scalar)),
+                          (op(t, t), op(a, a))]:
+        assert isinstance(out, mg.Tensor) and out.dtype == np.bool_
+        np.testing.assert_array_equal(out.numpy(), expected)

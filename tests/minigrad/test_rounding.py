@@ -1,6 +1,9 @@
 """Rounding, sign and remainders: forward against NumPy, gradients against finite differences
 away from the jumps, PyTorch's zero-gradient convention at them, integer dtypes, errors."""
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -100,3 +103,22 @@ def test_bad_arguments():
         mg.div(x, 2, rounding_mode="nearest")
     with pytest.raises(ValueError, match=r"FloorDivide.*\(3,\).*\(2,\)"):
         x // mg.ones(2)
+
+
+# -- the divisor's gradient on the forward's own branch ------------------------------------------
+
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+@pytest.mark.parametrize("name, whole", [("remainder", math.floor), ("fmod", math.trunc)])
+def test_divisor_gradient_counts_the_bs_the_forward_took_away(name, whole, shape, device):
+    """z = a − k·b with k the whole part of the exact quotient of the stored a and b (0.001 is
+    stored a little above 1/1000, so 0.25/0.001 is just below 250 and k = 249, although the
+    rounded quotient a / b is 250.0); ∂z/∂b = −k."""
+    a0 = np.full(shape, 0.25) * np.where(np.arange(math.prod(shape)) % 2, -1, 1).reshape(shape)
+    b0 = np.full(shape, 0.001)
+    k = np.vectorize(lambda a, b: float(whole(Fraction(a) / Fraction(b))))(a0, b0)
+    a, b = leaf(a0, device), leaf(b0, device)
+    z = getattr(mg, name)(a, b)
+    np.testing.assert_allclose(z.numpy(), a0 - k * b0, atol=1e-15)     # the same branch
+    grad_a, grad_b = mg.grad(z.sum(), [a, b])
+    np.testing.assert_array_equal(grad_a.numpy(), np.ones(shape))
+    np.testing.assert_array_equal(grad_b.numpy(), -k)

@@ -146,3 +146,54 @@ def test_scan_errors():
         mg.cumprod(x, axis=0, dim=1)
     with pytest.raises(TypeError, match="cummax: axis must be an int"):
         mg.cummax(x, (0, 1))
+
+
+# -- edges: large magnitudes, infinities, zeros to second order ---------------------------------
+
+def _logcumsumexp_gradient(x, g):
+    """Σ_{j ≥ i} g_j e^{x_i − y_j} along the last axis of a float64 x, each prefix's softmax
+    computed from differences to its own maximum."""
+    out = np.zeros_like(x)
+    for j in range(x.shape[-1]):
+        prefix = x[..., :j + 1]
+        e = np.exp(prefix - prefix.max(axis=-1, keepdims=True))
+        out[..., :j + 1] += g[..., j:j + 1] * e / e.sum(axis=-1, keepdims=True)
+    return out
+
+
+@pytest.mark.parametrize("c, dtype", [(1e20, np.float64), (-1e20, np.float64),
+                                      (3e7, np.float32), (1e4, np.float32), (0.0, np.float64)])
+@pytest.mark.parametrize("shape", [(1,), (3,), (2, 4)])
+def test_logcumsumexp_gradient_at_any_magnitude(c, dtype, shape, device, rng):
+    x0 = (c + rng.integers(-2, 3, shape)).astype(dtype)   # whole offsets: exact in float32 too
+    g0 = rng.standard_normal(shape)
+    expected = _logcumsumexp_gradient(x0.astype(np.float64), g0)
+    rtol = 1e-12 if dtype == np.float64 else 1e-5
+    for create_graph in (False, True):
+        x = mg.tensor(x0, requires_grad=True, device=device)
+        (grad,) = mg.grad(mg.logcumsumexp(x, -1), x, grad_outputs=mg.tensor(
+            g0.astype(dtype), device=device), create_graph=create_graph)
+        np.testing.assert_allclose(grad.numpy(), expected, rtol=rtol, atol=1e-6 * rtol)
+
+
+def test_logcumsumexp_of_a_0d_tensor_passes_the_gradient(device):
+    x = leaf(1e20, device)
+    (g,) = mg.grad(mg.logcumsumexp(x, 0), x)
+    assert g.shape == () and float(g.numpy()) == 1.0
+
+
+def test_logcumsumexp_with_infinities(device):
+    """+inf takes every later prefix's gradient (softmax's limit); −inf gets none."""
+    x = leaf([1.0, np.inf, 2.0, np.inf], device)
+    g0 = np.array([0.5, 2.0, -1.0, 4.0])
+    for create_graph in (False, True):
+        (g,) = mg.grad(mg.logcumsumexp(x, 0), x, grad_outputs=mg.tensor(g0, device=device),
+                       create_graph=create_graph)
+        np.testing.assert_array_equal(g.numpy(), [0.5, 2.0 - 1.0 + 2.0, 0.0, 2.0])
+
+
+@pytest.mark.parametrize("values", [[0.0, 2.0, 0.0, 0.5], [0.0, 0.0], [0.0], [3.0, 0.0, 0.0]])
+def test_second_derivative_of_cumprod_with_zeros(values, device):
+    x = leaf(values, device)
+    assert mg.gradcheck(lambda t: mg.grad((mg.cumprod(t, 0) ** 2).sum(), t,
+                                          create_graph=True)[0], [x])

@@ -189,3 +189,12 @@ def test_squeeze_of_a_zero_d_tensor_accepts_axis_zero_and_minus_one(axis, device
     assert mg.squeeze(leaf([2.5], device), axis if axis is not None else 0).shape == ()
     with pytest.raises(mg.AxisError, match="squeeze: axis 1 is out of range for a 0-d"):
         mg.squeeze(x, 1)
+
+
+@pytest.mark.parametrize("axes", [(0, 0), (0, -1), (-1, -1)])
+def test_swapaxes_of_a_0d_tensor_raises_axis_error(axes, device):
+    """NumPy's rule: a 0-d array has no axis to exchange (an IndexError and a ValueError)."""
+    with pytest.raises(mg.AxisError, match=r"swapaxes: .*0-d tensor"):
+        mg.swapaxes(mg.tensor(1.0, device=device), *axes)
+    with pytest.raises(IndexError):
+        mg.tensor(1.0, device=device).swapaxes(*axes)

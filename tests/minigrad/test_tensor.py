@@ -1,4 +1,5 @@
-"""Tensor creation, dtypes, conversions and devices, as API.md promises them."""
+"""Tensor creation, dtypes, conversions and devices, as `help(minigrad.Tensor)` and
+`minigrad.tensor` document them."""
 
 import sys
 import types

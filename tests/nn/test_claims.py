@@ -1,6 +1,7 @@
-"""The source texts' claims about gated RNNs, attention and positional encodings, run on the
-library (ids as in SEED_CLAIMS.md). Where a text rounds or miscomputes, the exact numbers are
-checked and the text's are shown to differ."""
+"""Published claims about gated RNNs, attention and positional encodings, run on the library.
+Each test is named after its claim (c1, c2, ...: a numbering local to this file) and its
+docstring states the claim. Where a text rounds or miscomputes, the exact numbers are checked
+and the text's are shown to differ."""
 
 import math
 

@@ -381,3 +381,11 @@ def test_attention_matches_torch(rng):
     theirs = torch.nn.functional.scaled_dot_product_attention(T(q), T(q), T(q), is_causal=True)
     mine, _ = F.scaled_dot_product_attention(f64(q), f64(q), f64(q), is_causal=True)
     np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("weight_shape", [(3, 2, 2), (3,), ()])
+def test_embedding_refuses_a_table_that_is_not_2d(weight_shape):
+    weight = mg.zeros(*weight_shape, requires_grad=True)
+    with pytest.raises(ValueError, match=rf"embedding: weight must be 2-D .*got shape "
+                                         rf"\({', '.join(map(str, weight_shape))}"):
+        F.embedding(mg.tensor(np.array([0, 1])), weight)

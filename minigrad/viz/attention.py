@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .tensor import Tensor
+from ..tensor import Tensor
 
 __all__ = ["attention_map"]
 

@@ -27,7 +27,7 @@ collapse scopes first). A backward without `retain_graph` frees a graph's saved 
 its structure, so a graph can be drawn after backward, which is when gradient norms exist.
 
 `attention_map(weights, query_labels, key_labels)` draws attention weights (..., Lq, Lk) as
-labelled heat maps with matplotlib (see minigrad/attention_plot.py).
+labelled heat maps with matplotlib (see minigrad/viz/attention.py).
 
 Rendering needs Graphviz's `dot` program. Without it, `render`, `pipe` and `view` fail at once
 with a message saying how to install it, while `.source` and `.save()` (the DOT text) still
@@ -47,14 +47,14 @@ from typing import Sequence, Union
 import graphviz
 import numpy as np
 
-from . import autograd
-from .gradients import SpentTensor
-from .backend import backend_of
-from .tensor import Tensor  # noqa: I001  (first: importing tensor loads the ops)
-from .ops.indexing import GetItem
-from .attention_plot import attention_map
+from .. import autograd
+from ..gradients import SpentTensor
+from ..backend import backend_of
+from ..tensor import Tensor
+from ..ops.indexing import GetItem
+from .attention import attention_map  # noqa: F401  (minigrad.viz.attention_map before)
 
-__all__ = ["draw", "render", "save", "GraphPicture", "GraphvizNotFoundError", "attention_map"]
+__all__ = ["draw", "render", "save", "GraphPicture", "GraphvizNotFoundError"]
 
 Graph = Union[graphviz.Digraph, graphviz.Graph, graphviz.Source]
 

@@ -1,10 +1,49 @@
-"""Elementwise tests that give bool tensors (no gradient): isclose, allclose, isinf, isposinf,
-isneginf. isfinite and isnan live beside the comparisons in elementwise.py."""
+"""Comparisons and elementwise tests: bool tensors, never any gradient. The operators
+(<, <=, >, >=, ==, !=, &, |, ~), isfinite, isnan, isinf, isposinf, isneginf, isclose, allclose."""
 
 from __future__ import annotations
 
 from ..tensor import Tensor
 from .common import constant, pair
+
+
+def _compare(name, a, b):
+    a, b = pair(a, b, promote_ints=False)
+    if a.device != b.device:
+        raise RuntimeError(f"{name}: operands on different devices, {a.device} and {b.device}")
+    try:
+        out = getattr(a.data, f"__{name}__")(b.data)
+    except ValueError as error:
+        raise ValueError(f"{name}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
+                         f"broadcast ({error})") from error
+    return constant(out)
+
+
+def less(a, b) -> Tensor: return _compare("lt", a, b)
+def less_equal(a, b) -> Tensor: return _compare("le", a, b)
+def greater(a, b) -> Tensor: return _compare("gt", a, b)
+def greater_equal(a, b) -> Tensor: return _compare("ge", a, b)
+def equal(a, b) -> Tensor: return _compare("eq", a, b)
+def not_equal(a, b) -> Tensor: return _compare("ne", a, b)
+def logical_and(a, b) -> Tensor: return _compare("and", a, b)
+def logical_or(a, b) -> Tensor: return _compare("or", a, b)
+def logical_xor(a, b) -> Tensor: return _compare("xor", a, b)
+
+
+def logical_not(x: Tensor) -> Tensor:
+    if x.data.dtype.kind != "b":
+        raise TypeError(f"logical_not (~): needs a bool tensor, got dtype {x.data.dtype}")
+    return constant(~x.data)
+
+
+def isfinite(x: Tensor) -> Tensor:
+    """True where x is neither inf nor NaN: a bool tensor of x's shape, no gradient."""
+    return constant(x.xp.isfinite(x.data))
+
+
+def isnan(x: Tensor) -> Tensor:
+    """True where x is NaN: a bool tensor of x's shape, no gradient."""
+    return constant(x.xp.isnan(x.data))
 
 
 def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:

@@ -1,0 +1,2 @@
+"""Your code: one file per step, each function a stub that raises NotImplementedError until
+you write it."""

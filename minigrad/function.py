@@ -1,0 +1,209 @@
+"""Function: one node of the graph, `apply` that records it, and the one way to write a
+derivative as a hand-written array kernel (`FusedFunction`).
+
+A tensor made by an operation points to the Function that made it (`tensor._fn`). The Function
+holds its inputs strongly and its output weakly, so a graph is a DAG with no reference cycles and
+goes away as soon as nobody holds its root. `autograd.py` walks that graph.
+
+Every derivative is a Function's `backward(grad)`, written with minigrad operations (through
+`values`/`ops`, the same formula computes on bare arrays in a plain backward and on Tensors when
+create_graph records it). A fused primitive whose derivative is faster as a hand-written array
+kernel (layer norm, cross-entropy, attention, a whole GRU sequence) subclasses `FusedFunction`
+and writes `array_backward`, with `recorded_backward` for create_graph.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+import weakref
+
+import numpy as _numpy
+
+from . import anomaly, inplace
+from . import tensor as _tensor_module    # its one late binding gives `ops` and `autograd`
+from .backend import _BY_ARRAY_TYPE, backend_of_inputs
+from .backend import CPU as _CPU
+from .gradients import _RELEASED
+from .grad_mode import STATE
+from .tensor import Tensor
+
+
+class Function:
+    """A differentiable primitive. Subclass it to add your own:
+
+        class Cube(minigrad.Function):
+            '''y = x³'''
+            def forward(self, x):            # backend arrays in, a backend array out
+                return x ** 3
+            def backward(self, grad):        # grad = ∂L/∂y, a Tensor
+                (x,) = self.inputs
+                return grad * 3 * x * x      # ∂y/∂x = 3x²
+
+        y = Cube.apply(x)
+
+    `apply(*tensors, **options)` builds `Cls(**options)`, runs `forward` on the tensors' arrays
+    and, when grad mode is on and an input requires grad, links the result into the graph.
+    `backward` returns one gradient per input (a tuple when there are several; None for an input
+    that gets none), as Tensors or arrays; the engine sums each back to its input's shape when
+    broadcasting made it larger. Written with minigrad operations, `backward` records its own
+    graph under `create_graph=True`, so it can be differentiated again.
+
+    Available inside: `self.inputs` (input Tensors), `self.output` (the output Tensor, held
+    weakly; a class whose backward never reads it may set `needs_output = False`), `self.xp`
+    (the array module of the inputs' device), `self.save_for_backward(*a)` and
+    `self.saved_tensors` for anything else backward needs (freed after backward), and
+    `self.values(grad, *self.inputs)` / `self.ops` to write one backward that computes on bare
+    arrays unless create_graph records it (the built-in primitives do; see `values`).
+    """
+
+    inputs: tuple = ()
+    saved_tensors: tuple = ()
+    scope = ""
+    sequence = -1              # creation order, set when recorded: a node comes after its inputs
+    stamp = 0                  # the in-place change count when recorded (see inplace.py)
+    _output_ref = None
+    xp = _numpy                # the array module of the inputs, set by apply()
+    differentiable = True      # False in a subclass whose output never carries a gradient
+    needs_output = True        # False: backward never reads self.output, so no weakref is made
+
+    def forward(self, *arrays):
+        """The output array from the inputs' backend arrays (use `self.xp` for functions)."""
+        raise NotImplementedError(f"{type(self).__name__}.forward")
+
+    def backward(self, grad):
+        """∂L/∂input for each input, given grad = ∂L/∂output (a Tensor): a tuple when there are
+        several inputs, None for an input that gets no gradient."""
+        raise NotImplementedError(f"{type(self).__name__}.backward")
+
+    def save_for_backward(self, *arrays) -> None:
+        """Keep arrays (a mask, a max's positions) for backward as `self.saved_tensors`; a
+        backward without retain_graph frees them."""
+        self.saved_tensors = arrays
+
+    def values(self, *tensors) -> tuple:
+        """The tensors as `backward` computes with them: their arrays when no graph of the
+        backward is recorded (create_graph=False, the common case: no Tensor is made per
+        operation), the Tensors themselves when it is (create_graph=True). One formula then
+        serves both, e.g. `g, a, b = self.values(grad, *self.inputs); return g * b, g * a`.
+        Functions such as exp come from `self.ops`."""
+        if STATE.grad_enabled:                   # the walk records exactly under create_graph
+            return tensors
+        return tuple(map(_data_of, tensors))
+
+    @property
+    def ops(self):
+        """The module of functions for `backward` to match `values`: minigrad's operations
+        when the backward is recorded, else the array module (`self.xp`)."""
+        return _tensor_module.ops if STATE.grad_enabled else self.xp
+
+    @property
+    def _freed(self) -> bool:
+        """Has a backward without retain_graph released this node's saved values?"""
+        return self.saved_tensors is _RELEASED
+
+    @property
+    def output(self):
+        """The output Tensor (held weakly: None once nothing else holds it)."""
+        if not self.needs_output:
+            raise RuntimeError(f"{type(self).__name__}.output: not kept, since the class sets "
+                               f"needs_output = False")
+        return self._output_ref() if self._output_ref is not None else None
+
+    @classmethod
+    def apply(cls, *inputs, **options):
+        """`cls(**options).forward` on the inputs' arrays, as a Tensor linked into the graph
+        when grad mode is on and an input requires grad."""
+        backend = backend_of_inputs(cls.__name__, inputs)
+        fn = cls(**options)
+        if backend is not _CPU:
+            fn.xp = backend.xp                       # NumPy is the class default
+        try:
+            out = fn.forward(*[t.data for t in inputs])
+        except (ValueError, TypeError, IndexError) as error:
+            if str(error).startswith(cls.__name__):
+                raise
+            shapes = ", ".join(f"{tuple(t.shape)} {t.dtype}" for t in inputs)
+            raise type(error)(f"{cls.__name__}: {error} (inputs: {shapes})") from error
+        if type(out) not in _BY_ARRAY_TYPE:
+            out = backend.xp.asarray(out)           # NumPy returns scalars from 0-d operands
+        result = _new_tensor(Tensor)                 # Tensor._from_array(out), checked above
+        result.data, result._requires_grad, result._fn = out, False, None
+        if anomaly.STATE.enabled:
+            anomaly.check_forward(fn, inputs, out)
+        if STATE.grad_enabled and cls.differentiable and out.dtype.kind in "fc":
+            for t in inputs:
+                if t._requires_grad:
+                    _link(fn, inputs, result)
+                    break
+        return result
+
+
+def _link(fn, inputs: tuple, result) -> None:
+    """Record fn as the operation that made `result` from `inputs`."""
+    fn.inputs = inputs
+    fn.sequence = next(_sequence)
+    fn.stamp = inplace.STATE.last
+    scope = STATE.scope
+    if scope:
+        fn.scope = scope
+    if fn.needs_output:
+        fn._output_ref = weakref.ref(result)
+    result._requires_grad = True
+    result._fn = fn
+
+
+_new_tensor = object.__new__
+_data_of = operator.attrgetter("data")
+_sequence = itertools.count()      # creation order of recorded Functions
+
+
+class FusedFunction(Function):
+    """A primitive whose derivative is a hand-written kernel on arrays: the one mechanism for
+    fused kernels (layer norm, cross-entropy, attention, a whole GRU sequence), where a chain
+    of recorded operations would cost a Tensor per step.
+
+    `array_backward(grad)`: grad = ∂L/∂output as a backend array; returns one array (or None)
+    per input, as `backward` does. A plain backward calls it.
+
+    `recorded_backward(grad)`: grad a Tensor; returns Tensors built from minigrad operations,
+    so that create_graph=True can differentiate the gradient again. Write it with the same
+    formula on Tensors, or rebuild the output from differentiable operations and let
+    `recorded_gradients` take its vector-Jacobian product (exact higher derivatives either way).
+    """
+
+    def backward(self, grad):
+        if STATE.grad_enabled:                   # the walk records exactly under create_graph
+            return self.recorded_backward(grad)
+        return self.array_backward(grad.data)
+
+    def array_backward(self, grad):
+        """∂L/∂input for each input as arrays, given grad = ∂L/∂output as an array."""
+        raise NotImplementedError(f"{type(self).__name__}.array_backward")
+
+    def recorded_backward(self, grad):
+        """∂L/∂input for each input as recorded Tensors (create_graph=True)."""
+        raise NotImplementedError(f"{type(self).__name__}.recorded_backward")
+
+    def recorded_gradients(self, rebuild, grad, candidates=None) -> tuple:
+        """The input gradients for create_graph: `rebuild(*inputs)` makes this Function's output
+        again from its inputs with differentiable minigrad operations; its vector-Jacobian
+        product with `grad` is taken for the inputs among `candidates` (indices; all when None)
+        that require grad, None for the rest.
+
+        The output is rebuilt from new nodes equal to the inputs (t + 0), and the product is
+        taken with respect to those: taken with respect to the inputs themselves, it would also
+        follow an input computed from another one (a target y = g(z) of a loss of z) back to
+        that one, and the backward that called this would add that path a second time."""
+        if candidates is None:
+            candidates = range(len(self.inputs))
+        inputs = [t + 0.0 if t.requires_grad else t for t in self.inputs]
+        output = rebuild(*inputs)
+        wanted = [i for i in candidates if inputs[i].requires_grad]
+        found = _tensor_module.autograd.grad(output, [inputs[i] for i in wanted],
+                                             grad_outputs=grad, create_graph=True,
+                                             allow_unused=True)
+        grads = [None] * len(self.inputs)
+        for i, g in zip(wanted, found):
+            grads[i] = g
+        return tuple(grads)

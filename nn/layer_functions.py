@@ -1,0 +1,305 @@
+"""The stateless functions layers are made of: linear, layer_norm, embedding, and PyTorch's pad.
+
+`linear` and `layer_norm` are single fused primitives (one graph node each, with their backward
+written as math) because they sit on every hot path: a GRU calls `linear` twice per time step,
+a Transformer calls `layer_norm` twice per layer. The losses are in losses.py, attention in
+attention_functional.py; `nn.functional` gathers them all under one name.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+import minigrad as mg
+
+Tensor = mg.Tensor
+
+
+# ---------------------------------------------------------------------------------------------
+# linear
+
+class Affine(mg.Function):
+    """y = x Wᵀ + b, for x (..., I), W (O, I), b (O) -> y (..., O): `linear`'s primitive
+    (the layer that owns W and b is `nn.Linear`)."""
+
+    needs_output = False
+
+    def forward(self, x, weight, bias=None):
+        """x (..., I), weight (O, I), bias (O,) or None: arrays. Returns y (..., O)."""
+        if x.ndim > 2:
+            # one (N, I) @ (I, O) product over all leading positions: NumPy's matmul would
+            # otherwise run one per leading index, packing W again for each
+            leading = x.shape[:-1]
+            y = self.forward(x.reshape(math.prod(leading), x.shape[-1]), weight, bias)
+            return y.reshape(leading + (y.shape[-1],))
+        y = x @ weight.T                                     # (N, O), or (O,) for one row
+        if bias is not None:
+            if bias.dtype == y.dtype:
+                y += bias                                    # in place: no second buffer
+            else:
+                y = y + bias                                 # mixed dtypes promote
+        return y
+
+    def backward(self, grad):
+        # bare arrays unless create_graph records the backward (see Function.values)
+        grad, x, weight = self.values(grad, *self.inputs[:2])
+        has_bias = len(self.inputs) == 3
+        needs = [t.requires_grad for t in self.inputs]
+        out_features, in_features = weight.shape
+        grad_x = grad_w = grad_b = None
+        # every product on the leading positions flattened into rows: G (N, O), x (N, I)
+        g2, x2 = grad, x
+        if x.ndim != 2:
+            leading = tuple(x.shape[:-1])
+            rows = math.prod(leading)         # spelled out: reshape(-1, 0) is ambiguous
+            g2, x2 = grad.reshape(rows, out_features), x.reshape(rows, in_features)
+        # ∂L/∂x = G W
+        if needs[0]:
+            grad_x = g2 @ weight                             # (N, I)
+            if x.ndim != 2:
+                grad_x = grad_x.reshape(leading + (in_features,))
+        # ∂L/∂W = Σ over all leading positions of gᵀ x
+        if needs[1]:
+            grad_w = g2.T @ x2                               # (O, I)
+        # ∂L/∂b = Σ g over all leading positions
+        if has_bias and needs[2]:
+            grad_b = g2.sum(axis=0)                          # (O,)
+        return (grad_x, grad_w, grad_b) if has_bias else (grad_x, grad_w)
+
+
+Linear = Affine          # its name before: `nn.Linear` is the layer
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """y = x Wᵀ + b as one primitive.
+
+    x: (..., I) with any leading dimensions; weight: (O, I); bias: (O,) or None.
+    Returns (..., O).
+    """
+    if isinstance(x, Tensor):                                # the common case, checked quickly
+        if x.dtype.kind in "biu":
+            x = _floating(x, weight)
+        xd, wd = x.data, weight.data
+        if wd.ndim == 2 and xd.ndim and xd.shape[-1] == wd.shape[1]:
+            if bias is None:
+                return Affine.apply(x, weight)
+            if bias.data.shape == (wd.shape[0],):
+                return Affine.apply(x, weight, bias)
+    x = _as_tensor(x, weight)
+    if weight.ndim != 2:
+        raise ValueError(f"linear: weight must be 2-D (out, in), got shape {tuple(weight.shape)}")
+    if x.ndim == 0 or x.shape[-1] != weight.shape[1]:
+        raise ValueError(f"linear: input shape {tuple(x.shape)} does not end in in_features = "
+                         f"{weight.shape[1]} (weight shape {tuple(weight.shape)})")
+    if bias is None:
+        return Affine.apply(x, weight)
+    if tuple(bias.shape) != (weight.shape[0],):
+        raise ValueError(f"linear: bias shape {tuple(bias.shape)} must be (out_features,) = "
+                         f"({weight.shape[0]},)")
+    return Affine.apply(x, weight, bias)
+
+
+# ---------------------------------------------------------------------------------------------
+# layer_norm
+
+class LayerNorm(mg.FusedFunction):
+    """y = γ ⊙ x̂ + β, x̂ = (x − μ) / σ, with μ and σ² = mean((x − μ)²) over the last
+    `n_axes` axes and σ = √(σ² + eps).
+
+    Inputs: x, then γ and β when present (shape = the normalised shape).
+    """
+
+    needs_output = False
+
+    def __init__(self, n_axes: int, eps: float, has_weight: bool, has_bias: bool):
+        self.n_axes, self.eps = n_axes, eps
+        self.has_weight, self.has_bias = has_weight, has_bias
+
+    def _axes(self, ndim: int) -> tuple[int, ...]:
+        return tuple(range(ndim - self.n_axes, ndim))
+
+    def forward(self, x, *affine):
+        """x (..., *normalised shape), then γ and β when present: arrays. Returns x's
+        shape."""
+        xp = self.xp
+        axes = self._axes(x.ndim)
+        mu = x.mean(axis=axes, keepdims=True)
+        centred = x - mu                                     # the one full-size buffer
+        var = (centred * centred).mean(axis=axes, keepdims=True)
+        inv_sigma = (1.0 / xp.sqrt(var + self.eps)).astype(x.dtype, copy=False)
+        self.save_for_backward(mu, inv_sigma)                # small: (..., 1, ..., 1)
+        y = centred.astype(np.result_type(x.dtype, *[a.dtype for a in affine]), copy=False)
+        y *= inv_sigma                                       # x̂, in place
+        if self.has_weight:
+            y *= affine[0]
+        if self.has_bias:
+            y += affine[-1]
+        return y
+
+    def array_backward(self, grad):
+        # plain backward: the formulas of `_gradient_formula` on bare arrays, with the saved statistics
+        mu, inv_sigma = self.saved_tensors
+        x = self.inputs[0].data
+        weight = self.inputs[1].data if self.has_weight else None
+        return self._gradient_formula(grad, x, weight, mu, inv_sigma)
+
+    def recorded_backward(self, grad):
+        # recording a graph (create_graph): μ and 1/σ must stay functions of x
+        x = self.inputs[0]
+        axes = self._axes(x.ndim)
+        mu = x.mean(axis=axes, keepdims=True)
+        inv_sigma = 1.0 / mg.sqrt(x.var(axis=axes, keepdims=True) + self.eps)
+        weight = self.inputs[1] if self.has_weight else None
+        return self._gradient_formula(grad, x, weight, mu, inv_sigma)
+
+    def _gradient_formula(self, grad, x, weight, mu, inv_sigma):
+        """The gradients from x, γ, μ and 1/σ: the same formulas on arrays and on Tensors."""
+        needs = [t.requires_grad for t in self.inputs]
+        axes = self._axes(x.ndim)
+        leading = tuple(range(x.ndim - self.n_axes))
+        x_hat = (x - mu) * inv_sigma
+        g_hat = grad * weight if weight is not None else grad
+        # ∂L/∂x = (1/σ)(ĝ − mean(ĝ) − x̂ ⊙ mean(ĝ ⊙ x̂)), ĝ = g ⊙ γ
+        grads = [None]
+        if needs[0]:
+            grads[0] = (g_hat - g_hat.mean(axis=axes, keepdims=True)
+                        - x_hat * (g_hat * x_hat).mean(axis=axes, keepdims=True)) * inv_sigma
+        if self.has_weight:
+            # ∂L/∂γ = Σ over leading positions of g ⊙ x̂
+            grads.append((grad * x_hat).sum(axis=leading) if needs[1] else None)
+        if self.has_bias:
+            # ∂L/∂β = Σ over leading positions of g
+            grads.append(grad.sum(axis=leading) if needs[-1] else None)
+        return tuple(grads) if len(grads) > 1 else grads[0]
+
+
+def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the trailing `normalized_shape` axes, then scale by γ and shift by β:
+    y = γ ⊙ (x − μ)/√(σ² + eps) + β.
+
+    x: (..., *normalized_shape); weight, bias: normalized_shape or None. Returns x's shape.
+    """
+    shape = _as_shape(normalized_shape)
+    x = _floating(_as_tensor(x, weight), weight)
+    if tuple(x.shape[x.ndim - len(shape):]) != shape or x.ndim < len(shape):
+        raise ValueError(f"layer_norm: input shape {tuple(x.shape)} does not end in "
+                         f"normalized_shape {shape}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise ValueError(f"layer_norm: {name} shape {tuple(t.shape)} must equal "
+                             f"normalized_shape {shape}")
+    inputs = [x] + [t for t in (weight, bias) if t is not None]
+    return LayerNorm.apply(*inputs, n_axes=len(shape), eps=float(eps),
+                           has_weight=weight is not None, has_bias=bias is not None)
+
+
+def _as_tensor(x, like: Tensor | None) -> Tensor:
+    """Array data as a Tensor on `like`'s device (Tensors pass through)."""
+    if isinstance(x, Tensor):
+        return x
+    return mg.tensor(x, device=like.device if like is not None else "cpu")
+
+
+def _floating(x: Tensor, like: Tensor | None) -> Tensor:
+    """Integer or bool x as floats, by minigrad's dtype rule: the dtype of the float tensor it
+    meets (`like`), else float32. Float x passes unchanged."""
+    if x.dtype.kind not in "biu":
+        return x
+    float_like = like is not None and like.dtype.kind == "f"
+    return x.astype(like.dtype if float_like else "float32")
+
+
+def _as_shape(shape) -> tuple[int, ...]:
+    if isinstance(shape, numbers.Integral):
+        return (int(shape),)
+    return tuple(int(n) for n in shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# pad, in PyTorch's form
+
+_TORCH_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
+    """PyTorch's pad: `pad` is a flat (left, right, top, bottom, …) sequence for the last
+    len(pad) // 2 axes, the last axis first; mode "constant" (`value`, 0 by default),
+    "reflect", "replicate" or "circular". A negative amount crops: in PyTorch's order, after
+    the positive amounts have padded (a reflection mirrors the uncropped input), except in
+    "circular" mode, which wraps the cropped input. As in PyTorch, a "reflect" amount must be
+    smaller than the axis and a "circular" one at most its length. `minigrad.pad` takes
+    NumPy's ((before, after), …) form."""
+    if mode not in _TORCH_PAD_MODES:
+        raise ValueError(f"pad: mode must be one of {', '.join(map(repr, _TORCH_PAD_MODES))}, "
+                         f"got {mode!r}")
+    amounts = [int(p) for p in pad]
+    if len(amounts) % 2 or len(amounts) // 2 > input.ndim:
+        raise ValueError(f"pad: {len(amounts)} amounts do not make (left, right) pairs for the "
+                         f"last axes of shape {tuple(input.shape)}")
+    if value is not None and mode != "constant":
+        raise ValueError(f"pad: value is only used by mode 'constant', got mode {mode!r}")
+    widths = [(0, 0)] * input.ndim
+    crop = [slice(None)] * input.ndim
+    for i in range(len(amounts) // 2):
+        axis = input.ndim - 1 - i
+        before, after = amounts[2 * i], amounts[2 * i + 1]
+        widths[axis] = (max(before, 0), max(after, 0))
+        start = max(-before, 0)                          # the crop keeps [start, stop)
+        if mode == "circular":                           # wraps the cropped axis: crop, pad
+            stop = max(input.shape[axis] - max(-after, 0), start)
+            n = stop - start
+        else:                                            # pads the whole axis, then crops
+            n = input.shape[axis]
+            stop = max(n + sum(widths[axis]) - max(-after, 0), start)
+        limit = {"reflect": n - 1, "circular": n}.get(mode)    # the length being padded
+        if limit is not None and max(widths[axis]) > limit:
+            raise ValueError(f"pad: mode {mode!r} pads axis {axis} of length {n} by at most "
+                             f"{limit}, got ({before}, {after}) for shape {tuple(input.shape)}")
+        crop[axis] = slice(start, stop)
+    is_cropped = any(s != slice(None) for s in crop)
+    if mode == "circular" and is_cropped:
+        input = input[tuple(crop)]
+    out = mg.pad(input, widths, mode, 0.0 if value is None else value)
+    if mode != "circular" and is_cropped:
+        out = out[tuple(crop)]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# embedding
+
+def embedding(indices, weight: Tensor, padding_idx: int | None = None) -> Tensor:
+    """Rows of `weight` (V, D) picked by integer `indices` of any shape: (...) -> (..., D).
+
+    Rows equal to `padding_idx` are looked up as usual but pass no gradient to `weight`.
+    """
+    if weight.ndim != 2:
+        raise ValueError(f"embedding: weight must be 2-D (V, D), got shape "
+                         f"{tuple(weight.shape)}")
+    index = _as_index_tensor(indices, weight.device, "embedding")
+    num = weight.shape[0]
+    data = index.data
+    if data.size and (int(data.min()) < 0 or int(data.max()) >= num):
+        raise ValueError(f"embedding: indices must lie in [0, {num}) for a table of "
+                         f"{num} rows, got values from {int(data.min())} to {int(data.max())}")
+    rows = weight[index]                                     # (..., D)
+    if padding_idx is None:
+        return rows
+    is_pad = (index == padding_idx).unsqueeze(-1)            # (..., 1)
+    # the padding row keeps its value but its gradient is cut: where() routes none to it
+    return mg.where(is_pad, rows.detach(), rows)
+
+
+def _as_index_tensor(indices, device: str, op: str) -> Tensor:
+    if not isinstance(indices, Tensor):
+        indices = mg.tensor(np.asarray(indices) if isinstance(indices, (list, tuple, int))
+                            else indices, device=device)
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"{op}: indices must be integers, got dtype {indices.dtype}")
+    if indices.device != device:
+        raise RuntimeError(f"{op}: indices are on {indices.device}, the table on {device}")
+    return indices

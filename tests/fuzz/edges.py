@@ -17,7 +17,7 @@ values and gradients compared with float64 NumPy:
 - kinks: exact kinks placed by the entry (`Edges.kinks`): the gradient against its convention.
 
 `edge_problems(op, rng)` returns the problems found (empty when all is well). PyTorch, where
-installed, is a second oracle in test_edges.py for the entries that name their PyTorch twin.
+installed, is a second oracle in test_edges.py at the inputs `edge_inputs` draws.
 """
 
 from __future__ import annotations
@@ -119,10 +119,25 @@ def _with_zeros(rng, a):
     return a
 
 
-def _check_zeros(report, op, edges, rng):
+def _zeros_inputs(op, edges, rng):
     for sample in op.check_samples():
         arrays, options = op.draw(sample, rng)
-        arrays = [_with_zeros(rng, a) if k in edges.zeros else a for k, a in enumerate(arrays)]
+        yield ([_with_zeros(rng, a) if k in edges.zeros else a for k, a in enumerate(arrays)],
+               options)
+
+
+def second_derivatives(grads, inputs, directions):
+    """∂⟨u, ∇⟨w, f⟩⟩/∂x for each input x, from gradients recorded with create_graph; a gradient
+    recorded as a constant contributes 0."""
+    recorded = [(g * mg.tensor(u)).sum() for g, u in zip(grads, directions)
+                if g is not None and g.requires_grad]
+    second = (mg.grad(sum(recorded), inputs, allow_unused=True) if recorded
+              else [None] * len(inputs))
+    return [np.zeros(tuple(x.shape)) if d is None else d.numpy() for d, x in zip(second, inputs)]
+
+
+def _check_zeros(report, op, edges, rng):
+    for arrays, options in _zeros_inputs(op, edges, rng):
         weights = rng.standard_normal(_reference(op, arrays, options).shape)
         out, grads, inputs = _run(op, arrays, options, weights, create_graph=op.second_order)
         report.compare("zeros", "value", out.numpy(), _reference(op, arrays, options), 1e-12)
@@ -134,11 +149,7 @@ def _check_zeros(report, op, edges, rng):
             continue
         # the recorded gradient's own gradient: ∂⟨u, ∇⟨w, f⟩⟩/∂x against differences of ∇
         directions = [rng.standard_normal(a.shape) for a in arrays]
-        recorded = [(g * mg.tensor(u)).sum() for g, u in zip(grads, directions)
-                    if g is not None and g.requires_grad]
-        # a gradient recorded as a constant has the second derivative 0 (compared below)
-        second = (mg.grad(sum(recorded), inputs, allow_unused=True) if recorded
-                  else [None] * len(inputs))
+        second = second_derivatives(grads, inputs, directions)
         for k, a in enumerate(arrays):
             numeric = np.zeros(a.shape)
             for index in np.ndindex(*a.shape):
@@ -150,24 +161,27 @@ def _check_zeros(report, op, edges, rng):
                     values.append(sum(float((g.numpy() * u).sum())
                                       for g, u in zip(g_moved, directions) if g is not None))
                 numeric[index] = (values[0] - values[1]) / (2 * EPS)
-            actual = np.zeros(a.shape) if second[k] is None else second[k].numpy()
-            report.compare("zeros", f"second derivative along operand {k}", actual, numeric,
+            report.compare("zeros", f"second derivative along operand {k}", second[k], numeric,
                            1e-4, 1e-5, arrays, options)
 
 
-def _check_empty(report, op, edges, rng):
+def _empty_inputs(op, edges, rng):
     for sample in edges.empty:
-        arrays = [np.zeros(s) for s in sample.shapes]
-        options = sample.make_options(rng)
+        yield [np.zeros(s) for s in sample.shapes], sample.make_options(rng)
+
+
+def _check_empty(report, op, edges, rng):
+    for arrays, options in _empty_inputs(op, edges, rng):
+        shapes = [a.shape for a in arrays]
         try:
             expected = _reference(op, arrays, options)
             weights = np.ones(expected.shape)
             out, grads, _ = _run(op, arrays, options, weights)
         except Exception as error:                  # noqa: BLE001 - any raise is a finding
-            report.problems.append(f"[empty] {op.name} {sample.shapes} {options}: raised "
+            report.problems.append(f"[empty] {op.name} {shapes} {options}: raised "
                                    f"{type(error).__name__}: {error}")
             continue
-        report.compare("empty", f"value for {sample.shapes} {options}", out.numpy(), expected,
+        report.compare("empty", f"value for {shapes} {options}", out.numpy(), expected,
                        1e-12)
         for k, (g, a) in enumerate(zip(grads, arrays)):
             if g is not None and tuple(g.shape) != a.shape:
@@ -175,7 +189,7 @@ def _check_empty(report, op, edges, rng):
                                        f"{tuple(g.shape)}, the operand {a.shape}")
 
 
-def _check_infinite(report, op, edges, rng):
+def _infinite_inputs(op, edges, rng):
     for sample in op.check_samples():
         arrays, options = op.draw(sample, rng)
         for k in edges.infinite_at:
@@ -183,6 +197,11 @@ def _check_infinite(report, op, edges, rng):
             if a.size:
                 a[rng.random(a.size) < 0.5] = rng.choice(EXTREMES)
                 a[rng.integers(a.size)] = rng.choice(EXTREMES)
+        yield arrays, options
+
+
+def _check_infinite(report, op, edges, rng):
+    for arrays, options in _infinite_inputs(op, edges, rng):
         weights = rng.standard_normal(_reference(op, arrays, options).shape)
         out, grads, _ = _run(op, arrays, options, weights)
         report.compare("infinite", "value", out.numpy(), _reference(op, arrays, options), 1e-12,
@@ -196,11 +215,16 @@ def _check_infinite(report, op, edges, rng):
                                options)
 
 
-def _check_kinks(report, op, edges, rng):
-    place, convention = edges.kinks
+def _kink_inputs(op, edges, rng):
+    place, _ = edges.kinks
     for sample in op.check_samples():
         arrays, options = op.draw(sample, rng)
-        arrays = place(rng, [a.copy() for a in arrays], options)
+        yield place(rng, [a.copy() for a in arrays], options), options
+
+
+def _check_kinks(report, op, edges, rng):
+    _, convention = edges.kinks
+    for arrays, options in _kink_inputs(op, edges, rng):
         weights = rng.standard_normal(_reference(op, arrays, options).shape)
         _, grads, _ = _run(op, arrays, options, weights)
         expected = convention(*arrays, weights=weights, **options)
@@ -209,6 +233,19 @@ def _check_kinks(report, op, edges, rng):
                 report.compare("kinks", f"gradient of operand {k}",
                                None if g is None else g.numpy(), e, 1e-12, 1e-14, arrays,
                                options)
+
+
+def edge_inputs(op: OpInfo, rng: np.random.Generator):
+    """(class, arrays, options) for the inputs each declared class but the shift draws: the
+    ones a second oracle can be run on as they are (a shift needs exact float64 offsets)."""
+    edges = op.edges
+    for kind, wanted, inputs in [("zeros", edges.zeros, _zeros_inputs),
+                                 ("empty", edges.empty, _empty_inputs),
+                                 ("infinite", edges.infinite_at, _infinite_inputs),
+                                 ("kinks", edges.kinks, _kink_inputs)]:
+        if wanted:
+            for arrays, options in inputs(op, edges, rng):
+                yield kind, arrays, options
 
 
 def edge_problems(op: OpInfo, rng: np.random.Generator) -> list[str]:

@@ -300,6 +300,17 @@ def test_layer_norm_shape_errors():
         nn.LayerNorm(4)(mg.zeros(2, 3))
 
 
+@pytest.mark.parametrize("norm", [F.layer_norm, F.rms_norm], ids=["layer_norm", "rms_norm"])
+@pytest.mark.parametrize("shape", [(), (1,)])
+def test_norm_eps_refuses_a_tensor_whose_gradient_would_be_lost(norm, shape, rng):
+    x = f64(rng.standard_normal((2, 3)))
+    with pytest.raises(TypeError, match=f"{norm.__name__}: eps .* requires grad"):
+        norm(x, 3, eps=f64(np.full(shape, 0.5)))
+    if shape == ():                        # a constant 0-d tensor converts, as in PyTorch
+        np.testing.assert_array_equal(norm(x, 3, eps=f64(np.array(0.5), False)).numpy(),
+                                      norm(x, 3, eps=0.5).numpy())
+
+
 # -- Dropout and activations ----------------------------------------------------------------
 
 def test_dropout_train_and_eval():

@@ -134,6 +134,29 @@ def test_cross_entropy_bad_inputs():
         F.cross_entropy(logits, np.array([0, 1]), label_smoothing=1.5)
 
 
+TARGETS = np.array([0, 2])
+PROBABILITIES = np.array([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]])
+
+
+@pytest.mark.parametrize("loss, name", [
+    (lambda x, t: F.cross_entropy(x, TARGETS, label_smoothing=t), "label_smoothing"),
+    (lambda x, t: F.cross_entropy(x, TARGETS, label_smoothing=t, weight=np.ones(3)),
+     "label_smoothing"),
+    (lambda x, t: F.cross_entropy(x, PROBABILITIES, label_smoothing=t), "label_smoothing"),
+    (lambda x, t: F.huber_loss(x, np.zeros((2, 3)), delta=t), "delta"),
+    (lambda x, t: F.smooth_l1_loss(x, np.zeros((2, 3)), beta=t), "beta")],
+    ids=["cross_entropy", "cross_entropy-weight", "cross_entropy-probabilities", "huber_loss",
+         "smooth_l1_loss"])
+@pytest.mark.parametrize("shape", [(), (1,)])
+def test_constant_options_refuse_a_tensor_whose_gradient_would_be_lost(loss, name, shape, rng):
+    x = f64(rng.standard_normal((2, 3)) * 2)
+    with pytest.raises(TypeError, match=f"{name} is a constant of the graph.*requires grad"):
+        loss(x, f64(np.full(shape, 0.3)))
+    if shape == ():                        # a constant 0-d tensor converts, as in PyTorch
+        np.testing.assert_array_equal(loss(x, f64(np.array(0.3), False)).numpy(),
+                                      loss(x, 0.3).numpy())
+
+
 def test_cross_entropy_matches_torch(rng):
     torch = pytest.importorskip("torch")
     logits = rng.standard_normal((2, 5, 7)).astype(np.float32)

@@ -24,12 +24,20 @@ EMPTY_AXES = (Sample(((2, 0),), {"axis": 1}), Sample(((2, 0),), {"axis": -1}),
               Sample(((0, 3),), {"axis": 1}))
 
 
+def _softmax_edges(a, weights, axis):
+    """y ⊙ (w − Σ_j w_j y_j), y = softmax(a): 0 where a is −inf or a slice is all −inf; NaN over a
+    slice holding +inf or NaN (y is NaN at +inf there)."""
+    y = _softmax(a, axis)
+    return (y * (weights - (weights * y).sum(axis=axis, keepdims=True)),)
+
+
 def entries() -> list[OpInfo]:
     ops: list[OpInfo] = []
     add = ops.append
     add(OpInfo("softmax", nn_ops.Softmax, mg.softmax, _softmax, _axis_samples(SHAPES),
                _axis_samples(CHECK_SHAPES), spell="mg.softmax({0}, axis={axis})",
-               edges=Edges(shift=(0,), empty=EMPTY_AXES)))
+               edges=Edges(shift=(0,), empty=EMPTY_AXES, infinite_at=(0,),
+                           infinite=_softmax_edges)))
     add(OpInfo("log_softmax", nn_ops.LogSoftmax, mg.log_softmax, _log_softmax,
                _axis_samples(SHAPES), _axis_samples(CHECK_SHAPES),
                spell="mg.log_softmax({0}, axis={axis})",

@@ -184,7 +184,7 @@ def train_steps(model: DelayCopy, optimizer, history: dict, start: int, args,
                                          args.length, args.vocab, args.delay)
             logits, _ = model(mg.tensor(tokens, device=args.device))
             loss = F.cross_entropy(logits, mg.tensor(targets, device=args.device),
-                                   ignore_index=-1)
+                                   ignore_index=-1, axis=-1)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -291,7 +291,7 @@ def main(argv: list[str] | None = None) -> dict:
         with mg.no_grad():
             logits, w = model(mg.tensor(test_tokens, device=args.device))
             loss = F.cross_entropy(logits, mg.tensor(test_targets, device=args.device),
-                                   ignore_index=-1).item()
+                                   ignore_index=-1, axis=-1).item()
         asked = test_targets >= 0
         accuracy = float((logits.numpy().argmax(-1)[asked] == test_targets[asked]).mean())
         weights[mode] = w.numpy()[0]

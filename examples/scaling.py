@@ -94,8 +94,8 @@ def plot_saturation(results: dict, path) -> None:
     dims = results["dims"]
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), layout="constrained")
     panels = [("score_std", "std of the scores", "log"),
-              ("max_weight", "mean largest softmax weight", "linear"),
-              ("grad_scores_norm", "median ‖∂L/∂scores‖", "log")]
+              ("max_weight", "mean largest softmax weight max α", "linear"),
+              ("grad_scores_norm", "median ‖∂L/∂s‖", "log")]
     for ax, (key, label, yscale) in zip(axes, panels):
         for name, style in (("unscaled", "o-"), ("scaled", "s-")):
             tag = "q·k" if name == "unscaled" else "q·k / √d"
@@ -109,7 +109,9 @@ def plot_saturation(results: dict, path) -> None:
     axes[0].set_title("unscaled scores spread as √d")
     axes[1].set_title(f"softmax over {results['num_keys']} keys saturates")
     axes[2].set_title("…and its gradient vanishes")
-    fig.suptitle(f"Softmax saturation, random q, k ~ N(0, I), {results['trials']} trials per d")
+    fig.suptitle(f"Softmax saturation: scores s = q·k or q·k/√d, α = softmax(s), for random "
+                 f"q, k ~ N(0, I_d), {results['trials']} trials per d; L = Σᵢ gᵢαᵢ with "
+                 f"g ~ N(0, 1)")
     save_figure(fig, path)
 
 
@@ -294,8 +296,9 @@ def plot_cost(results: dict, path) -> None:
         ax.legend(fontsize=8)
     axes[0].set_title("time: GRU is sequential, attention is all-pairs")
     axes[1].set_title("memory: attention keeps (B, heads, L, L) weights")
-    fig.suptitle(f"One layer, forward + backward, B={results['batch']}, "
-                 f"E=H={results['embed_dim']}, heads={results['heads']}, on {results['device']}")
+    fig.suptitle(f"One layer, forward + backward: batch B = {results['batch']}, embedding "
+                 f"E = hidden H = {results['embed_dim']}, {results['heads']} heads, on "
+                 f"{results['device']}")
     save_figure(fig, path)
 
 

@@ -95,8 +95,8 @@ def plot_diagnostics(runs: dict, title: str | None = None,
     thresholds = sorted({d.saturation for d in runs.values()})
     threshold = "/".join(f"{t:g}" for t in thresholds) or "?"
     titles = (("activation std", "std of the layer's output"),
-              ("saturated outputs (%)", f"tanh/sigmoid |y| > s, attention rows max α > s; "
-                                        f"s = {threshold}"),
+              (f"saturated outputs (%), threshold s = {threshold}",
+               "tanh/sigmoid |y| > s, attention rows max α > s"),
               ("gradient reaching each output y", "std of ∂L/∂y, L the loss (log scale)"),
               ("parameter gradients", "‖∂L/∂w‖ per weight w (log scale)"),
               ("update-to-data ratio", "log10 std(Δw) / std(w), Δw one step's change"),

@@ -54,14 +54,9 @@ def test_quick_run(script, tmp_path):
 
 
 def test_ctrl_c_stops_in_one_line_and_resume_is_refused(script, tmp_path, monkeypatch, capsys):
-    original, calls = script.group_batch, []
-
-    def batch(*args, **kwargs):                  # Ctrl-C during the training part
-        calls.append(1)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return original(*args, **kwargs)
-    monkeypatch.setattr(script, "group_batch", batch)
+    def interrupted(*args, **kwargs):            # Ctrl-C during the first part: seconds saved
+        raise KeyboardInterrupt
+    monkeypatch.setattr(script, "run_saturation", interrupted)
     with pytest.raises(SystemExit) as stop:
         script.main(["--quick", "--out", str(tmp_path)])
     assert stop.value.code == 130

@@ -316,7 +316,8 @@ def run_progress(config: Config, steps: int, seconds: float) -> float:
 def forward_backward(model, src, tgt_in, tgt_out, label_smoothing: float = 0.0):
     """Loss and backward on one batch (Tensors): the part of a step mg.compile replays."""
     logits, _ = model(src, tgt_in)                                       # (B, T, V)
-    loss = F.cross_entropy(logits, tgt_out, ignore_index=PAD, label_smoothing=label_smoothing)
+    loss = F.cross_entropy(logits, tgt_out, ignore_index=PAD, label_smoothing=label_smoothing,
+                           axis=-1)
     loss.backward()
     return loss
 

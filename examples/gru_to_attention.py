@@ -161,7 +161,8 @@ class Model(nn.Module):
 
 def loss_and_accuracy(logits: mg.Tensor, targets: np.ndarray) -> tuple[mg.Tensor, float]:
     """Cross-entropy (nats) over the query positions only, and the fraction answered right."""
-    loss = F.cross_entropy(logits, mg.tensor(targets, device=logits.device), ignore_index=-1)
+    loss = F.cross_entropy(logits, mg.tensor(targets, device=logits.device), ignore_index=-1,
+                           axis=-1)
     asked = targets >= 0
     predicted = logits.numpy().argmax(axis=-1)
     return loss, float((predicted[asked] == targets[asked]).mean())

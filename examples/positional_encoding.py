@@ -100,7 +100,8 @@ def plot_grid(args, path) -> None:
         ax.set(title=f"base $10^{exponent}$: {source}",
                xlabel="dimension (even: sin, odd: cos)", ylabel="position t")
         fig.colorbar(image, ax=ax, label="PE(t, dimension)")
-    fig.suptitle(f"Sinusoidal positional encoding, {args.grid_length} positions × "
+    fig.suptitle(f"Sinusoidal positional encoding PE(t, ·) of position t, {args.grid_length} "
+                 f"positions × "
                  f"{args.grid_dim} dimensions: wavelengths from 2π up to 2π·base")
     save_figure(fig, path)
 
@@ -110,7 +111,8 @@ def plot_similarity(table: np.ndarray, path) -> None:
     gram = table @ table.T                                           # (T, T), PE(s)·PE(t)
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
     image = axes[0].imshow(gram, cmap="viridis", aspect="equal")
-    axes[0].set(title="PE(s)·PE(t): constant along diagonals", xlabel="position t",
+    axes[0].set(title="PE(s)·PE(t), PE(t) the encoding of position t: constant along "
+                      "diagonals", xlabel="position t",
                 ylabel="position s")
     fig.colorbar(image, ax=axes[0], label="dot product")
     T = len(table)
@@ -184,7 +186,7 @@ def train_steps(model: DelayCopy, optimizer, history: dict, start: int, args,
                                          args.length, args.vocab, args.delay)
             logits, _ = model(mg.tensor(tokens, device=args.device))
             loss = F.cross_entropy(logits, mg.tensor(targets, device=args.device),
-                                   ignore_index=-1)
+                                   ignore_index=-1, axis=-1)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -205,7 +207,8 @@ def plot_add_vs_concat(histories: dict, weights: dict, args, path) -> None:
         axes[0, 1].plot(histories[mode]["accuracy"], style, label=mode)
     axes[0, 0].axhline(np.log(args.vocab), color="gray", ls=":", label=f"chance ln {args.vocab}")
     axes[0, 0].set(title="training loss", xlabel="step", ylabel="cross-entropy (nats)")
-    axes[0, 1].set(title=f"accuracy of $y_t = x_{{t-{args.delay}}}$", xlabel="step",
+    axes[0, 1].set(title=f"accuracy of output $y_t = x_{{t-{args.delay}}}$ (x: input tokens)",
+                   xlabel="step",
                    ylabel="accuracy", ylim=(-0.03, 1.03))
     for ax in axes[0]:
         ax.legend()
@@ -291,7 +294,7 @@ def main(argv: list[str] | None = None) -> dict:
         with mg.no_grad():
             logits, w = model(mg.tensor(test_tokens, device=args.device))
             loss = F.cross_entropy(logits, mg.tensor(test_targets, device=args.device),
-                                   ignore_index=-1).item()
+                                   ignore_index=-1, axis=-1).item()
         asked = test_targets >= 0
         accuracy = float((logits.numpy().argmax(-1)[asked] == test_targets[asked]).mean())
         weights[mode] = w.numpy()[0]

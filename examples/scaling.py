@@ -30,14 +30,20 @@ Run:
     python3 examples/scaling.py --quick          # few small sizes, a few seconds
     python3 examples/scaling.py --lengths 64 256 1024 --dims 8 512
     python3 examples/scaling.py --train-dim 512          # part 3 with wider q and k
+
+No checkpoint and no --resume: the whole run takes seconds, and part 3's record (two models
+trained one after the other, each with its nn.Diagnostics history of per-step statistics and
+histograms) would have to be saved and restored whole for a resumed run to plot the same
+figure. Ctrl-C stops the run with one line; run it again to start over.
 """
 
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import (base_parser, parse_args, prepare_run, print_outputs, pyplot, save_figure,
-                     write_metrics)
+from _common import (base_parser, fail, parse_args, prepare_run, print_outputs, pyplot,
+                     save_figure, write_metrics)
 
+import sys
 import time
 import tracemalloc
 
@@ -88,8 +94,8 @@ def plot_saturation(results: dict, path) -> None:
     dims = results["dims"]
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.6), layout="constrained")
     panels = [("score_std", "std of the scores", "log"),
-              ("max_weight", "mean largest softmax weight", "linear"),
-              ("grad_scores_norm", "median ‖∂L/∂scores‖", "log")]
+              ("max_weight", "mean largest softmax weight max α", "linear"),
+              ("grad_scores_norm", "median ‖∂L/∂s‖", "log")]
     for ax, (key, label, yscale) in zip(axes, panels):
         for name, style in (("unscaled", "o-"), ("scaled", "s-")):
             tag = "q·k" if name == "unscaled" else "q·k / √d"
@@ -103,7 +109,9 @@ def plot_saturation(results: dict, path) -> None:
     axes[0].set_title("unscaled scores spread as √d")
     axes[1].set_title(f"softmax over {results['num_keys']} keys saturates")
     axes[2].set_title("…and its gradient vanishes")
-    fig.suptitle(f"Softmax saturation, random q, k ~ N(0, I), {results['trials']} trials per d")
+    fig.suptitle(f"Softmax saturation: scores s = q·k or q·k/√d, α = softmax(s), for random "
+                 f"q, k ~ N(0, I_d), {results['trials']} trials per d; L = Σᵢ gᵢαᵢ with "
+                 f"g ~ N(0, 1)")
     save_figure(fig, path)
 
 
@@ -288,8 +296,9 @@ def plot_cost(results: dict, path) -> None:
         ax.legend(fontsize=8)
     axes[0].set_title("time: GRU is sequential, attention is all-pairs")
     axes[1].set_title("memory: attention keeps (B, heads, L, L) weights")
-    fig.suptitle(f"One layer, forward + backward, B={results['batch']}, "
-                 f"E=H={results['embed_dim']}, heads={results['heads']}, on {results['device']}")
+    fig.suptitle(f"One layer, forward + backward: batch B = {results['batch']}, embedding "
+                 f"E = hidden H = {results['embed_dim']}, {results['heads']} heads, on "
+                 f"{results['device']}")
     save_figure(fig, path)
 
 
@@ -320,8 +329,21 @@ def main(argv: list[str] | None = None) -> dict:
     args = parse_args(parser, argv, dims=[2, 16, 128, 1024], trials=64,
                       lengths=[8, 16, 32], repeats=1, train_dim=64, train_steps=20,
                       diagnose_every=5)
+    if args.resume is not None:
+        fail("--resume: scaling.py keeps no checkpoint (the whole run takes seconds); run it "
+             "again without --resume")
     out = prepare_run(args)
+    try:
+        return run_all(args, out)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: scaling.py keeps no checkpoint (the run takes seconds); the "
+              f"parts that finished wrote their figures to {out}; run it again to start over",
+              file=sys.stderr)
+        raise SystemExit(130) from None
 
+
+def run_all(args, out) -> dict:
+    """Parts 1, 2 and 3 in turn, each writing its figure into `out`; then metrics.json."""
     saturation = run_saturation(args.dims, args.num_keys, args.trials, args.device)
     print(f"{'d':>6} | {'std unscaled':>12} {'std scaled':>10} | {'max α unsc.':>11} "
           f"{'max α sc.':>9} | {'‖∂L/∂s‖ unsc.':>13} {'‖∂L/∂s‖ sc.':>11}")

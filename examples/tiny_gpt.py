@@ -134,7 +134,7 @@ def evaluate(model: nn.TransformerLM, windows, batch: int, device: str) -> float
         for i in range(0, len(x), batch):
             logits = model(mg.tensor(x[i:i + batch], device=device))            # (B, T, V)
             loss = F.cross_entropy(logits, mg.tensor(y[i:i + batch], device=device),
-                                   reduction="sum")
+                                   reduction="sum", axis=-1)
             total += loss.item()
             count += y[i:i + batch].size
     model.train()
@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     def forward_backward(x, y):
         """Forward, loss and backward: the part of a step that mg.compile replays."""
-        loss = F.cross_entropy(model(x), y)                               # logits (B, T, V)
+        loss = F.cross_entropy(model(x), y, axis=-1)                      # logits (B, T, V)
         loss.backward()
         return loss
 

@@ -373,7 +373,7 @@ def forward_backward(model: Seq2Seq, src, src_len, tgt_in, tgt_out):
     """Teacher forcing on a padded batch (Tensors): mean cross-entropy over real target words,
     and its backward. The part of a step that mg.compile replays."""
     logits, _ = model(src, src_len, tgt_in)                          # (B, T, V)
-    loss = F.cross_entropy(logits, tgt_out, ignore_index=0)
+    loss = F.cross_entropy(logits, tgt_out, ignore_index=0, axis=-1)
     loss.backward()
     return loss
 

@@ -12,19 +12,20 @@ from .module import Module
 
 
 class CrossEntropyLoss(Module):
-    """Module form of `nn.functional.cross_entropy`: forward(logits (..., C), targets (...))."""
+    """Module form of `nn.functional.cross_entropy`: forward(logits (..., C), targets (...));
+    `axis=1` reads PyTorch's layout (N, C, d1, ...)."""
 
     def __init__(self, ignore_index: int | None = None, reduction: str = "mean",
-                 label_smoothing: float = 0.0, *, weight=None):
+                 label_smoothing: float = 0.0, *, weight=None, axis: int | None = None):
         super().__init__()
         self.ignore_index, self.reduction = ignore_index, reduction
-        self.label_smoothing, self.weight = label_smoothing, weight
+        self.label_smoothing, self.weight, self.axis = label_smoothing, weight, axis
 
     def forward(self, logits: mg.Tensor, targets) -> mg.Tensor:
         """logits: (..., C); targets: integer (...), or class probabilities (..., C). Returns
         the loss: () for "mean" and "sum", (...) for "none"."""
         return F.cross_entropy(logits, targets, self.ignore_index, self.reduction,
-                               self.label_smoothing, weight=self.weight)
+                               self.label_smoothing, weight=self.weight, axis=self.axis)
 
 
 class MSELoss(Module):
@@ -43,14 +44,16 @@ class MSELoss(Module):
 class NLLLoss(Module):
     """Module form of `nn.functional.nll_loss`."""
 
-    def __init__(self, weight=None, ignore_index: int | None = None, reduction: str = "mean"):
+    def __init__(self, weight=None, ignore_index: int | None = None, reduction: str = "mean",
+                 *, axis: int | None = None):
         super().__init__()
         self.weight, self.ignore_index, self.reduction = weight, ignore_index, reduction
+        self.axis = axis
 
     def forward(self, log_probs: mg.Tensor, targets) -> mg.Tensor:
         """log_probs: (..., C); targets: integer (...). Returns the loss."""
         return F.nll_loss(log_probs, targets, self.ignore_index, self.reduction,
-                          weight=self.weight)
+                          weight=self.weight, axis=self.axis)
 
 
 class BCELoss(Module):

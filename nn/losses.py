@@ -164,8 +164,15 @@ class CrossEntropy(mg.FusedFunction):
 
 def cross_entropy(logits: Tensor, targets, ignore_index: int | None = None,
                   reduction: str = "mean", label_smoothing: float = 0.0, *,
-                  weight=None) -> Tensor:
+                  weight=None, axis: int | None = None, dim: int | None = None) -> Tensor:
     """Softmax cross-entropy between `logits` (..., C) and integer class `targets` (...).
+
+    The class axis is the last one unless `axis` (or `dim`) names another: `axis=1` reads
+    PyTorch's layout (N, C, d1, ...) with targets (N, d1, ...), and "none" then returns
+    (N, d1, ...) as PyTorch does. Without `axis`, logits of three or more axes whose targets
+    fit both layouts (integer targets when every axis after the first has the same length,
+    probability targets always) raise and say which to write: the two readings give
+    different losses.
 
     ℓ_i = (1 − ε)·(−log p_{i,t_i}) + ε·mean_c(−log p_{i,c}), p = softmax(logits), ε =
     label_smoothing. Positions whose target equals `ignore_index` contribute 0 and no gradient;
@@ -182,6 +189,7 @@ def cross_entropy(logits: Tensor, targets, ignore_index: int | None = None,
     if logits.ndim == 0:
         raise ValueError("cross_entropy: logits must have a class axis, got a 0-d tensor")
     label_smoothing = check_constant("cross_entropy", "label_smoothing", label_smoothing)
+    logits, targets = _classes_last(logits, targets, axis, dim, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got "
                          f"{label_smoothing}")
@@ -196,6 +204,44 @@ def cross_entropy(logits: Tensor, targets, ignore_index: int | None = None,
     t = _targets_array(logits, targets, ignore_index, "cross_entropy")
     return CrossEntropy.apply(logits, targets=t.reshape(-1), ignore_index=ignore_index,
                               reduction=reduction, label_smoothing=label_smoothing)
+
+
+def _classes_last(scores: Tensor, targets, axis, dim, op: str):
+    """(scores, targets) with the class axis of `scores` moved last (and that of probability
+    targets with it). With no axis given the class axis is the last, and a reading that
+    PyTorch's layout (N, C, d1, ...) would also fit raises: see cross_entropy."""
+    if axis is not None and dim is not None:
+        raise TypeError(f"{op}: got axis={axis!r} and dim={dim!r}; they name the same argument "
+                        f"(NumPy's and PyTorch's spelling), pass one of them")
+    axis = dim if axis is None else axis
+    ndim = scores.ndim
+    probabilities = _are_probabilities(targets, scores)
+    if axis is None:
+        if ndim >= 3:
+            shape = tuple(scores.shape)
+            t_shape = tuple(targets.shape if hasattr(targets, "shape") else np.shape(targets))
+            last, torch_like = shape[:-1], shape[:1] + shape[2:]
+            if probabilities or t_shape == last == torch_like:
+                raise ValueError(
+                    f"{op}: input {shape} and targets {t_shape} fit two layouts that give "
+                    f"different losses: classes on the last axis (minigrad's (..., C)) or on "
+                    f"axis 1 (PyTorch's (N, C, d1, ...)); say which with axis=-1 or axis=1")
+            if t_shape == torch_like:
+                raise ValueError(
+                    f"{op}: targets {t_shape} fit input {shape} with the classes on axis 1 "
+                    f"(PyTorch's layout (N, C, d1, ...)), but the class axis is the last one "
+                    f"unless given: pass axis=1")
+        return scores, targets
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool) \
+            or not -ndim <= axis < ndim:
+        raise ValueError(f"{op}: axis {axis!r} is not an axis of input {tuple(scores.shape)}")
+    axis = int(axis) % ndim
+    if axis == ndim - 1:
+        return scores, targets
+    order = tuple(a for a in range(ndim) if a != axis) + (axis,)
+    if probabilities:
+        targets = _as_like(targets, scores).permute(*order)
+    return scores.permute(*order), targets
 
 
 def _are_probabilities(targets, logits: Tensor) -> bool:
@@ -229,14 +275,17 @@ def _targets_array(scores: Tensor, targets, ignore_index, op: str):
 
 
 def nll_loss(log_probs: Tensor, targets, ignore_index: int | None = None,
-             reduction: str = "mean", *, weight=None) -> Tensor:
+             reduction: str = "mean", *, weight=None, axis: int | None = None,
+             dim: int | None = None) -> Tensor:
     """Negative log-likelihood: ℓ_i = −log_probs[i, t_i], for log_probs (..., C) and targets
     (...); ignored targets contribute 0, "mean" averages over the kept ones. With class
     weights `weight` (C,), ℓ_i = −w_{t_i} log_probs[i, t_i] and "mean" divides by Σ w_{t_i},
-    as PyTorch's."""
+    as PyTorch's. The class axis is the last unless `axis` (or `dim`) names another, with
+    cross_entropy's rule for inputs that fit PyTorch's layout too."""
     _check_reduction(reduction, "nll_loss")
     if log_probs.ndim == 0:
         raise ValueError("nll_loss: log_probs must have a class axis, got a 0-d tensor")
+    log_probs, targets = _classes_last(log_probs, targets, axis, dim, "nll_loss")
     if weight is not None:
         return weighted_nll(log_probs, targets, weight, ignore_index, reduction, 0.0,
                             "nll_loss")

@@ -92,11 +92,14 @@ def plot_diagnostics(runs: dict, title: str | None = None,
                 axes[1, 2].plot(centres, counts / max(counts.sum(), 1), style,
                                 color=colours.get(name), label=label(run, name))
     axes[1, 1].axhline(-3, color="gray", ls=":", lw=1, label="10⁻³")
+    thresholds = sorted({d.saturation for d in runs.values()})
+    threshold = "/".join(f"{t:g}" for t in thresholds) or "?"
     titles = (("activation std", "std of the layer's output"),
-              ("saturated outputs (%)", "tanh/sigmoid |y| > s, attention rows max α > s"),
-              ("gradient reaching each output", "std of ∂L/∂y (log scale)"),
-              ("parameter gradients", "‖∂L/∂w‖ (log scale)"),
-              ("update-to-data ratio", "log10 std(Δw) / std(w)"),
+              (f"saturated outputs (%), threshold s = {threshold}",
+               "tanh/sigmoid |y| > s, attention rows max α > s"),
+              ("gradient reaching each output y", "std of ∂L/∂y, L the loss (log scale)"),
+              ("parameter gradients", "‖∂L/∂w‖ per weight w (log scale)"),
+              ("update-to-data ratio", "log10 std(Δw) / std(w), Δw one step's change"),
               ("activations at the last recorded step", "fraction of values"))
     for ax, (heading, ylabel) in zip(axes.ravel(), titles):
         ax.set_title(heading, fontsize=10)

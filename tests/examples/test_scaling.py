@@ -51,3 +51,19 @@ def test_quick_run(script, tmp_path):
     assert unscaled["q_weight_grad_norm_first"] > 2 * scaled["q_weight_grad_norm_first"]
     assert set(scaled["last_record"]["activations"]) == {"q_proj", "k_proj", "attention"}
 
+
+
+def test_ctrl_c_stops_in_one_line_and_resume_is_refused(script, tmp_path, monkeypatch, capsys):
+    def interrupted(*args, **kwargs):            # Ctrl-C during the first part: seconds saved
+        raise KeyboardInterrupt
+    monkeypatch.setattr(script, "run_saturation", interrupted)
+    with pytest.raises(SystemExit) as stop:
+        script.main(["--quick", "--out", str(tmp_path)])
+    assert stop.value.code == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("interrupted: scaling.py keeps no checkpoint")
+    assert not (tmp_path / "metrics.json").exists()
+    with pytest.raises(SystemExit) as refused:
+        script.main(["--quick", "--out", str(tmp_path), "--resume"])
+    assert refused.value.code == 2
+    assert "--resume: scaling.py keeps no checkpoint" in capsys.readouterr().err

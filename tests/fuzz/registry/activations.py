@@ -10,8 +10,8 @@ import numpy as np
 import minigrad as mg
 from minigrad.ops import activations as A
 
-from .core import (CHECK_SHAPES, REAL, Edges, OpInfo, _at, _off_kink, _shared_sigmoid, _sigmoid,
-                   _unary)
+from .core import (CHECK_SHAPES, REAL, Edges, OpInfo, Sample, _at, _off_kink, _shared_sigmoid,
+                   _sigmoid, _unary)
 
 
 _erf_scalar = np.vectorize(math.erf, otypes=[np.float64])
@@ -39,6 +39,10 @@ def _softplus(a, beta, threshold):
 def _elu(a, alpha, scale=1.0, input_scale=1.0):
     negative = alpha * np.expm1(np.minimum(a, 0) * input_scale)
     return (scale * np.where(a > 0, a, negative)).astype(a.dtype)
+
+
+GLU_SAMPLES = tuple(Sample((half, half), {"dim": dim}) for half, dim in [
+    ((1,), -1), ((1, 1), 0), ((2, 3), 0), ((3, 2), -1), ((2, 1), 1), ((1, 2, 2), 1)])
 
 
 def entries() -> list[OpInfo]:
@@ -108,4 +112,8 @@ def entries() -> list[OpInfo]:
                lambda a: (a * np.clip(a + 3, 0, 6) / 6).astype(a.dtype), **unary,
                valid=lambda a: _off_kink(a, -3) and _off_kink(a, 3), nonsmooth=True,
                spell="mg.hardswish({0})"))
+    # glu of the two halves joined: a ⊙ σ(b), and the halves may be of size 1
+    add(OpInfo("glu", A.Sigmoid, lambda a, b, dim: mg.glu(mg.cat([a, b], dim), dim),
+               lambda a, b, dim: a * _sigmoid(b), GLU_SAMPLES, GLU_SAMPLES[:3],
+               spell="mg.glu(mg.cat([{0}, {1}], {dim}), {dim})"))
     return ops

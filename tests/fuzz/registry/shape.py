@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 import minigrad as mg
+from minigrad.ops import indexing as I
 from minigrad.ops import shape as S
 
 from .core import CHECK_SHAPES, SHAPES, OpInfo, Sample, _broadcast, _sum_to, _unary, round_trip
@@ -74,6 +75,14 @@ ROLL_SAMPLES = (Sample(((1,),), {"shift": 1, "axis": 0}), Sample(((3,),), {"shif
                 Sample(((1, 1),), {"shift": 3, "axis": -1}), Sample(((2, 2),), {"shift": 1,
                                                                                 "axis": 0}))
 
+HSTACK_SAMPLES = tuple(Sample(p) for p in [((), ()), ((1,), (2,)), ((3,), ()), ((2, 1), (2, 3)),
+                                           ((1, 1), (1, 2), (1, 1)), ((2, 2, 1), (2, 1, 1))])
+VSTACK_SAMPLES = tuple(Sample(p) for p in [((), ()), ((1,), (1,)), ((3,), (1, 3)),
+                                           ((2, 3), (1, 3)), ((1, 1), (), (2, 1)),
+                                           ((1, 2, 2), (2, 2, 2))])
+UNBIND_SAMPLES = tuple(Sample((shape,), {"dim": dim}) for shape, dim in [
+    ((1,), 0), ((2, 3), 0), ((2, 3), -1), ((3,), -1), ((1, 1), 1), ((3, 2), 1), ((2, 1, 2), 1)])
+
 
 def entries() -> list[OpInfo]:
     ops: list[OpInfo] = []
@@ -134,4 +143,12 @@ def entries() -> list[OpInfo]:
                _unary([s for s in SHAPES if math.prod(s) % 2 == 0 or math.prod(s) == 1]),
                _unary([s for s in CHECK_SHAPES if math.prod(s) % 2 == 0 or math.prod(s) == 1]),
                spell="mg.cat({0}.reshape(-1).chunk(2)[::-1])"))
+    add(OpInfo("hstack", S.Concat, lambda *xs: mg.hstack(xs), lambda *arrays: np.hstack(arrays),
+               HSTACK_SAMPLES, spell=lambda names, o: f"mg.hstack([{', '.join(names)}])"))
+    add(OpInfo("vstack", S.Concat, lambda *xs: mg.vstack(xs), lambda *arrays: np.vstack(arrays),
+               VSTACK_SAMPLES, spell=lambda names, o: f"mg.vstack([{', '.join(names)}])"))
+    # the slices in reverse order, stacked back: each slice reaches its own place
+    add(OpInfo("unbind", I.GetItem, lambda x, dim: mg.stack(x.unbind(dim)[::-1], dim),
+               lambda a, dim: np.flip(a, dim), UNBIND_SAMPLES, UNBIND_SAMPLES[:3],
+               spell="mg.stack({0}.unbind({dim})[::-1], {dim})"))
     return ops

@@ -346,8 +346,9 @@ class _Checker:
             if node is None or id(node) in seen:
                 continue
             seen.add(id(node))
-            kept += [x for x in node.inputs
-                     if isinstance(x, mg.Tensor) and not (x.is_leaf and x.requires_grad)]
+            if node._freed:          # a node the walk ran (one whose gradient was None is not)
+                kept += [x for x in node.inputs
+                         if isinstance(x, mg.Tensor) and not (x.is_leaf and x.requires_grad)]
             stack += [x._fn for x in node.inputs]
         if kept:
             self.fail("eager", f"the freed graph still holds {len(kept)} tensor(s) with values")

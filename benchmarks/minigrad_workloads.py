@@ -138,3 +138,37 @@ class W4Minigrad:
 
     def outputs(self, out) -> dict[str, np.ndarray]:
         return w4_outputs(out.numpy(), {n: t.grad.numpy() for n, t in zip("qkv", self.qkv)})
+
+
+# -- the same steps under minigrad.compile: forward and backward replayed as array code -------
+
+class W0MinigradCompiled(W0Minigrad):
+    def __init__(self, problem: Problem):
+        super().__init__(problem)
+        self.step = mg.compile(super().step)
+
+
+class W1MinigradCompiled(W1Minigrad):
+    """zero_grad and the SGD step stay outside the compiled step (in-place updates are
+    refused inside it); forward, loss and backward are replayed."""
+
+    def __init__(self, problem: Problem):
+        super().__init__(problem)
+        self._loss_and_backward = mg.compile(self._forward_backward)
+
+    def _forward_backward(self, x, targets):
+        loss = F.cross_entropy(self.model(x), targets)
+        loss.backward()
+        return loss
+
+    def step(self):
+        self.optimizer.zero_grad()
+        loss = self._loss_and_backward(self.x, self.targets)
+        self.optimizer.step()
+        return loss
+
+
+class W2MinigradPrimitivesCompiled(W2MinigradPrimitives):
+    def __init__(self, problem: Problem):
+        super().__init__(problem)
+        self.step = mg.compile(super().step)

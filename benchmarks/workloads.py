@@ -46,23 +46,29 @@ class Workload:
     implementations: dict[str, Implementation]
 
 
-def _three(key: str, title: str, make_problem: Callable) -> Workload:
-    return Workload(key, title, make_problem, {
+def _three(key: str, title: str, make_problem: Callable, compiled: bool = False) -> Workload:
+    implementations = {
         "numpy": Implementation("numpy", f"{key}NumPy"),
         "minigrad": Implementation("minigrad", f"{key}Minigrad"),
         "torch": Implementation("torch", f"{key}Torch"),
-    })
+    }
+    if compiled:                          # minigrad.compile: the step captured and replayed
+        implementations["minigrad compiled"] = Implementation("minigrad",
+                                                              f"{key}MinigradCompiled")
+    return Workload(key, title, make_problem, implementations)
 
 
 WORKLOADS: dict[str, Workload] = {
     "W0": _three("W0", "per-op overhead: chain of mul/add on 4×4 float32, fwd+bwd",
-                 w0_problem),
+                 w0_problem, compiled=True),
     "W1": _three("W1", "MLP train step: B64, 784-256-256-10, ReLU, cross-entropy, SGD",
-                 w1_problem),
+                 w1_problem, compiled=True),
     "W2": Workload("W2", "GRU B32 T50 I64 H128, loss mean(h²), fwd+bwd", w2_problem, {
         "numpy": Implementation("numpy", "W2NumPy"),
         "minigrad nn.GRU": Implementation("minigrad", "W2MinigradGRU"),
         "minigrad primitives": Implementation("minigrad", "W2MinigradPrimitives"),
+        "minigrad primitives compiled": Implementation("minigrad",
+                                                       "W2MinigradPrimitivesCompiled"),
         "torch nn.GRU": Implementation("torch", "W2TorchGRU"),
         "torch primitives": Implementation("torch", "W2TorchPrimitives"),
         "tape floor, primitives": Implementation("tape", "W2TapeFloor"),
@@ -92,6 +98,10 @@ ROWS: list[Row] = [
     Row("W1 MLP train step", "W1", "minigrad", "torch", 1.10),
     Row("W2 GRU, nn.GRU", "W2", "minigrad nn.GRU", "torch nn.GRU", 1.10),
     Row("W2 GRU, from primitives", "W2", "minigrad primitives", "torch primitives", 1.6),
+    Row("W0 per-op overhead, compiled", "W0", "minigrad compiled", "torch", 1.3, unit="µs/op"),
+    Row("W1 MLP train step, compiled", "W1", "minigrad compiled", "torch", 1.05),
+    Row("W2 GRU, from primitives, compiled", "W2", "minigrad primitives compiled",
+        "torch primitives", 1.35),
     Row("W3 pre-LN encoder layer", "W3", "minigrad", "torch", 1.05),
 ] + [Row(f"W4 attention L={n}", "W4", "minigrad", "torch", 1.10, sizes={"length": n})
      for n in W4_LENGTHS]

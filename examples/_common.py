@@ -119,6 +119,36 @@ def base_parser(description: str | None, default_out: str) -> argparse.ArgumentP
     return parser
 
 
+def add_compile_flag(parser: argparse.ArgumentParser) -> None:
+    """--no-compile: run every training step eagerly instead of through `mg.compile`
+    (MINIGRAD_COMPILE=0 in the environment does the same)."""
+    parser.add_argument("--no-compile", dest="compile", action="store_false",
+                        help="run each training step eagerly, not captured and replayed by "
+                             "mg.compile (same numbers, slower; MINIGRAD_COMPILE=0 does the "
+                             "same)")
+
+
+def training_step(step, args: argparse.Namespace | None, cache_size: int = 16):
+    """`step` (forward, loss and backward; it returns the loss) as the script runs it:
+    captured once and replayed by `mg.compile` (bit for bit the eager step's numbers), or as
+    it is with --no-compile. The optimizer step and gradient clipping stay outside: they change
+    parameters in place, which a compiled step refuses."""
+    if args is not None and not getattr(args, "compile", True):
+        return step
+    return mg.compile(step, cache_size=cache_size)
+
+
+def compile_summary(step) -> dict:
+    """How the training steps ran: {"compiled": False} for an eager step, else the counts of
+    eager calls, captures and replays of `mg.compile`, with the last reason it ran eagerly."""
+    stats = getattr(step, "stats", None)
+    if stats is None:
+        return {"compiled": False}
+    return {"compiled": getattr(step, "enabled", True), "eager_calls": stats.eager,
+            "captures": stats.captures, "replays": stats.replays,
+            "last_reason": stats.reasons[-1] if stats.reasons else None}
+
+
 def prepare_run(args: argparse.Namespace) -> Path:
     """Seed the RNGs, check the device, keep freed memory for the next step (glibc), create
     the output folder; return the folder.
@@ -349,7 +379,9 @@ def load_checkpoint(path: str | Path, model, optimizer=None) -> dict:
 
 
 # Arguments that do not change what a run computes: a checkpoint may resume under others.
-NOT_CONFIG = ("out", "resume", "device", "started", "argv")
+# "compile": a compiled step computes exactly what the eager one does, so a run may resume
+# with or without it
+NOT_CONFIG = ("out", "resume", "device", "started", "argv", "compile")
 
 
 def run_config(args: argparse.Namespace, ignore: Iterable[str] = ()) -> dict:

@@ -1,5 +1,5 @@
-"""The encoder–decoder bottleneck (claim C12): accuracy against sentence length, with and
-without attention, for two sizes of the one vector.
+"""The encoder–decoder bottleneck (claim C12, see examples/README.md): accuracy against
+sentence length, with and without attention, for two sizes of the one vector.
 
 Without attention the decoder starts from the encoder's last state and sees nothing else, so
 the whole source sentence has to fit in that one H-dimensional vector. With attention the

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import _common  # noqa: F401  (first: limits BLAS threads before NumPy loads)
 
+import functools
 import hashlib
 import math
 import time
@@ -53,8 +54,9 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, base_parser, limit_blas_threads,
-                     parse_args, prepare_run, print_outputs, pyplot, save_figure, write_metrics)
+from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, base_parser,
+                     limit_blas_threads, parse_args, prepare_run, print_outputs, pyplot,
+                     save_figure, training_step, write_metrics)
 
 import minigrad as mg
 import nn
@@ -555,14 +557,21 @@ def run_progress(config: Config, steps: int, seconds: float) -> float:
     return max(by_steps, by_time)
 
 
-def train_step(model, optimizer, batch: Batch, lr: float, clip: float, device: str,
-               label_smoothing: float = 0.0) -> float:
-    logits, _ = model(mg.tensor(batch.letters, device=device),
-                      mg.tensor(batch.tgt_in, device=device))             # (B, T, V)
-    loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=PAD,
-                           label_smoothing=label_smoothing)
-    optimizer.zero_grad()
+def forward_backward(model, letters, tgt_in, tgt_out, label_smoothing: float = 0.0):
+    """Loss and backward on one batch (Tensors): the part of a step mg.compile replays."""
+    logits, _ = model(letters, tgt_in)                                   # (B, T, V)
+    loss = F.cross_entropy(logits, tgt_out, ignore_index=PAD, label_smoothing=label_smoothing)
     loss.backward()
+    return loss
+
+
+def train_step(model, optimizer, batch: Batch, lr: float, clip: float, device: str,
+               label_smoothing: float = 0.0, run=None) -> float:
+    run = run or functools.partial(forward_backward, model)      # `run`: compiled, or not
+    optimizer.zero_grad()
+    loss = run(*(mg.tensor(a, device=device) for a in (batch.letters, batch.tgt_in,
+                                                       batch.tgt_out)),
+               label_smoothing=label_smoothing)
     nn.clip_grad_norm(model.parameters(), clip)
     for group in optimizer.param_groups:
         group["lr"] = lr
@@ -594,6 +603,7 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
     # the budget's clock: CPU seconds of this process (one BLAS thread: the wall-clock time of
     # an idle core, and unaffected by other jobs on a shared machine), or wall-clock seconds
     clock = time.process_time if config.clock == "cpu" else time.perf_counter
+    run = training_step(functools.partial(forward_backward, model), args, cache_size=32)
     # the budget (steps, minutes) may grow on --resume; every other setting must match
     checkpoint = Checkpoint(out / CHECKPOINT_NAME, args, model, optimizer,
                             config={k: v for k, v in asdict(config).items()
@@ -627,7 +637,7 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
                     lr = learning_rate(config, run_progress(config, steps,
                                                             history["train_seconds"]))
                     loss = train_step(model, optimizer, batch, lr, config.clip, device,
-                                      config.label_smoothing)
+                                      config.label_smoothing, run)
                     history["train_seconds"] += clock() - tick
                     history["wall_seconds"] += time.perf_counter() - wall
                     history["epoch_step"] += 1
@@ -784,6 +794,7 @@ def errors_markdown(errors: list[dict]) -> str:
 
 def build_parser():
     parser = base_parser(__doc__, default_out="runs/g2p")
+    add_compile_flag(parser)
     parser.add_argument("--model", choices=("gru", "transformer"), default=None,
                         help="gru (default) or transformer")
     parser.add_argument("--attention", choices=("dot", "additive"), default=None,

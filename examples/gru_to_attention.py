@@ -1,4 +1,5 @@
-"""From a GRU to a Transformer layer, one freed dependency at a time (claims C1, C2, text 000).
+"""From a GRU to a Transformer layer, one freed dependency at a time (claims C1, C2 of text 000;
+see examples/README.md).
 
 The task (long-range recall with overwrites). A sequence holds P "pair" tokens, each a key k
 and a value v written as one token (k, v), then Q "query" tokens ?k. At each query position the

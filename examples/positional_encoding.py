@@ -1,7 +1,7 @@
 """Sinusoidal positional encoding: the grid, the shift-is-a-rotation property, add vs concat.
 
-Claims C8, C9, C20. The encoding (texts 001, 002; the base is a parameter, 002 uses 10⁴ and 001
-writes 10⁵):
+Claims C8, C9, C20 (examples/README.md lists the claims and the texts). The encoding (texts
+001, 002; the base is a parameter, 002 uses 10⁴ and 001 writes 10⁵):
 
     PE(t, 2i) = sin(t ω_i),   PE(t, 2i+1) = cos(t ω_i),   ω_i = base^(−2i/D)
 

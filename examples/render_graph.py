@@ -11,7 +11,7 @@ Three pictures, each written as SVG and PNG:
     soft_vs_hard     the same lookup done with soft attention (softmax of q·k) and with hard
                      attention (one-hot of the best key), after backward, coloured by gradient
                      norm on a scale from 0: in the hard lookup the query and the keys get
-                     no gradient at all, only the values do (claim C18)
+                     no gradient at all, only the values do (claim C18, see examples/README.md)
 
 Tensor nodes show names, shapes and dtypes; operations are named after their Function class.
 Nothing is trained, so this runs in seconds; --quick is accepted like in every example

@@ -1,5 +1,7 @@
 """Two scaling laws of attention: the 1/√d in the scores, and the L² cost in sequence length.
 
+(Claims C4 and C15: see examples/README.md.)
+
 Part 1 (claim C4). For random q, k ~ N(0, I_d) the dot product q·k has variance d. Without the
 1/√d factor the scores spread as √d, the softmax saturates (one weight → 1, the rest → 0) and
 the gradient that reaches the scores,

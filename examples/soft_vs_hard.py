@@ -1,4 +1,5 @@
-"""Soft attention learns where to look; hard lookups cannot (claim C18, text 004).
+"""Soft attention learns where to look; hard lookups cannot (claim C18, text 004;
+see examples/README.md).
 
 A key–value retrieval task. Each example holds N random keys x_1..x_N (B, N, D) with random
 values v_1..v_N (B, N, Dv); the query is a hidden fixed rotation A of one key plus noise,

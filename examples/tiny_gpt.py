@@ -1,4 +1,5 @@
-"""A tiny decoder-only Transformer that learns to write Python, one character at a time (C21).
+"""A tiny decoder-only Transformer that learns to write Python, one character at a time (claim
+C21, see examples/README.md).
 
 Decoder-only Transformers (masked self-attention only, the input and the output in one sequence)
 became the default design. This script trains one (nn.TransformerLM: token and
@@ -26,7 +27,8 @@ Run:
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, as_list, base_parser, fail,
+from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, as_list,
+                     base_parser, compile_summary, fail, training_step,
                      load_checkpoint, parse_args, positive_int, prepare_run, print_outputs,
                      pyplot, save_figure, write_metrics)
 
@@ -182,6 +184,7 @@ def plot_losses(history: dict, final_val: float, args, path) -> None:
 
 def main(argv: list[str] | None = None) -> dict:
     parser = base_parser(__doc__, default_out="runs/tiny_gpt")
+    add_compile_flag(parser)
     parser.add_argument("--steps", type=positive_int, default=3000, help="maximum training steps")
     parser.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
                         help="stop this run's training after this many seconds of wall time")
@@ -231,6 +234,14 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"model: {args.layers} layers, d_model {args.d_model}, {args.heads} heads, ff "
           f"{args.ff}, context {args.context}: {num_params:,} parameters")
     history = {"step": [], "train": [], "val": [], "elapsed": []}
+
+    def forward_backward(x, y):
+        """Forward, loss and backward: the part of a step that mg.compile replays."""
+        loss = F.cross_entropy(model(x), y)                               # logits (B, T, V)
+        loss.backward()
+        return loss
+
+    run_step = training_step(forward_backward, args)
     val_windows = fixed_windows(val_data, args.eval_windows, args.context)
     eval_batch = max(args.batch, 32)
     start, cpu_start = time.perf_counter(), time.process_time()
@@ -262,10 +273,9 @@ def main(argv: list[str] | None = None) -> dict:
                         group["lr"] = learning_rate(args, step, elapsed)
                     x, y = random_windows(train_data, np.random.default_rng([args.seed, step]),
                                           args.batch, args.context)
-                    logits = model(mg.tensor(x, device=args.device))             # (B, T, V)
-                    loss = F.cross_entropy(logits, mg.tensor(y, device=args.device))
                     optimizer.zero_grad()
-                    loss.backward()
+                    loss = run_step(mg.tensor(x, device=args.device),
+                                    mg.tensor(y, device=args.device))
                     nn.clip_grad_norm(model.parameters(), 1.0)
                     optimizer.step()
                     step += 1
@@ -304,6 +314,7 @@ def main(argv: list[str] | None = None) -> dict:
                "final_val_bits_per_char": final_val / math.log(2),
                "final_train_loss_nats_per_char": history["train"][-1] if history["train"] else None,
                "steps": step, "stopped_by": stopped_by,
+               "training_step": compile_summary(run_step),
                "train_seconds_this_run": train_seconds,
                "train_cpu_seconds_this_run": train_cpu_seconds,
                "elapsed_seconds_total": history["elapsed"][-1] if history["elapsed"] else 0.0,

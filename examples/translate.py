@@ -31,6 +31,7 @@ Training pads each batch, masks padded source positions out of the attention (Tr
 allowed) and ignores padded target positions in the cross-entropy. Evaluation decodes
 held-out sentences greedily and with beam search and reports exact match and token
 accuracy; attention heat-maps show which source word each output word looked at (C14).
+C12, C13, C14 are claims of the texts the examples check: see examples/README.md.
 
 Run (from the repository root):
 
@@ -48,10 +49,11 @@ checkpoint.npz.
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, as_list, base_parser, parse_args,
-                     positive_int, prepare_run, print_outputs, pyplot, save_figure,
-                     write_metrics)
+from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, as_list,
+                     base_parser, compile_summary, parse_args, positive_int, prepare_run,
+                     print_outputs, pyplot, save_figure, training_step, write_metrics)
 
+import functools
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -297,13 +299,19 @@ class Seq2Seq(nn.Module):
         self.combine = nn.Linear(H if attention == "none" else 2 * H, H)
         self.out = nn.Linear(H, tgt_vocab)
 
-    def encode(self, src, src_len: np.ndarray):
-        """src (B, S) ids -> (states (B, S, H), last real state (B, H), mask bool (B, 1, S))."""
+    def encode(self, src, src_len):
+        """src (B, S) ids, src_len (B,) lengths (an integer Tensor or array) -> (states
+        (B, S, H), last real state (B, H), mask bool (B, 1, S)). Both the last state and the
+        mask are operations on the lengths, so a compiled training step computes them again
+        for each batch."""
         states, _ = self.encoder(self.src_embed(src))               # (B, S, H)
-        B, S = states.shape[0], states.shape[1]
+        B, S, device = states.shape[0], states.shape[1], states.device
+        lengths = src_len if isinstance(src_len, mg.Tensor) else mg.tensor(src_len,
+                                                                          device=device)
         # the state after each sentence's last real word, not after its padding
-        last = states[np.arange(B), np.asarray(src_len) - 1]        # (B, H)
-        mask = nn.padding_mask(np.asarray(src_len), S, device=states.device)  # (B, 1, S)
+        last = states[mg.arange(B, device=device), lengths - 1]     # (B, H)
+        # True where the key position holds a real word (nn.padding_mask's mask)
+        mask = (mg.arange(S, device=device) < lengths.unsqueeze(1)).unsqueeze(1)  # (B, 1, S)
         return states, last, mask
 
     def _readout(self, h, memory, mask):
@@ -471,14 +479,23 @@ def evaluate(model: Seq2Seq, pairs: list[Pair], vocabs: tuple[Vocab, Vocab], bea
 # ------------------------------------------------------------------------------------------
 # Training
 
-def train_step(model: Seq2Seq, optimizer, scheduler, batch: Batch, clip: float,
-               device: str) -> float:
-    """One teacher-forced step on a padded batch: mean cross-entropy over real target words."""
-    logits, _ = model(mg.tensor(batch.src, device=device), batch.src_len,
-                      mg.tensor(batch.tgt_in, device=device))        # (B, T, V)
-    loss = F.cross_entropy(logits, batch.tgt_out, ignore_index=0)
-    optimizer.zero_grad()
+def forward_backward(model: Seq2Seq, src, src_len, tgt_in, tgt_out):
+    """Teacher forcing on a padded batch (Tensors): mean cross-entropy over real target words,
+    and its backward. The part of a step that mg.compile replays."""
+    logits, _ = model(src, src_len, tgt_in)                          # (B, T, V)
+    loss = F.cross_entropy(logits, tgt_out, ignore_index=0)
     loss.backward()
+    return loss
+
+
+def train_step(model: Seq2Seq, optimizer, scheduler, batch: Batch, clip: float,
+               device: str, run=None) -> float:
+    """One teacher-forced step on a padded batch. `run`: `forward_backward` with the model
+    bound, compiled or not (default: eager)."""
+    run = run or functools.partial(forward_backward, model)
+    optimizer.zero_grad()
+    loss = run(*(mg.tensor(a, device=device)
+                 for a in (batch.src, batch.src_len, batch.tgt_in, batch.tgt_out)))
     nn.clip_grad_norm(model.parameters(), clip)
     optimizer.step()
     scheduler.step()
@@ -528,6 +545,8 @@ def train(config: Config, out: Path, seed: int, device: str = "cpu", resume: Pat
     # exact match on the first 200 held-out sentences, four times per epoch (not timed)
     curve_pairs, eval_every = test_pairs[:200], max(1, steps_per_epoch // 4)
     order_rng = np.random.default_rng(seed + 1)
+    # one capture per padded batch shape (B, S, T)
+    run = training_step(functools.partial(forward_backward, model), args, cache_size=32)
     # more epochs continue the same run (the schedule does not depend on them)
     settings = {k: v for k, v in asdict(config).items() if k != "epochs"}
     with Checkpoint(out / CHECKPOINT_NAME, args, model, optimizer, scheduler,
@@ -554,7 +573,8 @@ def train(config: Config, out: Path, seed: int, device: str = "cpu", resume: Pat
                 for i in range(position * config.batch_size, len(order), config.batch_size):
                     batch = make_batch([train_pairs[j] for j in order[i:i + config.batch_size]],
                                        src_vocab, tgt_vocab)
-                    loss = train_step(model, optimizer, scheduler, batch, config.clip, device)
+                    loss = train_step(model, optimizer, scheduler, batch, config.clip, device,
+                                      run)
                     history["loss"].append(loss)
                     bar.update(loss, epoch=epoch + 1)
                     if len(history["loss"]) % eval_every == 0:       # the learning curve
@@ -584,7 +604,8 @@ def train(config: Config, out: Path, seed: int, device: str = "cpu", resume: Pat
                "eval_seconds": time.perf_counter() - start,
                "n_train": len(train_pairs), "n_test": len(test_pairs),
                "n_parameters": int(sum(p.data.size for p in model.parameters())),
-               "steps": len(history["loss"]), "vocabs": vocabs, "test_pairs": test_pairs}
+               "steps": len(history["loss"]), "vocabs": vocabs, "test_pairs": test_pairs,
+               "training_step": compile_summary(run)}
     return model, results
 
 
@@ -682,6 +703,7 @@ def config_from_args(args) -> Config:
 
 def build_parser():
     parser = base_parser(__doc__, default_out="runs/translate-{attention}")
+    add_compile_flag(parser)
     parser.add_argument("--attention", choices=ATTENTIONS, default="additive",
                         help="decoder attention (default: additive)")
     parser.add_argument("--epochs", type=positive_int, default=None,
@@ -729,6 +751,7 @@ def main(argv: list[str] | None = None) -> dict:
         "quick": args.quick, "config": vars(config),
         "n_train": results["n_train"], "n_test": results["n_test"],
         "n_parameters": results["n_parameters"], "steps": results["steps"],
+        "training_step": results["training_step"],
         "epochs": history["epochs_done"],
         "first_loss": history["loss"][0], "final_loss": float(np.mean(history["loss"][-20:])),
         "train_seconds": round(history["train_seconds"], 2),

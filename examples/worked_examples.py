@@ -1,4 +1,5 @@
-"""The source texts' worked numbers, recomputed exactly with minigrad.
+"""The source texts' worked numbers, recomputed exactly with minigrad (the texts and the
+claims C1, C3, C16, C17: see examples/README.md).
 
 Each worked example in the texts (cosine-like dot products of unit vectors, a decoder step over
 four encoder states, "I love pizza" with one and with two heads, the GRU unrolled into a sum of

@@ -18,16 +18,18 @@ from .function import Function, FusedFunction
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, name_scope, no_grad,
                         set_grad_enabled)
 from .backend import Backend, cuda_available, manual_seed, register_backend, unregister_backend
-from .creation import (arange, empty, eye, full, get_rng_state, linspace, logspace, ones,
+from .creation import (arange, empty, eye, from_numpy, full, get_rng_state, linspace, logspace, ones,
                        ones_like, rand, randint, randn, randperm, set_rng_state, tensor,
                        tril_indices, triu_indices, zeros, zeros_like)
 from .threads import get_num_threads, set_num_threads
 from .gradcheck import GradcheckError, check_backward, gradcheck
 from .ops import *  # noqa: F401,F403  (the operations: exactly the names in ops.__all__)
 from . import ops as _ops
+from . import linalg
+from .compiled import compile
 
-float32 = "float32"
-float64 = "float64"
+# dtype names as PyTorch spells them (mg.tensor(x, dtype=mg.int64), t.to(mg.float64))
+float32, float64, int32, int64, bool = "float32", "float64", "int32", "int64", "bool"
 
 __all__ = [
     "Tensor", "Function", "FusedFunction", "tensor", "zeros", "ones", "full", "empty",
@@ -35,7 +37,8 @@ __all__ = [
     "randn", "randperm", "tril_indices", "triu_indices", "manual_seed", "get_rng_state",
     "set_rng_state", "get_num_threads", "set_num_threads",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "grad",
-    "name_scope", "detect_anomaly", "tune_malloc",
+    "name_scope", "detect_anomaly", "tune_malloc", "compile",
     "gradcheck", "check_backward", "GradcheckError", "cuda_available", "Backend",
-    "register_backend", "unregister_backend", "viz", "float32", "float64",
+    "register_backend", "unregister_backend", "viz", "linalg", "from_numpy", "float32",
+    "float64", "int32", "int64", "bool",
 ] + _ops.__all__

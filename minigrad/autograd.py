@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 
-from . import anomaly, inplace
+from . import anomaly, inplace, recording
 from .backend import backend_of
 from .function import Function, FusedFunction  # noqa: F401  (their home before function.py)
 from .gradients import _RELEASED, IndexedGradient, release
@@ -44,6 +44,9 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
     owned: set[int] = set()           # keys whose gradient buffer the walk made itself
     tensors: dict[int, object] = {}   # key -> tensor, for every tensor that has a gradient
     waiting: list[int] = []           # keys of tensors made by operations, newest first off
+    recorder = recording.recorder()   # minigrad.compile capturing a step records the walk
+    if recorder is not None:
+        recorder.walk_begin(roots)
     for root, g in zip(roots, root_grads):
         _receive(grads, owned, tensors, waiting, root, g, create_graph)
     results: dict[int, tuple] = {}
@@ -60,7 +63,10 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                 g, is_owned = _report(results, capture_ids, tensor, g, is_owned, create_graph)
             fn = tensor._fn
             done.append(fn)
-            for x, gx in zip(fn.inputs, _call_backward(fn, g, create_graph, checked)):
+            input_grads = _call_backward(fn, g, create_graph, checked)
+            if recorder is not None:
+                recorder.visit(fn, input_grads)
+            for x, gx in zip(fn.inputs, input_grads):
                 if gx is None or not x._requires_grad:
                     continue
                 data = x.data     # fast path: an array of x's type, shape and dtype fits as it is
@@ -69,7 +75,9 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                     gx = _conform(gx, x, fn, create_graph)
                 if checked:
                     anomaly.check_gradient(fn, gx)
-                _receive(grads, owned, tensors, waiting, x, gx, create_graph)
+                kind = _receive(grads, owned, tensors, waiting, x, gx, create_graph)
+                if recorder is not None:
+                    recorder.edge(x, kind)
         for key, leaf in tensors.items():          # only leaves are left now
             _report(results, None, leaf, grads[key], key in owned, create_graph)
     if not retain_graph:
@@ -78,21 +86,22 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
 
 
 def _receive(grads: dict, owned: set, tensors: dict, waiting: list, x, g,
-             create_graph: bool) -> None:
+             create_graph: bool) -> str:
     """x receives the gradient g. The first time, x joins the walk under its key (a tensor made
     by an operation waits on the heap) and g is kept as it is (it may be shared: Add returns
-    one array for both inputs); later gradients are added to it by `_accumulate`."""
+    one array for both inputs); later gradients are added to it by `_accumulate`. Returns what
+    was done: "set", or `_accumulate`'s kind."""
     x_fn = x._fn
     # ~(creation number) of x's Function, a negative int, so the newest comes off the min-heap
     # first; id() for a leaf, which is never on the heap
     key = id(x) if x_fn is None else ~x_fn.sequence
     if key in tensors:
-        _accumulate(grads, owned, key, g, create_graph)
-        return
+        return _accumulate(grads, owned, key, g, create_graph)
     tensors[key] = x
     grads[key] = g
     if x_fn is not None:
         heapq.heappush(waiting, key)
+    return "set"
 
 
 def _report(results: dict, capture_ids, tensor, g, is_owned: bool, create_graph: bool):
@@ -130,23 +139,28 @@ def _conform(g, x, fn, create_graph: bool):
     return g
 
 
-def _accumulate(grads: dict, owned: set, key: int, g, create_graph: bool) -> None:
+def _accumulate(grads: dict, owned: set, key: int, g, create_graph: bool) -> str:
     """Add g into grads[key] (stored as it is when there is none yet). The second gradient
     makes a new buffer, owned by the walk by construction; later ones add into that buffer in
-    place. Recording, always `previous + g`."""
+    place. Recording, always `previous + g`. Returns which it did ("set", "copy" then add, or
+    "add"), for a compiled step to replay the same."""
     previous = grads.get(key)
     if previous is None:
         grads[key] = g
-    elif create_graph:
+        return "set"
+    if create_graph:
         grads[key] = previous + g
+        return "add"
+    kind = "add"
+    if key not in owned:
+        previous = grads[key] = _dense(previous, copy=True)
+        owned.add(key)
+        kind = "copy"
+    if type(g) is IndexedGradient:
+        g.add_into(previous)
     else:
-        if key not in owned:
-            previous = grads[key] = _dense(previous, copy=True)
-            owned.add(key)
-        if type(g) is IndexedGradient:
-            g.add_into(previous)
-        else:
-            previous += g                         # a real array (never a NumPy scalar)
+        previous += g                             # a real array (never a NumPy scalar)
+    return kind
 
 
 def _dense(g, copy: bool = False):
@@ -233,12 +247,19 @@ def backward(tensor, grad=None, retain_graph=False, create_graph=False) -> None:
                            f"computed under no_grad, or it is an integer or bool tensor, which "
                            f"never carries a gradient)")
     root_grad = _root_grad(tensor, grad, "backward", create_graph)
+    recorder = recording.recorder()   # minigrad.compile capturing a step records where it lands
+    if recorder is not None:
+        recorder.backward_root(tensor, grad, root_grad, create_graph)
     results = compute_gradients([tensor], [root_grad], retain_graph or create_graph,
                                 create_graph)
+    if recorder is not None:
+        recorder.landings(results)
     for t, g, is_owned in results.values():
         if not create_graph:
             g = Tensor._from_array(g if is_owned else g.copy())   # never shared with anyone
         t.grad = g if t.grad is None else t.grad + g
+    if recorder is not None:
+        recorder.walk_end()
 
 
 def _root_grad(tensor, grad, op, create_graph):

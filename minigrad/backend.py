@@ -20,6 +20,16 @@ from ._erf import fast_erf, fast_erfc
 _RNG_STATE_BYTES = 37          # PCG64: state and increment (16 bytes each), a flag, a uint32
 
 
+class _Draws:
+    """How many random arrays were drawn so far, on any device: `minigrad.compile` tells the
+    draws of a step's operations from draws outside them."""
+
+    count = 0
+
+
+DRAWS = _Draws()
+
+
 class Backend:
     """The NumPy backend, device "cpu". Subclasses override what differs on their device."""
 
@@ -98,6 +108,7 @@ class Backend:
 
     def random(self, kind: str, shape: tuple[int, ...], dtype, index: int | None = None):
         """Random numbers of `kind` ("uniform" in [0, 1) or "normal") on this device."""
+        DRAWS.count += 1
         if kind == "uniform":
             out = self._rng.random(shape, dtype=np.float64)
         else:
@@ -183,6 +194,7 @@ class CupyBackend(Backend):
                                   "manual_seed restarts the GPU's random numbers")
 
     def random(self, kind, shape, dtype, index=None):
+        DRAWS.count += 1
         cupy = self._load()
         with cupy.cuda.Device(index or 0):
             if kind == "uniform":

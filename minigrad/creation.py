@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from .backend import CPU, parse_device
+from .recording import recorder as _recorder
 from .tensor import DEFAULT_FLOAT, Tensor
 
 
@@ -17,6 +18,14 @@ def tensor(data, dtype=None, requires_grad: bool = False, device="cpu") -> Tenso
     and bool data keep their kind (and cannot require grad).
     """
     return Tensor(data, dtype=dtype, requires_grad=requires_grad, device=device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """torch.from_numpy: a tensor that SHARES the NumPy array's memory (a change through either
+    shows in the other), with its dtype; no copy, no gradient."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
+    return Tensor._from_array(array)
 
 
 def _shape(op: str, shape) -> tuple[int, ...]:
@@ -134,6 +143,9 @@ def _random(kind, shape, dtype, requires_grad, device) -> Tensor:
     backend, index = parse_device(device)
     dtype = np.dtype(DEFAULT_FLOAT if dtype is None else dtype)
     t = Tensor._from_array(backend.random(kind, _shape("randn" if kind == "normal" else "rand", shape), dtype, index))
+    recorder = _recorder()
+    if recorder is not None:                  # drawn again at every replay of a compiled step
+        recorder.random_tensor(t, kind, backend, index, requires_grad)
     if requires_grad:
         t.requires_grad = True
     return t

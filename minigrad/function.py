@@ -22,10 +22,12 @@ import numpy as _numpy
 
 from . import anomaly, inplace
 from . import tensor as _tensor_module    # its one late binding gives `ops` and `autograd`
+from ._errors import restated
 from .backend import _BY_ARRAY_TYPE, backend_of_inputs
 from .backend import CPU as _CPU
 from .gradients import _RELEASED
 from .grad_mode import STATE
+from .recording import SLOT as _RECORDING
 from .tensor import Tensor
 
 
@@ -125,6 +127,8 @@ class Function:
     def apply(cls, *inputs, **options):
         """`cls(**options).forward` on the inputs' arrays, as a Tensor linked into the graph
         when grad mode is on and an input requires grad."""
+        if _RECORDING.recorder is not None:          # minigrad.compile is capturing a step
+            return _RECORDING.recorder.apply(cls, inputs, options)
         try:
             arrays = [t.data for t in inputs] or [None]
         except AttributeError:                   # not a Tensor: the full check names it
@@ -144,7 +148,7 @@ class Function:
             if str(error).startswith(cls.__name__):
                 raise
             shapes = ", ".join(f"{tuple(t.shape)} {t.dtype}" for t in inputs)
-            raise type(error)(f"{cls.__name__}: {error} (inputs: {shapes})") from error
+            raise restated(error, f"{cls.__name__}: {error} (inputs: {shapes})") from error
         if type(out) is not _ndarray and type(out) not in _BY_ARRAY_TYPE:
             out = backend.xp.asarray(out)           # NumPy returns scalars from 0-d operands
         result = _new_tensor(Tensor)                 # Tensor._from_array(out), checked above
@@ -232,3 +236,4 @@ class FusedFunction(Function):
         for i, g in zip(wanted, found):
             grads[i] = g
         return tuple(grads)
+

@@ -232,8 +232,10 @@ class AutodiffNamespace:
 
     def sum(self, x, axis=None, keepdims=False): return ops.sum(self._lift(x), axis, keepdims)
     def mean(self, x, axis=None, keepdims=False): return ops.mean(self._lift(x), axis, keepdims)
-    def max(self, x, axis=None, keepdims=False): return ops.max(self._lift(x), axis, keepdims)
-    def min(self, x, axis=None, keepdims=False): return ops.min(self._lift(x), axis, keepdims)
+    def max(self, x, axis=None, keepdims=False):
+        return ops.max(self._lift(x), axis=axis, keepdims=keepdims)
+    def min(self, x, axis=None, keepdims=False):
+        return ops.min(self._lift(x), axis=axis, keepdims=keepdims)
     amax, amin = max, min
     def var(self, x, axis=None, keepdims=False, ddof=0):
         return ops.var(self._lift(x), axis, keepdims, ddof)

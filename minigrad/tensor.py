@@ -13,13 +13,24 @@ import numpy as np
 import weakref
 
 from . import inplace
+from ._errors import restated
 from .backend import _BY_ARRAY_TYPE as _ARRAY_TYPES
 from .backend import CPU, backend_of, is_array, parse_device
 from ._axes import FIRST_AXIS, LAST_AXIS, DefaultAxis  # noqa: F401  (re-exported)
 from .grad_mode import STATE as _grad_state
+from .recording import recorder as _recorder
 
 DEFAULT_FLOAT = np.float32
 
+
+
+def _is_dtype(value) -> bool:
+    """Whether `value` names a dtype ("float64", np.int64), not a device ("cpu", "cuda:1")."""
+    try:
+        np.dtype(value)
+    except TypeError:
+        return False
+    return not isinstance(value, str) or value.split(":")[0] not in ("cpu", "cuda")
 
 
 def _normalise_dtype(dtype):
@@ -244,6 +255,7 @@ class Tensor:
     # -- transfers and conversions --------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """A host NumPy copy of this tensor's values (writing to it leaves the tensor alone)."""
+        _report_read(self, "numpy()")
         host = backend_of(self.data).to_numpy(self.data)
         if isinstance(self.data, np.ndarray) and np.may_share_memory(host, self.data):
             host = host.copy()
@@ -253,6 +265,7 @@ class Tensor:
         """`np.asarray(t)`: the tensor's own array when no copy is asked for, read-only when
         the tensor requires grad (the graph may have saved it for backward, and writing
         through it would silently corrupt gradients); `np.array(t)` copies."""
+        _report_read(self, "np.asarray()")
         if backend_of(self.data) is not CPU:
             raise TypeError(f"cannot convert a tensor on {self.device} to NumPy implicitly; "
                             f"call .numpy() or .cpu()")
@@ -312,9 +325,19 @@ class Tensor:
                                formatter={"all": lambda v: format(v.item(), spec)})
         return f"tensor({body})"
 
-    def to(self, device) -> "Tensor":
-        """This tensor on `device` ("cpu", "cuda", "cuda:1"); differentiable."""
-        return ops.to_device(self, device)
+    def to(self, *where, device=None, dtype=None) -> "Tensor":
+        """This tensor on `device` ("cpu", "cuda", "cuda:1") and/or in `dtype`, given by keyword
+        or positionally as PyTorch's `to` takes them (`t.to("cuda")`, `t.to(mg.float64)`,
+        `t.to("cpu", "float64")`, `t.to(other)` for other's device and dtype); differentiable."""
+        for arg in where:
+            if isinstance(arg, Tensor):
+                device, dtype = arg.device, arg.dtype
+            elif _is_dtype(arg):
+                dtype = arg
+            else:
+                device = arg
+        out = self if dtype is None else ops.astype(self, dtype)
+        return out if device is None else ops.to_device(out, device)
 
     def cpu(self) -> "Tensor":
         """This tensor on the host ("cpu"); differentiable."""
@@ -335,6 +358,26 @@ class Tensor:
     def double(self) -> "Tensor":
         """A float64 copy (this tensor itself when already float64); differentiable."""
         return self.astype(np.float64)
+
+    def long(self) -> "Tensor":
+        """An int64 copy (PyTorch's `long`); no gradient."""
+        return self.astype(np.int64)
+
+    def int(self) -> "Tensor":
+        """An int32 copy (PyTorch's `int`); no gradient."""
+        return self.astype(np.int32)
+
+    def bool(self) -> "Tensor":
+        """A bool copy, True where nonzero; no gradient."""
+        return self.astype(np.bool_)
+
+    def clone(self) -> "Tensor":
+        """A copy that stays in the graph (gradient 1); see `minigrad.clone`."""
+        return ops.clone(self)
+
+    def contiguous(self) -> "Tensor":
+        """This tensor (PyTorch's `contiguous`: minigrad's operations accept any layout)."""
+        return self
 
     # -- operators ------------------------------------------------------------------------
 
@@ -426,8 +469,8 @@ class Tensor:
         try:
             change(self.data)
         except (ValueError, TypeError, IndexError) as error:
-            raise type(error)(f"{op}: {error} (tensor shape {tuple(shape)}, "
-                              f"{self.dtype})") from error
+            raise restated(error, f"{op}: {error} (tensor shape {tuple(shape)}, "
+                                  f"{self.dtype})") from error
         inplace.mark_changed(self)
         return self
 
@@ -446,43 +489,47 @@ class Tensor:
     def __rxor__(self, other): return ops.logical_xor(other, self)
 
     # -- methods: each calls the function of the same name in minigrad, which documents it ---
-    def sum(self, axis=None, keepdims=False, *, dim=None, dtype=None):
+    def sum(self, axis=None, keepdims=False, *, dim=None, dtype=None, keepdim=None):
         """Σ over `axis` (or `dim`; None = all axes), in `dtype` if given; see `minigrad.sum`."""
-        return ops.sum(self, axis, keepdims, dim=dim, dtype=dtype)
+        return ops.sum(self, axis, keepdims, dim=dim, dtype=dtype, keepdim=keepdim)
 
-    def mean(self, axis=None, keepdims=False, *, dim=None, dtype=None):
+    def mean(self, axis=None, keepdims=False, *, dim=None, dtype=None, keepdim=None):
         """The average over `axis` (or `dim`; None = all axes); see `minigrad.mean`."""
-        return ops.mean(self, axis, keepdims, dim=dim, dtype=dtype)
+        return ops.mean(self, axis, keepdims, dim=dim, dtype=dtype, keepdim=keepdim)
 
-    def max(self, axis=None, keepdims=False, *, dim=None):
-        """The largest values over `axis` (or `dim`); ties share the gradient; values only."""
-        return ops.max(self, axis, keepdims, dim=dim)
+    def max(self, *axis, **spelling):
+        """The values over `axis=` (NumPy's), or (values, indices) along `dim=` (PyTorch's);
+        `x.max(1)` alone is ambiguous and raises; see `minigrad.max`."""
+        return ops.max(self, *axis, **spelling)
 
-    def min(self, axis=None, keepdims=False, *, dim=None):
-        """The smallest values over `axis` (or `dim`); ties share the gradient; values only."""
-        return ops.min(self, axis, keepdims, dim=dim)
+    def min(self, *axis, **spelling):
+        """The values over `axis=`, or (values, indices) along `dim=`; see `minigrad.min`."""
+        return ops.min(self, *axis, **spelling)
 
-    def var(self, axis=None, keepdims=False, ddof=0, *, dim=None, correction=None):
-        """Σ (x − x̄)² / (n − ddof) over `axis` (or `dim`); ddof=0 as NumPy; see
-        `minigrad.var`."""
-        return ops.var(self, axis, keepdims, ddof, dim=dim, correction=correction)
+    def var(self, axis=None, keepdims=False, ddof=None, *, dim=None, correction=None,
+            keepdim=None):
+        """Σ (x − x̄)² / (n − ddof) over `axis` (or `dim`); ddof 0 (NumPy's) unless the call
+        says `dim=`/`keepdim=` (then 1, PyTorch's); see `minigrad.var`."""
+        return ops.var(self, axis, keepdims, ddof, dim=dim, correction=correction,
+                       keepdim=keepdim)
 
-    def std(self, axis=None, keepdims=False, ddof=0, *, dim=None, correction=None):
-        """√var over `axis` (or `dim`); ddof=0 as NumPy (`correction=` is PyTorch's name);
-        see `minigrad.std`."""
-        return ops.std(self, axis, keepdims, ddof, dim=dim, correction=correction)
+    def std(self, axis=None, keepdims=False, ddof=None, *, dim=None, correction=None,
+            keepdim=None):
+        """√var over `axis` (or `dim`), ddof as in `var`; see `minigrad.std`."""
+        return ops.std(self, axis, keepdims, ddof, dim=dim, correction=correction,
+                       keepdim=keepdim)
 
-    def logsumexp(self, axis=LAST_AXIS, keepdims=False, *, dim=None):
+    def logsumexp(self, axis=LAST_AXIS, keepdims=False, *, dim=None, keepdim=None):
         """log Σ exp(x) over `axis` (or `dim`), without overflow; see `minigrad.logsumexp`."""
-        return ops.logsumexp(self, axis, keepdims, dim=dim)
+        return ops.logsumexp(self, axis, keepdims, dim=dim, keepdim=keepdim)
 
-    def any(self, axis=None, keepdims=False, *, dim=None):
+    def any(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         """Is any element nonzero along `axis` (or `dim`)? A bool tensor, no gradient."""
-        return ops.any(self, axis, keepdims, dim=dim)
+        return ops.any(self, axis, keepdims, dim=dim, keepdim=keepdim)
 
-    def all(self, axis=None, keepdims=False, *, dim=None):
+    def all(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         """Are all elements nonzero along `axis` (or `dim`)? A bool tensor, no gradient."""
-        return ops.all(self, axis, keepdims, dim=dim)
+        return ops.all(self, axis, keepdims, dim=dim, keepdim=keepdim)
 
     def reshape(self, *shape):
         """The same elements in another shape (row-major; one entry may be -1)."""
@@ -569,13 +616,61 @@ class Tensor:
         """This tensor limited to [lo, hi]; either bound may be None."""
         return ops.clip(self, lo, hi)
 
-    def argmax(self, axis=None, keepdims=False, *, dim=None):
-        """Index of the largest element along `axis` (or `dim`); int64, no gradient."""
-        return ops.argmax(self, axis, keepdims, dim=dim)
+    def clamp(self, min=None, max=None):
+        """This tensor limited to [min, max] (numbers or Tensors); see `minigrad.clamp`."""
+        return ops.clip(self, min, max)
 
-    def argmin(self, axis=None, keepdims=False, *, dim=None):
+    def split(self, split_size_or_sections, dim=0, *, axis=None):
+        """PyTorch's `x.split`: parts of `split_size_or_sections` elements along `dim` (an int:
+        that many each, the last the rest; a list: the sizes); with `axis=`, NumPy's split (an
+        int: the number of equal parts). See `minigrad.split`."""
+        if axis is not None:
+            return ops.split(self, split_size_or_sections, axis)
+        return ops.split(self, split_size_or_sections, dim=dim)
+
+    def chunk(self, chunks, dim=0):
+        """At most `chunks` parts of ⌈n / chunks⌉ along `dim`; see `minigrad.chunk`."""
+        return ops.chunk(self, chunks, dim)
+
+    def unbind(self, dim=0):
+        """The slices along `dim`, each without that axis; see `minigrad.unbind`."""
+        return ops.unbind(self, dim)
+
+    def permute(self, *dims):
+        """The axes in the order `dims`; see `minigrad.permute`."""
+        return ops.permute(self, *dims)
+
+    def expand(self, *sizes):
+        """Broadcast to `sizes` (-1 keeps an axis); see `minigrad.expand`."""
+        return ops.expand(self, *sizes)
+
+    def norm(self, p=2, dim=None, keepdim=False):
+        """The p-norm over `dim` (all axes when None); see `minigrad.vector_norm`."""
+        return ops.vector_norm(self, p, dim, keepdim)
+
+    def reciprocal(self):
+        """1/x, elementwise."""
+        return ops.reciprocal(self)
+
+    def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+        """NaN and ±inf replaced by numbers; see `minigrad.nan_to_num`."""
+        return ops.nan_to_num(self, nan, posinf, neginf)
+
+    def logit(self, eps=None):
+        """log(x / (1 − x)); see `minigrad.logit`."""
+        return ops.logit(self, eps)
+
+    def outer(self, other):
+        """The outer product with a 1-D `other`; see `minigrad.outer`."""
+        return ops.outer(self, other)
+
+    def argmax(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Index of the largest element along `axis` (or `dim`); int64, no gradient."""
+        return ops.argmax(self, axis, keepdims, dim=dim, keepdim=keepdim)
+
+    def argmin(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         """Index of the smallest element along `axis` (or `dim`); int64, no gradient."""
-        return ops.argmin(self, axis, keepdims, dim=dim)
+        return ops.argmin(self, axis, keepdims, dim=dim, keepdim=keepdim)
 
     # -- rearranging ----------------------------------------------------------------------------
     def flip(self, axis=None, *, dims=None):
@@ -598,10 +693,22 @@ class Tensor:
         """Whole-tensor copies, numpy.tile (PyTorch's `x.repeat(*sizes)`); see `minigrad.tile`."""
         return ops.tile(self, reps)
 
-    def repeat(self, repeats, axis=None, *, dim=None):
-        """Each element repeated in place, NumPy's `a.repeat` (PyTorch's `repeat_interleave`;
-        PyTorch's `repeat` is `tile`); see `minigrad.repeat`."""
-        return ops.repeat(self, repeats, axis, dim=dim)
+    def repeat(self, *repeats, axis=None, dim=None):
+        """Each element repeated in place along `axis=` (NumPy's `a.repeat`; `dim=` as
+        `repeat_interleave`); see `minigrad.repeat`. Without either keyword the call is
+        ambiguous (NumPy repeats elements, PyTorch's `x.repeat(*sizes)` is `tile`) and raises."""
+        if axis is None and dim is None:
+            given = ", ".join(map(repr, repeats))
+            raise TypeError(
+                f"repeat: x.repeat({given}) means different things in NumPy (each element "
+                f"repeated) and PyTorch (whole copies, numpy.tile). Write x.tile({tuple(repeats)!r}) "
+                f"for PyTorch's, x.repeat({repeats[0] if repeats else 2!r}, axis=...) or "
+                f"x.repeat_interleave(...) for NumPy's (mg.repeat(x, n) repeats the flattened "
+                f"tensor)")
+        if len(repeats) != 1:
+            raise TypeError(f"repeat: with axis= or dim= give one repeat count (an int or a "
+                            f"list), got {len(repeats)}")
+        return ops.repeat(self, repeats[0], axis, dim=dim)
 
     def repeat_interleave(self, repeats, dim=None):
         """Each element repeated `repeats` times along `dim`; see `minigrad.repeat`."""
@@ -665,9 +772,9 @@ class Tensor:
         return ops.divide(self, other, rounding_mode)
 
     # -- reductions -----------------------------------------------------------------------------
-    def prod(self, axis=None, keepdims=False, *, dim=None, dtype=None):
+    def prod(self, axis=None, keepdims=False, *, dim=None, dtype=None, keepdim=None):
         """Π over `axis` (or `dim`; None = all axes); see `minigrad.prod`."""
-        return ops.prod(self, axis, keepdims, dim=dim, dtype=dtype)
+        return ops.prod(self, axis, keepdims, dim=dim, dtype=dtype, keepdim=keepdim)
 
     def cumsum(self, axis=None, *, dim=None, dtype=None):
         """Running sums along `axis` (or `dim`); see `minigrad.cumsum`."""
@@ -932,6 +1039,14 @@ class _HookHandle:
         hooks = tensor._hooks if tensor is not None else None
         if hooks and self._hook in hooks:
             hooks.remove(self._hook)
+
+
+def _report_read(tensor, how: str) -> None:
+    """Tell a step being captured by minigrad.compile that it reads a tensor's values (it
+    refuses: the values would be frozen into the replay)."""
+    recorder = _recorder()
+    if recorder is not None:
+        recorder.read_values(tensor, how)
 
 
 def _to_backend_array(data, dtype, backend, index):

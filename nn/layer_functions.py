@@ -303,3 +303,35 @@ def _as_index_tensor(indices, device: str, op: str) -> Tensor:
     if indices.device != device:
         raise RuntimeError(f"{op}: indices are on {indices.device}, the table on {device}")
     return indices
+
+
+def rms_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """torch.nn.functional.rms_norm: y = γ ⊙ x / √(mean(x²) + eps) over the trailing
+    `normalized_shape` axes (Zhang and Sennrich 2019). eps None is the dtype's machine epsilon,
+    as PyTorch's. Composed from minigrad operations (their gradients)."""
+    shape = _as_shape(normalized_shape)
+    x = _floating(_as_tensor(x, weight), weight)
+    if tuple(x.shape[x.ndim - len(shape):]) != shape or x.ndim < len(shape):
+        raise ValueError(f"rms_norm: input shape {tuple(x.shape)} does not end in "
+                         f"normalized_shape {shape}")
+    if weight is not None and tuple(weight.shape) != shape:
+        raise ValueError(f"rms_norm: weight shape {tuple(weight.shape)} must equal "
+                         f"normalized_shape {shape}")
+    eps = float(np.finfo(x.dtype).eps) if eps is None else float(eps)
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    y = x * mg.rsqrt((x * x).mean(axis=axes, keepdims=True) + eps)
+    return y if weight is None else y * weight
+
+
+def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """torch.nn.functional.normalize: x / max(‖x‖_p, eps) along `dim`."""
+    return x / mg.clamp(mg.vector_norm(x, p, dim, keepdim=True), min=eps)
+
+
+def one_hot(indices, num_classes: int = -1) -> Tensor:
+    """torch.nn.functional.one_hot: int64, shape indices.shape + (num_classes,); num_classes
+    -1 is max(indices) + 1."""
+    if num_classes == -1:
+        num_classes = int(mg.tensor(indices).max()) + 1
+    return mg.one_hot(indices, num_classes, dtype="int64")

@@ -143,6 +143,49 @@ class LayerNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}")
 
 
+class RMSNorm(Module):
+    """y = γ ⊙ x / √(mean(x²) + eps) over the trailing `normalized_shape` axes, as
+    torch.nn.RMSNorm (eps None: the dtype's machine epsilon).
+
+    weight γ: ones of shape normalized_shape (with elementwise_affine).
+    """
+
+    def __init__(self, normalized_shape, eps: float | None = None,
+                 elementwise_affine: bool = True, device="cpu", dtype=None):
+        super().__init__()
+        self.normalized_shape = _as_shape(normalized_shape)
+        self.eps = None if eps is None else float(eps)
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = _empty_parameter(*self.normalized_shape, dtype=dtype, device=device)
+            init.ones_(self.weight)
+        else:
+            self.register_parameter("weight", None)
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x: (..., *normalized_shape). Returns the same shape."""
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class Flatten(Module):
+    """torch.nn.Flatten: axes start_dim … end_dim merged (by default all but the batch axis)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x with axes start_dim … end_dim merged into one."""
+        return x.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
 class Dropout(Module):
     """Inverted dropout: in training, zero each element with probability p and scale the rest
     by 1/(1 − p); the identity in eval mode."""

@@ -7,10 +7,11 @@ here, and one entry in the tests' registry (see tests/README.md).
 
 from .common import AxisError
 from .elementwise import (abs, acos, acosh, add, arccos, arccosh, arcsin, arcsinh, arctan,
-                          arctan2, arctanh, asin, asinh, atan, atan2, atanh, clip, cos, cosh,
-                          exp, exp2, expm1, hypot, lerp, log, log1p, log2, log10, logaddexp,
-                          masked_fill, maximum, minimum, mul, neg, pow, rsqrt, sin, sinh, sqrt,
-                          square, sub, tan, tanh, true_divide, where, xlogy)
+                          arctan2, arctanh, asin, asinh, atan, atan2, atanh, clamp, clip, cos,
+                          cosh, exp, exp2, expm1, hypot, lerp, log, log1p, log2, log10,
+                          logaddexp, logit, masked_fill, maximum, minimum, mul, nan_to_num, neg,
+                          pow, reciprocal, rsqrt, sin, sinh, sqrt, square, sub, tan, tanh,
+                          true_divide, where, xlogy)
 from .compare import (allclose, equal, greater, greater_equal, isclose, isfinite, isinf, isnan,
                       isneginf, isposinf, less, less_equal, logical_and, logical_not,
                       logical_or, logical_xor, not_equal)
@@ -18,16 +19,17 @@ from .rounding import (ceil, copysign, div, divide, floor, floor_divide, fmod, m
                        round, sign, trunc)
 from .indexing import (argmax, argmin, argwhere, gather, getitem, index_select, masked_select,
                        nonzero, one_hot, scatter, scatter_add, scatter_reduce, take_along_axis)
-from .shape import (astype, broadcast_to, cat, concat, diag, diagonal, flatten, flip, meshgrid,
-                    pad, repeat, repeat_interleave, reshape, roll, split, squeeze, stack, sum_to,
-                    swapaxes, tile, to_device, transpose, tril, triu, unflatten, unfold,
-                    unsqueeze)
-from .reduce import (all, any, cummax, cummin, cumprod, cumsum, logcumsumexp, logsumexp, max,
-                     mean, min, prod, std, std_mean, sum, var, var_mean)
-from .linalg import einsum, matmul
+from .shape import (astype, broadcast_to, cat, chunk, clone, concat, diag, diagonal, expand,
+                    flatten, flip, hstack, meshgrid, pad, permute, repeat, repeat_interleave,
+                    reshape, roll, split, squeeze, stack, sum_to, swapaxes, tile, to_device,
+                    transpose, tril, triu, unbind, unflatten, unfold, unsqueeze, vstack)
+from .reduce import (MaxResult, all, any, cummax, cummin, cumprod, cumsum, logcumsumexp,
+                     logsumexp, max, mean, min, norm, prod, std, std_mean, sum, var, var_mean,
+                     vector_norm)
+from .linalg import addmm, einsum, matmul, outer
 from .sorting import argsort, kthvalue, sort, topk
 from .nn_ops import dropout, log_softmax, softmax
-from .activations import (celu, elu, erf, erfc, gelu, hardsigmoid, hardswish, hardtanh,
+from .activations import (celu, elu, erf, erfc, gelu, glu, hardsigmoid, hardswish, hardtanh,
                           leaky_relu, logsigmoid, mish, relu, relu6, selu, sigmoid, silu,
                           softmin, softplus, softsign)
 
@@ -37,8 +39,9 @@ __all__ = [
     "acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
     "asin", "asinh", "atan", "atan2", "atanh", "cos", "cosh", "exp2", "expm1", "hypot", "lerp",
     "log1p", "log2", "log10", "logaddexp", "rsqrt", "sin", "sinh", "square", "tan", "xlogy",
+    "clamp", "logit", "nan_to_num", "reciprocal",
     # activations
-    "celu", "elu", "erf", "erfc", "gelu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu",
+    "celu", "elu", "erf", "erfc", "gelu", "glu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu",
     "logsigmoid", "mish", "relu", "relu6", "selu", "sigmoid", "silu", "softmin", "softplus",
     "softsign",
     # comparisons and predicates
@@ -48,17 +51,18 @@ __all__ = [
     "round", "sign", "trunc",
     # reductions and scans
     "all", "any", "logsumexp", "max", "mean", "min", "prod", "std", "std_mean", "sum", "var",
-    "var_mean", "cummax", "cummin", "cumprod", "cumsum", "logcumsumexp",
+    "var_mean", "cummax", "cummin", "cumprod", "cumsum", "logcumsumexp", "MaxResult", "norm",
+    "vector_norm",
     # shapes and layout
     "AxisError", "broadcast_to", "cat", "concat", "reshape", "split", "squeeze", "stack",
     "sum_to", "swapaxes", "transpose", "unsqueeze", "diag", "diagonal", "flatten", "flip",
     "meshgrid", "pad", "repeat", "repeat_interleave", "roll", "tile", "tril", "triu",
-    "unflatten", "unfold",
+    "unflatten", "unfold", "chunk", "clone", "expand", "hstack", "permute", "unbind", "vstack",
     # reading and writing at positions
     "argmax", "argmin", "one_hot", "argwhere", "gather", "index_select", "masked_select",
     "nonzero", "scatter", "scatter_add", "scatter_reduce", "take_along_axis",
     # linear algebra
-    "einsum", "matmul",
+    "addmm", "einsum", "matmul", "outer",
     # sorting
     "argsort", "kthvalue", "sort", "topk",
     # layers' primitives

@@ -19,6 +19,7 @@ from ..tensor import LAST_AXIS, Tensor
 from .common import as_float
 from .elementwise import abs, tanh
 from .nn_ops import softmax
+from .shape import chunk
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -426,3 +427,13 @@ def erfc(x: Tensor) -> Tensor:
     """1 − erf(x), elementwise, keeping its relative precision for large x (erfc(10) ≈
     2e-45 in float64, where 1 − erf(10) is 0)."""
     return Erfc.apply(as_float(x))
+
+
+def glu(x: Tensor, dim: int = -1) -> Tensor:
+    """torch.nn.functional.glu: a ⊙ σ(b), where a and b are the two halves of x along `dim`
+    (whose length must be even)."""
+    n = x.shape[dim] if x.ndim else 0
+    if x.ndim == 0 or n % 2:
+        raise ValueError(f"glu: dim {dim} of shape {tuple(x.shape)} must have an even length")
+    a, b = chunk(x, 2, dim)
+    return a * sigmoid(b)

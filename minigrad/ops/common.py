@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from ..backend import _BY_ARRAY_TYPE, backend_of, is_array
+from ..recording import recorder as _recorder
 
 _PLAIN_NUMBERS = (float, int)
 from ..tensor import DEFAULT_FLOAT, DefaultAxis, Tensor
@@ -107,9 +108,15 @@ def _index(t: Tensor):
     return int(device.split(":")[1]) if ":" in device else None
 
 
-def constant(array) -> Tensor:
-    """A Tensor that never requires grad (masks, signs): a constant in every graph."""
-    return Tensor._from_array(array)
+def constant(array, inputs=None, kernel=None) -> Tensor:
+    """A Tensor that never requires grad (masks, signs): a constant in every graph. When it is
+    computed from `inputs` by an array function, `kernel` = (function, *leading arguments)
+    lets a compiled step compute it again at every replay (`function(*leading, *arrays)`)."""
+    t = Tensor._from_array(array)
+    recorder = _recorder()
+    if recorder is not None:                # a step being captured by minigrad.compile
+        recorder.constant(t, inputs, kernel)
+    return t
 
 
 def axis_or_dim(axis, dim, op: str):
@@ -123,6 +130,16 @@ def axis_or_dim(axis, dim, op: str):
         raise TypeError(f"{op}: got axis={axis!r} and dim={dim!r}; they name the same argument "
                         f"(NumPy's and PyTorch's spelling), pass one of them")
     return dim
+
+
+def keepdims_or_keepdim(keepdims, keepdim, op: str) -> bool:
+    """NumPy's `keepdims` or PyTorch's `keepdim` (the same meaning); both at once raise."""
+    if keepdim is None:
+        return bool(keepdims)
+    if keepdims:
+        raise TypeError(f"{op}: got keepdims={keepdims!r} and keepdim={keepdim!r}; they name the "
+                        f"same argument (NumPy's and PyTorch's spelling), pass one of them")
+    return bool(keepdim)
 
 
 def normalize_axis(axis, ndim: int, op: str):

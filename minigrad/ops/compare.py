@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from ..backend import backend_of
 from ..tensor import Tensor
 from .common import constant, pair
 
@@ -16,7 +17,26 @@ def _compare(name, a, b):
     except ValueError as error:
         raise ValueError(f"{name}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
                          f"broadcast ({error})") from error
-    return constant(out)
+    return constant(out, (a, b), (_compare_arrays, name))
+
+
+def _compare_arrays(name, x, y):
+    """The comparison `name` on two arrays (a compiled step computes it again at replay)."""
+    return getattr(x, f"__{name}__")(y)
+
+
+def _invert(x):
+    return ~x
+
+
+def _test(name, x):
+    """The elementwise test `name` on an array (a compiled step computes it again at replay)."""
+    xp = backend_of(x).xp
+    if name == "isposinf":
+        return x == xp.inf
+    if name == "isneginf":
+        return x == -xp.inf
+    return getattr(xp, name)(x)
 
 
 def less(a, b) -> Tensor: return _compare("lt", a, b)
@@ -33,17 +53,17 @@ def logical_xor(a, b) -> Tensor: return _compare("xor", a, b)
 def logical_not(x: Tensor) -> Tensor:
     if x.data.dtype.kind != "b":
         raise TypeError(f"logical_not (~): needs a bool tensor, got dtype {x.data.dtype}")
-    return constant(~x.data)
+    return constant(~x.data, (x,), (_invert,))
 
 
 def isfinite(x: Tensor) -> Tensor:
     """True where x is neither inf nor NaN: a bool tensor of x's shape, no gradient."""
-    return constant(x.xp.isfinite(x.data))
+    return constant(x.xp.isfinite(x.data), (x,), (_test, "isfinite"))
 
 
 def isnan(x: Tensor) -> Tensor:
     """True where x is NaN: a bool tensor of x's shape, no gradient."""
-    return constant(x.xp.isnan(x.data))
+    return constant(x.xp.isnan(x.data), (x,), (_test, "isnan"))
 
 
 def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
@@ -70,14 +90,14 @@ def allclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = F
 
 def isinf(x: Tensor) -> Tensor:
     """True where x is +inf or −inf: a bool tensor of x's shape, no gradient."""
-    return constant(x.xp.isinf(x.data))
+    return constant(x.xp.isinf(x.data), (x,), (_test, "isinf"))
 
 
 def isposinf(x: Tensor) -> Tensor:
     """True where x is +inf: a bool tensor of x's shape, no gradient."""
-    return constant(x.data == x.xp.inf)
+    return constant(x.data == x.xp.inf, (x,), (_test, "isposinf"))
 
 
 def isneginf(x: Tensor) -> Tensor:
     """True where x is −inf: a bool tensor of x's shape, no gradient."""
-    return constant(x.data == -x.xp.inf)
+    return constant(x.data == -x.xp.inf, (x,), (_test, "isneginf"))

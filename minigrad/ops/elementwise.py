@@ -858,3 +858,64 @@ def lerp(start, end, weight) -> Tensor:
 
 
 atan2 = arctan2      # PyTorch's and the array API's name
+
+
+def clamp(x: Tensor, min=None, max=None) -> Tensor:
+    """torch.clamp: `clip` under PyTorch's name and keywords; bounds are numbers or Tensors."""
+    return clip(x, min, max)
+
+
+class Reciprocal(Function):
+    """y = 1/x"""
+
+    def forward(self, x):
+        return self.xp.reciprocal(x)
+
+    def backward(self, grad):
+        g, y = self.values(grad, self.output)
+        # ∂y/∂x = −1/x² = −y²
+        return -g * y * y
+
+
+def reciprocal(x: Tensor) -> Tensor:
+    """1/x, elementwise (integers give float32); at 0: inf, with gradient −inf."""
+    return Reciprocal.apply(as_float(x))
+
+
+class NanToNum(Function):
+    """y = x where finite; nan, +inf, −inf replaced by given numbers."""
+
+    needs_output = False
+
+    def __init__(self, nan, posinf, neginf):
+        self.nan, self.posinf, self.neginf = nan, posinf, neginf
+
+    def forward(self, x):
+        xp, big = self.xp, float(np.finfo(x.dtype).max)
+        posinf = big if self.posinf is None else self.posinf
+        neginf = -big if self.neginf is None else self.neginf
+        y = xp.where(xp.isnan(x), self.nan, x)
+        return xp.where(y == math.inf, posinf, xp.where(y == -math.inf, neginf, y)).astype(
+            x.dtype, copy=False)
+
+    def backward(self, grad):
+        (g,) = self.values(grad)
+        # ∂y/∂x = 1 where x is finite, 0 where it was replaced by a constant
+        return self.ops.where(self.xp.isfinite(self.inputs[0].data), g, 0.0)
+
+
+def nan_to_num(x: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
+    """numpy.nan_to_num / torch.nan_to_num: NaN → `nan`, ±inf → `posinf`/`neginf` (the dtype's
+    largest finite values when None). The replaced elements get gradient 0."""
+    if x.dtype.kind not in "fc":
+        return x
+    return NanToNum.apply(x, nan=nan, posinf=posinf, neginf=neginf)
+
+
+def logit(x: Tensor, eps=None) -> Tensor:
+    """torch.logit: log(x / (1 − x)), with x first clamped to [eps, 1 − eps] when eps is given
+    (then the clamped elements get gradient 0, as clip's)."""
+    x = as_float(x)
+    if eps is not None:
+        x = clip(x, eps, 1.0 - eps)
+    return log(x) - log1p(-x)

@@ -11,7 +11,7 @@ from ..gradients import IndexedGradient
 from ..grad_mode import is_grad_enabled
 from ..backend import backend_of
 from ..tensor import Tensor
-from .common import axis_or_dim, constant, one_axis
+from .common import axis_or_dim, constant, keepdims_or_keepdim, one_axis
 from .elementwise import _as_mask, where
 from .rounding import floor_divide
 
@@ -133,17 +133,21 @@ def one_hot(indices, num_classes: int, dtype=np.float32) -> Tensor:
     return constant((data[..., None] == classes).astype(dtype))
 
 
-def argmax(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
+def argmax(x: Tensor, axis=None, keepdims: bool = False, *, dim=None,
+           keepdim=None) -> Tensor:
     """Index of the largest element along `axis` (or `dim`; of the flattened tensor when None):
     int64, no gradient; the first one on ties."""
     axis = axis_or_dim(axis, dim, "argmax")
+    keepdims = keepdims_or_keepdim(keepdims, keepdim, "argmax")
     return constant(_arg(x, axis, keepdims, "argmax"))
 
 
-def argmin(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
+def argmin(x: Tensor, axis=None, keepdims: bool = False, *, dim=None,
+           keepdim=None) -> Tensor:
     """Index of the smallest element along `axis` (or `dim`; of the flattened tensor when
     None): int64, no gradient; the first one on ties."""
     axis = axis_or_dim(axis, dim, "argmin")
+    keepdims = keepdims_or_keepdim(keepdims, keepdim, "argmin")
     return constant(_arg(x, axis, keepdims, "argmin"))
 
 

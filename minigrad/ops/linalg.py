@@ -275,3 +275,27 @@ def _explicit(subscripts: str, shapes) -> tuple[tuple[str, ...], str]:
                                  f"{', '.join(str(tuple(s)) for s in shapes)})")
             sizes[c] = n if n != 1 else sizes.get(c, 1)
     return spelled, output
+
+
+def outer(a: Tensor, b: Tensor) -> Tensor:
+    """numpy.outer / torch.outer: y[i, j] = a_i · b_j for 1-D a (m,) and b (n,): (m, n)."""
+    a, b = pair(a, b)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"outer: expects two 1-D tensors, got shapes {tuple(a.shape)} and "
+                         f"{tuple(b.shape)}")
+    return a.reshape(-1, 1) * b.reshape(1, -1)
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """torch.addmm: beta · input + alpha · (mat1 @ mat2), mat1 (n, m), mat2 (m, p), input
+    broadcasting to (n, p). With beta = 0, input is ignored (NaN in it does not spread)."""
+    if mat1.ndim != 2 or mat2.ndim != 2:
+        raise ValueError(f"addmm: mat1 and mat2 must be 2-D, got shapes {tuple(mat1.shape)} and "
+                         f"{tuple(mat2.shape)}")
+    product = matmul(mat1, mat2)
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        return product
+    return product + (input if beta == 1 else input * beta)
+

@@ -11,13 +11,16 @@ import contextlib
 import math
 import numbers
 import warnings
+from typing import NamedTuple
 
 from ..backend import backend_of
 from ..function import Function
 from ..tensor import LAST_AXIS, Tensor
-from .common import as_float, axis_or_dim, constant, normalize_axis, one_axis, zero_gradient
-from .indexing import take_along_axis
-from .shape import astype, reshape
+from .common import (as_float, axis_or_dim, constant, keepdims_or_keepdim, normalize_axis,
+                     one_axis, zero_gradient)
+from .elementwise import abs as magnitude
+from .indexing import argmax, argmin, take_along_axis
+from .shape import astype, reshape, squeeze
 
 
 def _kept_shape(shape, axes):
@@ -65,13 +68,15 @@ class Sum(_Reduction):
         return self.ops.broadcast_to(self._kept(g), self.inputs[0].shape)
 
 
-def sum(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None) -> Tensor:
+def sum(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None,
+        keepdim=None) -> Tensor:
     """y = Σ_axis x over `axis` (or `dim`): an int, a tuple of ints, or None for all axes;
     accumulated in `dtype` when given (e.g. float64 for a float32 or integer tensor).
 
     Shape: the reduced axes are dropped, or kept as size 1 with `keepdims`.
     """
     axis = axis_or_dim(axis, dim, "sum")
+    keepdims = keepdims_or_keepdim(keepdims, keepdim, "sum")
     if dtype is not None:
         x = astype(x, dtype)
     return Sum.apply(x, axes=_reduced_axes(axis, x, "sum"), keepdims=keepdims)
@@ -96,7 +101,8 @@ class Mean(_Reduction):
         return self.ops.broadcast_to(self._kept(g) / n, shape)
 
 
-def mean(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None) -> Tensor:
+def mean(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None,
+        keepdim=None) -> Tensor:
     """y = (1/n) Σ_axis x, the average over `axis` (or `dim`; None = all axes), computed in
     `dtype` when given. The mean of integers is float32 (minigrad's default float; NumPy
     would give float64). An empty slice gives NaN, as in NumPy and PyTorch.
@@ -104,6 +110,7 @@ def mean(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None) 
     Shape: the reduced axes are dropped, or kept as size 1 with `keepdims`.
     """
     axis = axis_or_dim(axis, dim, "mean")
+    keepdims = keepdims_or_keepdim(keepdims, keepdim, "mean")
     x = as_float(x) if dtype is None else astype(x, dtype)
     return Mean.apply(x, axes=_reduced_axes(axis, x, "mean"), keepdims=keepdims)
 
@@ -123,17 +130,29 @@ class Max(_Reduction):
         return self._kept(g) * share
 
 
-def max(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
-    """y = max_axes x (all axes when `axis`, or `dim`, is None). Returns the values only, also
-    when called with `dim=` (PyTorch's `max(x, dim)` also returns indices: use `argmax`).
+class MaxResult(NamedTuple):
+    """(values, indices) of a maximum or minimum along one axis, as torch.return_types.max:
+    named fields, or unpack it as `values, indices = x.max(dim=1)`."""
+    values: Tensor
+    indices: Tensor
 
-    Ties: when k elements share the maximum, each receives 1/k of the gradient (the gradient
-    is split evenly, so their sum gets it exactly once). Reducing over an axis of length 0
-    raises ValueError; an empty tensor reduced along non-empty axes gives an empty result.
+
+def max(x: Tensor, *args, axis=None, keepdims=None, dim=None, keepdim=None):
+    """The maximum over `axis` (NumPy's spelling: the values) or along `dim` (PyTorch's: a
+    `MaxResult` (values, indices) when `dim` is an int, as torch.max(x, dim)). All axes when
+    neither is given (values).
+
+    The spelling decides the result: `axis=` or `keepdims=` give the values, `dim=` or
+    `keepdim=` the pair. A bare positional axis (`x.max(1)`) means the values in NumPy and the
+    pair in PyTorch, so it raises, saying which keyword to write.
+
+    Gradient of the values: with `axis`, ties split it evenly (each of k equal maxima gets 1/k);
+    with `dim`, all of it goes to the returned index (the first maximum), as in PyTorch.
+    Reducing over an axis of length 0 raises ValueError; an empty tensor reduced along
+    non-empty axes gives an empty result.
     """
-    axis = axis_or_dim(axis, dim, "max")
-    _check_nonempty(x, axis, "max")
-    return Max.apply(x, axes=_reduced_axes(axis, x, "max"), keepdims=keepdims)
+    pair, axis, keep = _extreme(x, args, axis, keepdims, dim, keepdim, "max", argmax)
+    return pair or Max.apply(x, axes=_reduced_axes(axis, x, "max"), keepdims=keep)
 
 
 class Min(Max):
@@ -143,12 +162,52 @@ class Min(Max):
         return x.min(axis=self.axes, keepdims=self.keepdims)
 
 
-def min(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
-    """y = min_axes x (all axes when `axis`, or `dim`, is None); values only, ties split the
-    gradient evenly, as in `max`. Reducing over an axis of length 0 raises ValueError."""
-    axis = axis_or_dim(axis, dim, "min")
-    _check_nonempty(x, axis, "min")
-    return Min.apply(x, axes=_reduced_axes(axis, x, "min"), keepdims=keepdims)
+def min(x: Tensor, *args, axis=None, keepdims=None, dim=None, keepdim=None):
+    """The minimum over `axis` (the values) or along `dim` (a `MaxResult` (values, indices)),
+    with `max`'s rules for spellings, ties and empty axes."""
+    pair, axis, keep = _extreme(x, args, axis, keepdims, dim, keepdim, "min", argmin)
+    return pair or Min.apply(x, axes=_reduced_axes(axis, x, "min"), keepdims=keep)
+
+
+def _extreme(x: Tensor, args, axis, keepdims, dim, keepdim, op: str, arg):
+    """max/min: which library's call this is. Returns (PyTorch's (values, indices) pair, None,
+    None), or (None, axis, keepdims) for NumPy's reduction."""
+    if len(args) > 1:
+        raise TypeError(f"{op}: takes one positional argument (the axis), got {len(args)}; "
+                        f"write keepdims= (with axis=) or keepdim= (with dim=)")
+    if axis is not None and dim is not None:
+        axis_or_dim(axis, dim, op)                       # raises: one argument, named twice
+    if args:
+        given = args[0]
+        if axis is not None or dim is not None:
+            raise TypeError(f"{op}: got axis={given!r} and dim={dim!r} (or axis= twice); "
+                            f"they name the same argument, pass one of them")
+        if keepdim is not None:
+            dim = given                                  # x.max(1, keepdim=True): PyTorch's
+        elif keepdims is not None or not isinstance(given, numbers.Integral):
+            axis = given                                 # keepdims=, or a tuple: NumPy's
+        else:
+            raise TypeError(
+                f"{op}: x.{op}({', '.join(map(repr, args))}) is ambiguous: NumPy's gives the "
+                f"values, PyTorch's (values, indices). Write x.{op}(axis={given!r}) for the "
+                f"values, or x.{op}(dim={given!r}) for (values, indices)")
+    torch_call = dim is not None or keepdim is not None
+    if torch_call and (axis is not None or keepdims is not None):
+        raise TypeError(f"{op}: got NumPy's axis/keepdims and PyTorch's dim/keepdim together; "
+                        f"pass one library's spelling")
+    if torch_call and dim is not None:
+        if not isinstance(dim, numbers.Integral) or isinstance(dim, bool):
+            raise TypeError(f"{op}: dim must be an int (PyTorch's {op} takes one dim), got "
+                            f"{dim!r}; for several axes write {op}(axis={dim!r})")
+        _check_nonempty(x, dim, op)
+        index = arg(x, dim, keepdims=True)
+        values = take_along_axis(x, index, dim) if x.ndim else x
+        index = index if x.ndim else reshape(index, ())
+        if not keepdim and x.ndim:
+            values, index = squeeze(values, dim), squeeze(index, dim)
+        return MaxResult(values, index), None, None
+    _check_nonempty(x, axis, op)
+    return None, axis, bool(keepdims) or bool(keepdim)
 
 
 def _check_nonempty(x: Tensor, axis, op: str) -> None:
@@ -197,11 +256,13 @@ def _product_of_others(xp, x, axes):
     return others.transpose(inverse)
 
 
-def prod(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None) -> Tensor:
+def prod(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None,
+        keepdim=None) -> Tensor:
     """y = Π_axis x over `axis` (or `dim`; None = all axes), in `dtype` when given. The
     gradient Π_{k ≠ i} x_k is exact also where x holds zeros (not y/x = 0/0). Integers give
     int64, as NumPy and PyTorch."""
     axis = axis_or_dim(axis, dim, "prod")
+    keepdims = keepdims_or_keepdim(keepdims, keepdim, "prod")
     if dtype is not None:
         x = astype(x, dtype)
     return Prod.apply(x, axes=_reduced_axes(axis, x, "prod"), keepdims=keepdims)
@@ -230,21 +291,23 @@ class Var(_Reduction):
         return self._kept(g) * centred * _over_dof(2.0, n, self.ddof)
 
 
-def var(x: Tensor, axis=None, keepdims: bool = False, ddof: int = 0, *, dim=None,
-        correction: int | None = None) -> Tensor:
+def var(x: Tensor, axis=None, keepdims: bool = False, ddof: int | None = None, *, dim=None,
+        correction: int | None = None, keepdim=None) -> Tensor:
     """y = Σ_axis (x − x̄)² / (n − ddof) over `axis` (or `dim`; None = all axes).
 
-    `ddof=0` (the default, as NumPy's) gives the population variance, `ddof=1` the unbiased
-    sample variance; `correction` is PyTorch's name for `ddof` (PyTorch's own default is 1, this
-    one stays 0). Shape: the reduced axes are dropped, or kept as size 1 with `keepdims`. When
+    `ddof=0` gives the population variance, `ddof=1` the unbiased sample variance; `correction`
+    is PyTorch's name for `ddof`. Left out, it follows the call's spelling: 0 (NumPy's default)
+    with `axis=` or no axis, 1 (PyTorch's) when the call says `dim=` or `keepdim=`. Shape: the reduced axes are dropped, or kept as size 1 with `keepdims`. When
     0 < n ≤ ddof no degrees of freedom are left: the divisor is max(n − ddof, 0) = 0, so the
     result is inf (NaN where the slice is constant) with a RuntimeWarning; an empty slice
     (n = 0) gives NaN, as in NumPy and PyTorch. Integers give float32.
     """
+    pytorch = dim is not None or keepdim is not None
     axis = axis_or_dim(axis, dim, "var")
+    keepdims = keepdims_or_keepdim(keepdims, keepdim, "var")
     x = as_float(x)
     axes = _reduced_axes(axis, x, "var")
-    ddof = _ddof(x, axes, ddof, correction, "var")
+    ddof = _ddof(x, axes, ddof, correction, "var", pytorch)
     return Var.apply(x, axes=axes, keepdims=keepdims, ddof=ddof)
 
 
@@ -284,19 +347,21 @@ class Std(_Reduction):
         return xp.where(flat, 0.0, grad_x)
 
 
-def std(x: Tensor, axis=None, keepdims: bool = False, ddof: int = 0, *, dim=None,
-        correction: int | None = None) -> Tensor:
+def std(x: Tensor, axis=None, keepdims: bool = False, ddof: int | None = None, *, dim=None,
+        correction: int | None = None, keepdim=None) -> Tensor:
     """y = √var(x), the standard deviation over `axis` (or `dim`; None = all axes).
 
-    `ddof` and `correction` as in `var`: the default 0 is NumPy's population standard deviation,
-    `ddof=1` (PyTorch's default, spelled `correction=1` there) the sample one. Shape: the
-    reduced axes are dropped, or kept as size 1 with `keepdims`. Where all reduced elements are
+    `ddof` and `correction` as in `var`: 0 is the population standard deviation, 1 the sample
+    one; left out, 0 (NumPy's), or 1 when the call says `dim=` or `keepdim=` (PyTorch's). Shape:
+    the reduced axes are dropped, or kept as size 1 with `keepdims`. Where all reduced elements are
     equal (y = 0) the gradient is 0, never NaN; an empty slice gives NaN.
     """
+    pytorch = dim is not None or keepdim is not None
     axis = axis_or_dim(axis, dim, "std")
+    keepdims = keepdims_or_keepdim(keepdims, keepdim, "std")
     x = as_float(x)
     axes = _reduced_axes(axis, x, "std")
-    ddof = _ddof(x, axes, ddof, correction, "std")
+    ddof = _ddof(x, axes, ddof, correction, "std", pytorch)
     return Std.apply(x, axes=axes, keepdims=keepdims, ddof=ddof)
 
 
@@ -328,26 +393,29 @@ def _silenced():
         yield
 
 
-def var_mean(x: Tensor, axis=None, keepdims: bool = False, ddof: int = 0, *, dim=None,
-             correction: int | None = None) -> tuple[Tensor, Tensor]:
+def var_mean(x: Tensor, axis=None, keepdims: bool = False, ddof: int | None = None, *,
+             dim=None, correction: int | None = None, keepdim=None) -> tuple[Tensor, Tensor]:
     """(var(x), mean(x)) over `axis` in one call, as torch.var_mean; `ddof`/`correction` as in
-    `var` (default 0, NumPy's; PyTorch's default is 1)."""
-    return (var(x, axis, keepdims, ddof, dim=dim, correction=correction),
-            mean(x, axis, keepdims, dim=dim))
+    `var` (left out: 0, or 1 in a call with `dim=`/`keepdim=`)."""
+    return (var(x, axis, keepdims, ddof, dim=dim, correction=correction, keepdim=keepdim),
+            mean(x, axis, keepdims, dim=dim, keepdim=keepdim))
 
 
-def std_mean(x: Tensor, axis=None, keepdims: bool = False, ddof: int = 0, *, dim=None,
-             correction: int | None = None) -> tuple[Tensor, Tensor]:
+def std_mean(x: Tensor, axis=None, keepdims: bool = False, ddof: int | None = None, *,
+             dim=None, correction: int | None = None, keepdim=None) -> tuple[Tensor, Tensor]:
     """(std(x), mean(x)) over `axis` in one call, as torch.std_mean; `ddof`/`correction` as in
-    `std` (default 0, NumPy's; PyTorch's default is 1)."""
-    return (std(x, axis, keepdims, ddof, dim=dim, correction=correction),
-            mean(x, axis, keepdims, dim=dim))
+    `std` (left out: 0, or 1 in a call with `dim=`/`keepdim=`)."""
+    return (std(x, axis, keepdims, ddof, dim=dim, correction=correction, keepdim=keepdim),
+            mean(x, axis, keepdims, dim=dim, keepdim=keepdim))
 
 
-def _ddof(x: Tensor, axes, ddof, correction, op: str) -> int:
-    """`ddof` or PyTorch's `correction` (not both), checked against the reduced length."""
-    if correction is not None:
-        if ddof != 0:
+def _ddof(x: Tensor, axes, ddof, correction, op: str, pytorch: bool) -> int:
+    """`ddof` or PyTorch's `correction` (not both), checked against the reduced length. Left
+    out, it is NumPy's 0, or PyTorch's 1 in a call spelled PyTorch's way (`dim=`, `keepdim=`)."""
+    if ddof is None and correction is None:
+        ddof = 1 if pytorch else 0
+    elif correction is not None:
+        if ddof is not None:
             raise TypeError(f"{op}: got ddof={ddof!r} and correction={correction!r}; they name "
                             f"the same argument (NumPy's and PyTorch's spelling), pass one")
         ddof = correction
@@ -403,27 +471,33 @@ class LogSumExp(_Reduction):
         return xp.where(m == -self.xp.inf, 0.0, self._kept(g) * softmax)
 
 
-def logsumexp(x: Tensor, axis=LAST_AXIS, keepdims: bool = False, *, dim=None) -> Tensor:
+def logsumexp(x: Tensor, axis=LAST_AXIS, keepdims: bool = False, *, dim=None,
+              keepdim=None) -> Tensor:
     """y = log Σ_axis exp(x), computed as m + log Σ exp(x − m) with m the maximum, so logits as
     large as 1e4 neither overflow nor lose precision. A slice whose inputs are all −inf gives
     −inf (the log of an empty sum) and passes zero gradient, never NaN. `dim` is a synonym of
     `axis`; the reduced axes are dropped unless `keepdims`."""
     axis = axis_or_dim(axis, dim, "logsumexp")
+    keepdims = keepdims_or_keepdim(keepdims, keepdim, "logsumexp")
     x = as_float(x)
     return LogSumExp.apply(x, axes=_reduced_axes(axis, x, "logsumexp"), keepdims=keepdims)
 
 
-def any(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
+def any(x: Tensor, axis=None, keepdims: bool = False, *, dim=None,
+        keepdim=None) -> Tensor:
     """Is any element true (nonzero) along `axis` (or `dim`; None = all)? A bool tensor, no
     gradient."""
     axis = axis_or_dim(axis, dim, "any")
+    keepdims = keepdims_or_keepdim(keepdims, keepdim, "any")
     return constant(x.data.any(axis=axis, keepdims=keepdims))
 
 
-def all(x: Tensor, axis=None, keepdims: bool = False, *, dim=None) -> Tensor:
+def all(x: Tensor, axis=None, keepdims: bool = False, *, dim=None,
+        keepdim=None) -> Tensor:
     """Are all elements true (nonzero) along `axis` (or `dim`; None = all)? A bool tensor, no
     gradient."""
     axis = axis_or_dim(axis, dim, "all")
+    keepdims = keepdims_or_keepdim(keepdims, keepdim, "all")
     return constant(x.data.all(axis=axis, keepdims=keepdims))
 
 
@@ -661,3 +735,51 @@ def logcumsumexp(x: Tensor, axis: int | None = None, *, dim: int | None = None) 
     x, axis, shape = _prepare(as_float(x), axis, dim, None, "logcumsumexp")
     y = LogCumSumExp.apply(x, axis=axis)
     return y if shape is None else reshape(y, shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# Vector norms
+
+class EuclideanNorm(_Reduction):
+    """y = √(Σ_axes x²). Where y = 0 the derivative does not exist; the gradient there is 0
+    (PyTorch's subgradient), never 0/0."""
+
+    def forward(self, x):
+        return self.xp.sqrt((x * x).sum(axis=self.axes, keepdims=self.keepdims))
+
+    def backward(self, grad):
+        g, x, y = self.values(grad, *self.inputs, self.output)
+        flat = self._kept(self.output.data) == 0
+        xp = self.ops
+        # ∂y/∂x = x / y, and 0 where y = 0
+        return xp.where(flat, 0.0, self._kept(g) * x / xp.where(flat, 1.0, self._kept(y)))
+
+
+def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False) -> Tensor:
+    """torch.linalg.vector_norm: (Σ |x|^ord)^(1/ord) over `dim` (all axes when None).
+
+    ord 2 (the default) is one primitive whose gradient x/‖x‖ is 0 at the zero vector; ord 1
+    is Σ|x|, ord inf max|x| and −inf min|x| (ties split the gradient evenly), ord 0 the count of
+    nonzeros (no gradient); another positive ord is composed from |x|^ord.
+    """
+    x = as_float(x)
+    axes = _reduced_axes(dim, x, "vector_norm")
+    keepdim = bool(keepdim)
+    if ord == 2:
+        return EuclideanNorm.apply(x, axes=axes, keepdims=keepdim)
+    if ord == 1:
+        return sum(magnitude(x), axes, keepdim)
+    if ord == math.inf:
+        return max(magnitude(x), axis=axes, keepdims=keepdim)
+    if ord == -math.inf:
+        return min(magnitude(x), axis=axes, keepdims=keepdim)
+    if ord == 0:
+        return constant((x.data != 0).sum(axis=axes, keepdims=keepdim).astype(x.dtype))
+    if not isinstance(ord, numbers.Real) or ord < 0:
+        raise ValueError(f"vector_norm: ord must be a non-negative number or ±inf, got {ord!r}")
+    return sum(magnitude(x) ** ord, axes, keepdim) ** (1.0 / ord)
+
+
+def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
+    """torch.norm / Tensor.norm for vectors: `vector_norm(x, p, dim, keepdim)`."""
+    return vector_norm(x, p, dim, keepdim)

@@ -4,6 +4,7 @@ concat, stack, split, device and dtype moves."""
 from __future__ import annotations
 
 import functools
+import itertools
 import numbers
 
 import numpy as np
@@ -72,7 +73,10 @@ _REVERSED_AXES = [tuple(range(n - 1, -1, -1)) for n in range(65)]   # x.T for ea
 
 
 def transpose(x: Tensor, *axes) -> Tensor:
-    """Permute axes; with no axes, reverse them (x.T)."""
+    """Permute axes (NumPy's); with no axes, reverse them (x.T). Two axes of a tensor with more
+    than two (which NumPy refuses) are PyTorch's `transpose(d0, d1)`: those two swapped."""
+    if len(axes) == 2 and x.ndim > 2 and all(isinstance(a, numbers.Integral) for a in axes):
+        return swapaxes(x, *axes)
     if not axes:
         return Transpose.apply(x, axes=_REVERSED_AXES[x.ndim])
     if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):
@@ -301,12 +305,17 @@ def _check_joinable(tensors, axis, op, same_shape):
 
 def split(x: Tensor, sections_or_indices, axis: int = FIRST_AXIS, *,
           dim: int | None = None) -> list[Tensor]:
-    """NumPy's split along `axis` (or `dim`): an int n gives n equal parts, a list the cut points.
+    """Cut x into parts along `axis` (NumPy's spelling, numpy.split) or `dim` (PyTorch's,
+    torch.split); the two read the second argument differently, as their libraries do.
 
-    (6, 4) split 3 along axis 0 gives three (2, 4) tensors; [1, 4] gives (1, 4), (3, 4), (2, 4).
-    NumPy's meaning also with `dim=`: an int is the number of parts, not PyTorch's part size.
+    NumPy's: an int n gives n equal parts, a list the cut points: (6, 4) split 3 along axis 0
+    gives three (2, 4) tensors; [1, 4] gives (1, 4), (3, 4), (2, 4). PyTorch's (`dim=`): an int
+    is each part's size (the last may be smaller), a list the parts' sizes: (5, 4) split 2 along
+    dim 0 gives (2, 4), (2, 4), (1, 4). Each part is a view's gradient: indexing's.
     """
-    axis = axis_or_dim(axis, dim, "split")
+    if dim is not None:
+        axis = axis_or_dim(axis, dim, "split")
+        return _split_sizes(x, sections_or_indices, axis, "split")
     axis = normalize_axis(axis, x.ndim, "split")[0]
     length = x.shape[axis]
     if isinstance(sections_or_indices, numbers.Integral):
@@ -317,9 +326,103 @@ def split(x: Tensor, sections_or_indices, axis: int = FIRST_AXIS, *,
         bounds = [length // n * k for k in range(1, n)]
     else:
         bounds = [int(b) for b in sections_or_indices]
-    starts, stops = [0] + bounds, bounds + [length]
+    return _parts(x, axis, bounds)
+
+
+def _parts(x: Tensor, axis: int, bounds) -> list[Tensor]:
+    """x cut before each of `bounds` along `axis`."""
+    length = x.shape[axis]
+    starts, stops = [0] + list(bounds), list(bounds) + [length]
     prefix = (slice(None),) * axis
     return [getitem(x, prefix + (slice(a, b),)) for a, b in zip(starts, stops)]
+
+
+def _split_sizes(x: Tensor, sizes, dim, op: str) -> list[Tensor]:
+    """torch.split: parts of `sizes` elements (an int: that many each, the last the rest)."""
+    axis = one_axis(dim, x.ndim, op)
+    length = x.shape[axis]
+    if isinstance(sizes, numbers.Integral):
+        if sizes <= 0:
+            raise ValueError(f"{op}: the part size must be positive, got {sizes!r}")
+        sizes = [int(sizes)] * (length // sizes) + ([length % sizes] if length % sizes else [])
+        sizes = sizes or [0]
+    sizes = [int(n) for n in sizes]
+    if sum(sizes) != length or min(sizes, default=0) < 0:
+        raise ValueError(f"{op}: part sizes {sizes} do not add up to {length}, the length of dim "
+                         f"{axis} of shape {tuple(x.shape)}")
+    return _parts(x, axis, list(itertools.accumulate(sizes))[:-1])
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
+    """torch.chunk: x cut along `dim` into at most `chunks` parts of ⌈n / chunks⌉ elements
+    (the last may be smaller, and fewer parts come back when that is enough)."""
+    if not isinstance(chunks, numbers.Integral) or isinstance(chunks, bool) or chunks <= 0:
+        raise ValueError(f"chunk: chunks must be a positive int, got {chunks!r}")
+    length = x.shape[one_axis(dim, x.ndim, "chunk")]
+    return _split_sizes(x, max(-(-length // chunks), 1), dim, "chunk")
+
+
+def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """torch.unbind: the slices of x along `dim`, each without that axis."""
+    axis = one_axis(dim, x.ndim, "unbind")
+    if x.ndim == 0:
+        raise ValueError("unbind: a 0-d tensor has no axis to unbind")
+    prefix = (slice(None),) * axis
+    return tuple(getitem(x, prefix + (i,)) for i in range(x.shape[axis]))
+
+
+def permute(x: Tensor, *dims) -> Tensor:
+    """torch.permute: the axes in the order `dims` (the same as `transpose` with axes)."""
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    if len(dims) != x.ndim:
+        raise ValueError(f"permute: {len(dims)} dims {dims} for a {x.ndim}-d tensor of shape "
+                         f"{tuple(x.shape)}")
+    return transpose(x, *dims)
+
+
+def expand(x: Tensor, *sizes) -> Tensor:
+    """torch.expand: x broadcast to `sizes`, where -1 keeps that axis's length."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    lead = len(sizes) - x.ndim
+    if lead < 0:
+        raise ValueError(f"expand: {len(sizes)} sizes {sizes} for a {x.ndim}-d tensor of shape "
+                         f"{tuple(x.shape)}")
+    shape = tuple(x.shape[i - lead] if n == -1 and i >= lead else n
+                  for i, n in enumerate(sizes))
+    if -1 in shape[:lead]:
+        raise ValueError(f"expand: -1 is not allowed for the new leading axes, got {sizes}")
+    return broadcast_to(x, shape)
+
+
+class Clone(Function):
+    """y = x, in a new array (changing y in place leaves x alone)."""
+
+    needs_output = False
+
+    def forward(self, x):
+        return x.copy()
+
+    def backward(self, grad):
+        # ∂y/∂x = I
+        return grad
+
+
+def clone(x: Tensor) -> Tensor:
+    """torch.clone: a copy of x's values that keeps its place in the graph (gradient 1)."""
+    return Clone.apply(x)
+
+
+def hstack(tensors) -> Tensor:
+    """numpy.hstack / torch.hstack: join along axis 1 (axis 0 for 0-d and 1-D tensors)."""
+    tensors = [reshape(t, 1) if t.ndim == 0 else t for t in tensors]
+    return concat(tensors, 0 if tensors and tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors) -> Tensor:
+    """numpy.vstack / torch.vstack: join along axis 0, 1-D tensors as rows (1, n)."""
+    return concat([reshape(t, 1, -1) if t.ndim < 2 else t for t in tensors], 0)
 
 
 class ToDevice(Function):

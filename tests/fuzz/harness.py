@@ -460,3 +460,144 @@ def new_failures(plant, n: int = 150, seed: int = 0, ops=None) -> list[Failure]:
         plant(patch)
         after = run_programs(n, seed, ops, shrink_first=0)
     return [f for f in after if f.index not in before]
+
+
+# ---------------------------------------------------------------------------------------------
+# The compiled-step arm: the program as a training step under minigrad.compile, called several
+# times with its parameters updated in between, against the same calls made eagerly.
+
+COMPILED_CALLS = 5                 # call 1 eager, call 2 captured, calls 3+ replayed
+
+
+def _compiled_setup(program: Program):
+    """Parameters (leaves that require grad, read from outside the step, every other one) and
+    the step; the other leaves come in as arguments."""
+    params = {i: mg.tensor(node.value.astype(node.dtype), dtype=node.dtype, requires_grad=True)
+              for n, (i, node) in enumerate((i, node) for i, node in enumerate(program.nodes)
+                                            if isinstance(node, Leaf) and node.requires_grad)
+              if n % 2 == 0}
+    weights = [mg.tensor(w, dtype=np.float64) for w in program.weights]
+
+    def step(*args):
+        tensors, given = [], iter(args)
+        for i, node in enumerate(program.nodes):
+            if isinstance(node, Leaf):
+                tensors.append(params[i] if i in params else next(given))
+            else:
+                tensors.append(node.op.call(*(tensors[j] for j in node.operands),
+                                            **node.options))
+        total = None
+        for i, w in zip(program.outputs, weights):
+            term = (tensors[i] * w).sum()
+            total = term if total is None else total + term
+        if total.requires_grad:
+            total.backward()
+        return [tensors[i] for i in program.outputs], total
+
+    return params, step
+
+
+def _arguments(program: Program, params: dict, call: int) -> list:
+    """Fresh argument tensors for one call, their values moved a little from call to call."""
+    args = []
+    for i, node in enumerate(program.nodes):
+        if isinstance(node, Leaf) and i not in params:
+            # elements rotated (masks, orders and maxima move) and scaled toward 0: the values
+            # stay in the leaf's domain
+            value = np.roll(node.value, call).reshape(node.value.shape) * (1.0 - 0.01 * call)
+            args.append(mg.tensor(value.astype(node.dtype), dtype=node.dtype,
+                                  requires_grad=node.requires_grad))
+    return args
+
+
+def _same(a, b) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and \
+        np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+
+
+def _compiled_calls(program: Program, compiled: bool, zero_grads: bool):
+    """The results of every call: (outputs, loss, each argument's and parameter's .grad) as
+    NumPy arrays, the output Tensors themselves, and the step."""
+    params, step = _compiled_setup(program)
+    run = mg.compile(step) if compiled else step
+    results, handed_out = [], []
+    for call in range(COMPILED_CALLS):
+        args = _arguments(program, params, call)
+        if zero_grads:
+            for p in params.values():
+                p.grad = None
+        outputs, total = run(*args)
+        handed_out.append(outputs)
+        grads = [None if t.grad is None else t.grad.numpy() for t in args + list(params.values())]
+        results.append(([o.numpy() for o in outputs], total.numpy(), grads))
+        with mg.no_grad():                       # the optimizer's in-place update
+            for p in params.values():
+                if p.grad is not None:
+                    p.sub_(0.125 * p.grad)
+    return results, handed_out, run
+
+
+def check_compiled(program: Program) -> tuple[list[str], str | None]:
+    """The program as a compiled step against the same step run eagerly, exactly: every output,
+    loss and gradient of every call, and outputs handed out earlier unchanged by later calls.
+    Returns the problems, and why the step was not replayed (None when it was)."""
+    zero_grads = len(program.nodes) % 2 == 0       # else gradients accumulate over calls
+    problems: list[str] = []
+    with simulated_device(), np.errstate(all="ignore"):
+        try:
+            eager, eager_out, _ = _compiled_calls(program, False, zero_grads)
+        except Exception as error:                 # noqa: BLE001 - the eager oracles' business
+            return [], f"the eager step raises {type(error).__name__}"
+        try:
+            compiled, handed_out, run = _compiled_calls(program, True, zero_grads)
+        except Exception as error:                 # noqa: BLE001 - any raise is a finding
+            return [f"[compiled] raised {type(error).__name__}: {error}"], None
+    if run.stats.replays == 0:
+        return [], run.stats.reasons[-1] if run.stats.reasons else "not replayed"
+    for call, ((outs, total, grads), (outs_c, total_c, grads_c)) in \
+            enumerate(zip(eager, compiled)):
+        for k, (a, b) in enumerate(zip(outs, outs_c)):
+            if not _same(a, b):
+                problems.append(f"[compiled] call {call}: output {k} {_worst(b, a)}")
+        if not _same(total, total_c):
+            problems.append(f"[compiled] call {call}: loss {total_c} vs eager {total}")
+        for k, (a, b) in enumerate(zip(grads, grads_c)):
+            if (a is None) != (b is None) or (a is not None and not _same(a, b)):
+                problems.append(f"[compiled] call {call}: .grad of leaf {k}: "
+                                f"{b if b is None or a is None else _worst(b, a)}")
+        for k, (mine, theirs) in enumerate(zip(handed_out[call], eager_out[call])):
+            if not _same(mine.numpy(), theirs.numpy()):   # later calls changed one of them
+                problems.append(f"[compiled] call {call}: output {k} after the last call: "
+                                f"{_worst(mine.numpy(), theirs.numpy())}")
+    return problems, None
+
+
+def run_compiled(n: int, seed: int = 0, ops=None) -> tuple[list[Failure], dict]:
+    """Programs 0 … n−1 of the run seeded `seed` through `check_compiled`: the failures, and
+    how many programs were replayed or not, with the reasons."""
+    failures, counts = [], {"replayed": 0}
+    for index in range(n):
+        program = program_at(seed, index, ops)
+        problems, skipped = check_compiled(program)
+        if skipped is not None:
+            counts[skipped] = counts.get(skipped, 0) + 1
+            continue
+        counts["replayed"] += 1
+        if problems:
+            failures.append(Failure(index, program, problems))
+    return failures, counts
+
+
+@functools.lru_cache(maxsize=8)
+def _compiled_baseline(n: int, seed: int, ops: tuple | None) -> frozenset:
+    return frozenset(f.index for f in run_compiled(n, seed, ops)[0])
+
+
+def new_compiled_failures(plant, n: int = 60, seed: int = 0, ops=None) -> list[Failure]:
+    """`new_failures` for the compiled-step arm."""
+    ops = None if ops is None else tuple(ops)
+    before = _compiled_baseline(n, seed, ops)
+    with pytest.MonkeyPatch.context() as patch:
+        plant(patch)
+        after, _ = run_compiled(n, seed, ops)
+    return [f for f in after if f.index not in before]

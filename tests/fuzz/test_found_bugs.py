@@ -1,5 +1,5 @@
 """Bugs the fuzzer found outside the engine, each reproduced at its smallest. A bug not fixed
-yet is marked xfail(strict=True) here, with a `known_bug` predicate in registry.py that keeps
+yet is marked xfail(strict=True) here, with a `known_bug` predicate in its registry entry that keeps
 the fuzzer away from the case meanwhile; its fix removes both."""
 
 import numpy as np

@@ -20,7 +20,8 @@ IDS = [op.name for op in REGISTRY]
 def test_every_function_subclass_is_registered():
     missing = unregistered()
     assert not missing, (
-        "Function subclasses without a registry entry (add one to tests/fuzz/registry.py, "
+        "Function subclasses without a registry entry (add one to the module of its kind in "
+        "tests/fuzz/registry/, "
         "see tests/README.md): " + ", ".join(f"{c.__module__}.{c.__qualname__}" for c in missing))
 
 

@@ -186,3 +186,21 @@ def test_an_axis_out_of_range_is_both_an_index_error_and_a_value_error():
                 call()
     with pytest.raises(mg.AxisError, match="sum: axis 2 is out of range for a 2-d tensor"):
         x.sum(2)
+
+
+def test_numpy_errors_that_cannot_be_rebuilt_keep_their_kind_and_name_the_operation():
+    """NumPy's casting error takes five arguments: the restated error is its nearest base class
+    that takes a message (a TypeError), names the operation and chains the original."""
+    with pytest.raises(TypeError, match=r"add_: Cannot cast ufunc 'add'.*int64") as caught:
+        mg.arange(3).add_(0.5)
+    assert "Cannot cast" in str(
+        caught.value.__cause__)                        # the original, chained
+
+    class AddHalfInPlace(mg.Function):
+        def forward(self, a):
+            a = a.copy()
+            a += 0.5                                   # NumPy refuses: float into int64
+            return a
+
+    with pytest.raises(TypeError, match=r"AddHalfInPlace: Cannot cast.*\(inputs: \(2,\) int64\)"):
+        AddHalfInPlace.apply(mg.arange(2))

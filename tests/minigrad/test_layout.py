@@ -143,7 +143,11 @@ def test_einsum_second_derivative_of_a_diagonal():
 
 def test_tile_and_repeat_follow_numpy_not_pytorch_repeat():
     x = mg.tensor([1.0, 2.0])
-    assert x.repeat(2).tolist() == [1.0, 1.0, 2.0, 2.0]             # NumPy's repeat
+    assert x.repeat(2, axis=0).tolist() == [1.0, 1.0, 2.0, 2.0]     # NumPy's repeat
+    assert mg.repeat(x, 2).tolist() == [1.0, 1.0, 2.0, 2.0]
+    with pytest.raises(TypeError, match=r"repeat: x.repeat\(2\) means different things.*"
+                                        r"x.tile\(\(2,\)\)"):
+        x.repeat(2)                                                  # ambiguous: refused
     assert x.tile(2).tolist() == [1.0, 2.0, 1.0, 2.0]               # PyTorch's x.repeat(2)
 
 

@@ -105,8 +105,8 @@ def test_var_mean_and_std_mean(device, rng):
     v, m = mg.var_mean(x, 1, correction=1)
     np.testing.assert_allclose(v.numpy(), a.var(1, ddof=1))
     np.testing.assert_allclose(m.numpy(), a.mean(1))
-    s, m = mg.std_mean(x, dim=0, keepdims=True)
-    np.testing.assert_allclose(s.numpy(), a.std(0, keepdims=True))
+    s, m = mg.std_mean(x, dim=0, keepdim=True)           # PyTorch's spelling: correction 1
+    np.testing.assert_allclose(s.numpy(), a.std(0, ddof=1, keepdims=True))
     assert mg.gradcheck(lambda t: sum(r.sum() for r in mg.std_mean(t, 1, ddof=1)), [x])
 
 

@@ -1,0 +1,992 @@
+"""`minigrad.compile`: run a training step eagerly, capture it once, replay it as array code.
+
+    @mg.compile
+    def step(x, y):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        return loss
+
+    for x, y in batches:
+        optimizer.zero_grad()
+        loss = step(x, y)           # call 1 eager, call 2 captured, then replayed
+        optimizer.step()
+
+Call 1 runs the step eagerly. Call 2 runs it eagerly too, while the engine reports to a
+recorder every Function it applies (class, options, which inputs are step arguments, tensors
+from outside such as parameters, or earlier results), the backward walk (the order it visits
+Functions, how each gradient was conformed to its input and accumulated) and where gradients
+land in `.grad`. Calls 3+ replay that record: for each operation the Function's own `forward`
+on arrays, then for each visited Function its own `backward` on arrays (the `values()` path of
+the engine, with grad mode off), then the recorded sum-to-shape, cast and accumulation steps.
+No Tensor per operation, no graph, no heap: the derivative formulas stay in one place.
+
+Why a record of the walk and not a second walk: the walk's order, its accumulation kinds ("set",
+"copy" then add, "add" in place) and its conform steps are read from the engine while it runs,
+so the replay does what the engine did, not what a second implementation thinks it would do.
+
+The rules (each refused capture leaves the step eager; `step.stats` counts and says why):
+
+- Guards before every replay: the structure of the arguments and, for each tensor among them,
+  shape, dtype, device (array type) and requires_grad; Python numbers and other objects passed
+  by value (numbers) or identity; which arguments are the same tensor; grad mode; anomaly mode
+  (anomaly mode always runs eagerly); the train/eval flag of every module found in the
+  arguments, in the step's closure, in the globals it names and on its bound `self` (or given
+  as `modules=`); for every tensor read from outside (parameters), its shape, dtype, device and
+  requires_grad; for every leaf whose `.grad` the capture replaced, that it is None again. A new
+  argument signature is captured anew (at most `cache_size` of them); a failed guard on a known
+  signature captures again (at most `max_recaptures` times), and then the step stays eager.
+- Refused during capture: reading values (`.item()`, `float(t)`, `bool(t)`, `.numpy()`,
+  `np.asarray(t)`, so also branching on values), in-place changes (`add_`, `t[i] = v`, an
+  optimizer step: call `optimizer.step()` outside the compiled step), random numbers drawn
+  other than by an operation or `mg.rand`/`mg.randn` (randint, randperm: pass them in),
+  `manual_seed` inside the step, a value computed from a tensor's array outside any
+  operation (argmax, isnan, one_hot, an integer-to-float cast: it would be frozen),
+  `minigrad.grad` and
+  `backward(create_graph=True)` inside the step, hooks and `retain_grad`, a backward that reaches
+  operations made outside the step, an option array of an operation that shares memory with a
+  tensor without being its array, `.grad` assigned inside the step other than cleared, nested
+  compiled steps (an error on the first call), and operations run by other threads meanwhile.
+- Randomness is drawn again at every replay: dropout inside its operation, `mg.rand` and
+  `mg.randn` where the step made them, from the same generator in the same order as eager, so
+  a seeded replay equals a seeded eager run bit for bit. Comparisons (`x > 0`) are computed
+  again too.
+- Parameters are read live: an optimizer's in-place update between calls is seen. Tensors made
+  inside the step from Python data (`mg.zeros`, a number) are constants of the capture; data
+  that changes from call to call must come in as an argument.
+- The step returns fresh Tensors (without a graph: call `backward` inside the step). No buffer
+  is reused from one replay to the next, so nothing handed out is ever overwritten.
+- Learning rate and step count stay with the optimizer, outside the step, read on every call
+  (an optimizer step inside is refused rather than replayed with frozen numbers).
+- Output buffers are not reused between replays (NumPy allocates each result): simpler, and
+  no replay can overwrite an array still in use.
+- `MINIGRAD_COMPILE=0` in the environment when `compile` is called turns replay off.
+- `check=True` runs the first `check` replays also eagerly (random state and gradients put back
+  in between) and raises if any value or gradient differs in a single bit.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import os
+import threading
+from typing import Callable
+
+import numpy as np
+
+from . import anomaly, autograd, inplace, recording
+from .backend import _BY_ARRAY_TYPE, DRAWS, backend_of
+from .gradients import IndexedGradient
+from .ops.shape import sum_to_array
+from .grad_mode import STATE as _GRAD_STATE
+from .grad_mode import _GradMode
+from .tensor import Tensor
+
+_LOCAL = threading.local()          # the compiled step running in this thread, if any
+
+
+class CaptureRefused(Exception):
+    """Raised inside the recorder's checks; the step then stays eager."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The public entry point.
+
+def compile(fn: Callable | None = None, *, check: bool | int = False, modules=(),
+            cache_size: int = 8, max_recaptures: int = 4):
+    """`fn` as a compiled step (also `@compile` and `@compile(check=True)`): see the module's
+    docstring for what is replayed and what is refused. Returns a `CompiledStep`."""
+    if fn is None:
+        return functools.partial(compile, check=check, modules=modules, cache_size=cache_size,
+                                 max_recaptures=max_recaptures)
+    return CompiledStep(fn, check=check, modules=modules, cache_size=cache_size,
+                        max_recaptures=max_recaptures)
+
+
+class Stats:
+    """What a compiled step did: calls run eagerly, captures, replays, and why each eager call
+    or capture happened (`reasons`, newest last, at most 50)."""
+
+    def __init__(self):
+        self.eager = self.captures = self.replays = self.checked = 0
+        self.reasons: list[str] = []
+
+    def note(self, reason: str) -> None:
+        self.reasons.append(reason)
+        del self.reasons[:-50]
+
+    def __repr__(self) -> str:
+        last = f", last reason: {self.reasons[-1]!r}" if self.reasons else ""
+        return (f"Stats(eager={self.eager}, captures={self.captures}, replays={self.replays}"
+                f"{last})")
+
+
+class _Signature:
+    """What is known about one argument signature: calls seen, its program or why it stays
+    eager."""
+
+    def __init__(self):
+        self.calls = 0
+        self.program: _Program | None = None
+        self.landed: list = []          # tensors from outside whose .grad the last call set
+        self.recaptures = 0
+        self.eager_reason: str | None = None
+
+
+class CompiledStep:
+    """A step function run eagerly once, captured on its second call, replayed after that."""
+
+    def __init__(self, fn: Callable, check: bool | int = False, modules=(), cache_size: int = 8,
+                 max_recaptures: int = 4):
+        self.fn = fn
+        self.check = 2 if check is True else int(check)
+        self.cache_size, self.max_recaptures = cache_size, max_recaptures
+        self.enabled = os.environ.get("MINIGRAD_COMPILE", "1") != "0"
+        self.stats = Stats()
+        self._signatures: dict = {}
+        self._modules = _module_roots(fn, modules)
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        if getattr(_LOCAL, "active", None) is not None:
+            raise RuntimeError(f"minigrad.compile: {_name(self.fn)} was called inside the "
+                               f"compiled step {_name(_LOCAL.active.fn)}; nested compiled steps "
+                               f"are not supported (compile the outer step only)")
+        _LOCAL.active = self
+        try:
+            return self._call(args, kwargs)
+        finally:
+            _LOCAL.active = None
+
+    def _eager(self, args, kwargs, reason: str | None):
+        self.stats.eager += 1
+        if reason:
+            self.stats.note(reason)
+        return self.fn(*args, **kwargs)
+
+    def _call(self, args, kwargs):
+        if not self.enabled:
+            return self._eager(args, kwargs, None)
+        tensors, key = _flatten(args, kwargs)
+        key = (key, _GRAD_STATE.grad_enabled, anomaly.STATE.enabled,
+               tuple(m.training for m in self._module_list()))
+        if anomaly.STATE.enabled:
+            return self._eager(args, kwargs, "anomaly mode is on: every operation is checked "
+                                             "eagerly")
+        signature = self._signatures.get(key)
+        if signature is None:
+            if len(self._signatures) >= self.cache_size:
+                return self._eager(args, kwargs, f"cache full: {self.cache_size} argument "
+                                                 f"signatures captured already")
+            signature = self._signatures[key] = _Signature()
+        signature.calls += 1
+        if signature.eager_reason is not None:
+            return self._eager(args, kwargs, signature.eager_reason)
+        program = signature.program
+        if program is not None:
+            failed = program.failed_guard(tensors)
+            if failed is None:
+                return self._replay(program, tensors, args, kwargs)
+            if signature.recaptures >= self.max_recaptures:
+                signature.eager_reason = (f"guard failed after {signature.recaptures} "
+                                          f"recaptures: {failed}")
+                signature.program = None
+                return self._eager(args, kwargs, signature.eager_reason)
+            signature.recaptures += 1
+            self.stats.note(f"recapture: {failed}")
+        return self._capture(signature, tensors, args, kwargs, keep=signature.calls > 1)
+
+    def _capture(self, signature: _Signature, tensors, args, kwargs, keep: bool):
+        """Run the step eagerly under the recorder; keep the program when `keep` (call 1 only
+        learns which leaves get gradients)."""
+        recorder = _Recorder(tensors, signature.landed)
+        draws, stamp, generators = DRAWS.count, inplace.STATE.last, _generators()
+        previous = recording.set_recorder(recorder)
+        try:
+            result = self.fn(*args, **kwargs)
+        finally:
+            recording.set_recorder(previous)
+        if keep:
+            self.stats.captures += 1
+        else:
+            self.stats.eager += 1
+        try:
+            if inplace.STATE.last != stamp:
+                raise CaptureRefused("an in-place change inside the step (an optimizer step, "
+                                     "add_, t[i] = v): make it outside the compiled step")
+            if _generators() != generators:
+                raise CaptureRefused("manual_seed inside the step: seed outside it")
+            if DRAWS.count - draws != recorder.draws_inside:
+                raise CaptureRefused("random numbers drawn outside an operation (mg.randn, "
+                                     "mg.rand, ...): pass them in as arguments")
+            program = recorder.finish(result)
+        except CaptureRefused as refusal:
+            signature.eager_reason = f"capture refused: {refusal}"
+            signature.program = None
+            self.stats.note(signature.eager_reason)
+            return result
+        signature.landed = program.landed_leaves()
+        if keep:
+            signature.program = program
+        return result
+
+    def _replay(self, program: _Program, tensors, args, kwargs):
+        if self.stats.checked < self.check:
+            self.stats.checked += 1
+            return self._checked_replay(program, tensors, args, kwargs)
+        self.stats.replays += 1
+        return program.run(tensors)
+
+    def _checked_replay(self, program: _Program, tensors, args, kwargs):
+        """Replay, then put random state and gradients back, run eagerly, compare exactly."""
+        leaves = program.leaves(tensors)
+        before_grads = [t.grad for t in leaves]
+        rng = _rng_states()
+        replayed = program.run(tensors)
+        replay_grads = [t.grad for t in leaves]
+        rng_after = _rng_states()
+        for t, g in zip(leaves, before_grads):
+            t.grad = g
+        _set_rng_states(rng)
+        self.stats.replays += 1
+        expected = self.fn(*args, **kwargs)
+        problems = _differences("output", replayed, expected)
+        for i, (t, g) in enumerate(zip(leaves, replay_grads)):
+            problems += _differences(f".grad of leaf {i} {tuple(t.shape)}", g, t.grad)
+        if problems:
+            raise RuntimeError(f"minigrad.compile(check=True): the replay of {_name(self.fn)} "
+                               f"differs from the eager step: " + "; ".join(problems[:5]))
+        _set_rng_states(rng_after)      # the same state as eager left, which equals it
+        return expected
+
+    def _module_list(self) -> list:
+        found = []
+        for root in self._modules:
+            found.extend(root.modules())
+        return found
+
+
+def _name(fn) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+# ---------------------------------------------------------------------------------------------
+# Arguments: tensors in order, and a key of everything else.
+
+def _flatten(args, kwargs) -> tuple[list, tuple]:
+    """The tensors among the arguments (nested in lists, tuples and dicts), and a hashable key
+    of the structure, of each tensor's shape, dtype, array type and requires_grad, of which
+    arguments are the same tensor or array, and of every other value (numbers by value, other
+    objects by identity)."""
+    tensors: list = []
+    first: dict[int, int] = {}
+
+    def walk(x):
+        if isinstance(x, Tensor):
+            data = x.data
+            same = first.setdefault(id(x), len(tensors))
+            same_array = first.setdefault(-id(data) - 1, len(tensors))
+            tensors.append(x)
+            return ("T", data.shape, data.dtype.str, type(data), x._requires_grad, same,
+                    same_array)
+        if isinstance(x, (list, tuple)):
+            return (type(x).__name__,) + tuple(walk(v) for v in x)
+        if isinstance(x, dict):
+            return ("dict",) + tuple((k, walk(v)) for k, v in x.items())
+        if x is None or isinstance(x, (bool, int, float, complex, str, bytes)):
+            return ("=", type(x).__name__, x)
+        if type(x) in _BY_ARRAY_TYPE:
+            raise TypeError("minigrad.compile: pass arrays as Tensors (minigrad.tensor(a)), "
+                            "so that the step reads them rather than freezing them")
+        return ("id", id(x))
+
+    key = (walk(args), walk(kwargs))
+    return tensors, key
+
+
+def _module_roots(fn, given) -> list:
+    """Objects with a train/eval flag the step may use: given, bound by functools.partial, on
+    a bound self (and its attributes), in the closure, and in the globals the code names."""
+    candidates = list(given)
+    while isinstance(fn, functools.partial):       # the arguments bound to it, then its function
+        candidates.extend(fn.args)
+        candidates.extend(fn.keywords.values())
+        fn = fn.func
+    owner = getattr(fn, "__self__", None)
+    if owner is not None:
+        candidates.append(owner)
+        candidates.extend(vars(owner).values() if hasattr(owner, "__dict__") else ())
+    code = getattr(fn, "__code__", None)
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            candidates.append(cell.cell_contents)
+        except ValueError:                 # an empty cell
+            pass
+    if code is not None:
+        names = getattr(fn, "__globals__", {})
+        candidates.extend(names[n] for n in code.co_names if n in names)
+    roots, seen = [], set()
+    for c in candidates:
+        if hasattr(c, "training") and callable(getattr(c, "modules", None)) and \
+                id(c) not in seen:
+            seen.add(id(c))
+            roots.append(c)
+    return roots
+
+
+# ---------------------------------------------------------------------------------------------
+# The recorder: what the engine reports while the step runs.
+
+class _Entry:
+    """One Function application: class, options, array module, input and output values."""
+
+    __slots__ = ("cls", "options", "xp", "inputs", "output", "array_options", "fn")
+
+    def __init__(self, cls, options, xp, inputs, output, array_options):
+        self.cls, self.options, self.xp = cls, options, xp
+        self.inputs, self.output, self.array_options = inputs, output, array_options
+        self.fn = None
+
+
+class _Walk:
+    """One backward: its root, where its gradient comes from, the visits and the landings."""
+
+    def __init__(self, root: int, seed):
+        self.root, self.seed = root, seed            # seed: None (ones) or a value index
+        self.visits: list = []                       # [entry index, [(input, target, conform,
+        self.landings: list = []                     #   kind)]] ; (value, kind, copy)
+
+
+class _Recorder:
+    def __init__(self, arg_tensors: list, landed_before: list):
+        self.thread = threading.get_ident()
+        self.tensors: list = []            # value index -> Tensor (held while capturing)
+        self.index: dict[int, int] = {}    # id(tensor) -> value index
+        self.source: list = []             # value index -> ("arg", k) / ("ext",) / ("out", e)
+        self.by_array: dict[int, int] = {} # id(array) -> value index, for option arrays
+        self.entries: list[_Entry] = []
+        self.entry_of_fn: dict[int, int] = {}
+        self.events: list = []             # ("forward", e) and ("backward", _Walk) in order
+        self.draws_inside = 0
+        self.walk: _Walk | None = None
+        self.pending_root = None
+        self.refusal: str | None = None
+        self.grad_at_start: dict[int, object] = {}   # id(leaf) -> its .grad when the call began
+        for k, t in enumerate(arg_tensors):
+            if id(t) not in self.index:
+                self._add(t, ("arg", k))
+        for t in list(arg_tensors) + [t for t in landed_before]:
+            self.grad_at_start.setdefault(id(t), (t, t.grad))
+        self.landed_objects: set[int] = set()
+        self.landed_grads: list = []
+        self.derived: dict[int, object] = {}   # id(array) -> tensor computed outside operations
+        self.landed: dict[int, object] = {}
+
+    def refuse(self, reason: str) -> None:
+        if self.refusal is None:
+            self.refusal = reason
+
+    def _add(self, t, source) -> int:
+        k = len(self.tensors)
+        self.tensors.append(t)
+        self.index[id(t)] = k
+        self.source.append(source)
+        self.by_array.setdefault(id(t.data), k)
+        return k
+
+    def _value(self, t) -> int:
+        k = self.index.get(id(t))
+        if k is None:
+            self._check_not_derived(t.data)
+            k = self._add(t, ("ext",))
+        return k
+
+    def _check_not_derived(self, array) -> None:
+        t = self.derived.get(id(array))
+        if t is not None:
+            self.refuse(f"an operation reads a tensor {tuple(t.shape)} {t.dtype} computed from "
+                        f"values outside any operation (argmax, isnan, one_hot, any, an "
+                        f"integer-to-float cast, ...): it would be frozen at its captured value")
+
+    # -- forward ------------------------------------------------------------------------
+    def apply(self, cls, inputs, options):
+        """Function.apply while capturing: run it eagerly, then record it."""
+        recording.set_recorder(None)
+        try:
+            before = DRAWS.count
+            out = cls.apply(*inputs, **options)
+            drawn = DRAWS.count - before
+        finally:
+            recording.set_recorder(self)
+        if threading.get_ident() != self.thread:
+            self.refuse("another thread ran operations while the step was captured")
+            return out
+        self.draws_inside += drawn
+        if self.walk is not None:          # an operation of a backward formula
+            return out
+        ins = [self._value(t) for t in inputs]
+        array_options = self._array_options(cls, options)
+        entry = _Entry(cls, dict(options), backend_of(out.data).xp, ins,
+                       self._add(out, ("out", len(self.entries))), array_options)
+        if out._fn is not None:
+            self.entry_of_fn[id(out._fn)] = len(self.entries)
+        self.events.append(("forward", len(self.entries)))
+        self.entries.append(entry)
+        return out
+
+    def _array_options(self, cls, options) -> dict:
+        """Options holding arrays that are some tensor's array (or a reshaped view of one):
+        {name: plan}, read again at every replay. Any other array shares no memory with a
+        tensor (else capture is refused) and is a constant of the capture."""
+        plans = {}
+        for name, value in options.items():
+            plan = self._array_plan(cls, name, value)
+            if plan is not None:
+                plans[name] = plan
+        return plans
+
+    def _array_plan(self, cls, name, value):
+        if isinstance(value, (tuple, list)):
+            parts = [self._array_plan(cls, name, v) for v in value]
+            if any(p is not None for p in parts):
+                return ("seq", type(value), [p if p is not None else ("const", v)
+                                             for p, v in zip(parts, value)])
+            return None
+        if type(value) not in _BY_ARRAY_TYPE:
+            return None
+        self._check_not_derived(value)
+        k = self.by_array.get(id(value))
+        if k is not None:
+            return ("array", k)
+        for k, t in enumerate(self.tensors):
+            if _same_view(value, t.data):
+                return ("array", k)
+        base = value.base
+        if base is not None:
+            k = self.by_array.get(id(base))
+            if k is not None and _is_reshape(value, self.tensors[k].data):
+                return ("reshape", k, value.shape)
+        for t in self.tensors:
+            if type(t.data) is np.ndarray and type(value) is np.ndarray and \
+                    np.may_share_memory(t.data, value):
+                self.refuse(f"{cls.__name__}'s option {name!r} is an array that shares memory "
+                            f"with a tensor of shape {tuple(t.shape)} without being its array")
+                return None
+        return None
+
+    def random_tensor(self, t, kind: str, backend, index, requires_grad: bool) -> None:
+        """mg.rand / mg.randn inside the step: drawn again, in the same place, at every
+        replay."""
+        if threading.get_ident() != self.thread:
+            return
+        self.draws_inside += 1
+        if requires_grad:
+            self.refuse("a random tensor that requires grad made inside the step")
+            return
+        data = t.data
+        k = self._add(t, ("random", kind, data.shape, data.dtype, backend, index))
+        self.events.append(("random", k))
+
+    def constant(self, t, inputs, kernel) -> None:
+        """A tensor an operation computed from others' arrays outside a Function (a
+        comparison, argmax, a cast): computed again at replay when its kernel is known, else
+        refused if the step's operations use it (it would be frozen)."""
+        if threading.get_ident() != self.thread or self.walk is not None:
+            return
+        if kernel is None:
+            self.derived[id(t.data)] = t
+            return
+        ins = [self._value(x) for x in inputs]
+        k = self._add(t, ("kernel", kernel, ins))
+        self.events.append(("kernel", k))
+
+    def read_values(self, tensor, how: str) -> None:
+        if threading.get_ident() == self.thread:
+            self.refuse(f"the step reads a tensor's values ({how}, .item(), float(t), bool(t) "
+                        f"or a branch on values) of shape {tuple(tensor.shape)}")
+
+    # -- backward -----------------------------------------------------------------------
+    def backward_root(self, tensor, grad, root_grad, create_graph: bool) -> None:
+        if create_graph:
+            self.refuse("backward(create_graph=True) inside the step")
+        if grad is None:
+            self.pending_root = (tensor, None)
+            return
+        k = self.by_array.get(id(root_grad))
+        if k is None and isinstance(grad, Tensor) and grad.data is root_grad:
+            k = self._value(grad)                    # a tensor from outside, read live
+        if k is None:
+            self.refuse("backward(grad) with a gradient that is not a Tensor")
+        self.pending_root = (tensor, k)
+
+    def walk_begin(self, roots) -> None:
+        if self.pending_root is None or self.pending_root[0] is not roots[0]:
+            self.refuse("minigrad.grad inside the step (use loss.backward())")
+            self.walk = _Walk(-1, None)
+            return
+        tensor, seed = self.pending_root
+        self.pending_root = None
+        root = self.index.get(id(tensor))
+        if root is None:
+            self.refuse("backward of a tensor made outside the step")
+            root = -1
+        self.walk = _Walk(root, seed)
+        self.events.append(("backward", self.walk))
+
+    def visit(self, fn, input_grads) -> None:
+        e = self.entry_of_fn.get(id(fn))
+        if e is None:
+            self.refuse(f"the backward reaches {type(fn).__name__}, an operation made outside "
+                        f"the step")
+            return
+        out = self.tensors[self.entries[e].output]
+        if out._hooks or out._retains_grad:
+            self.refuse("hooks or retain_grad on a tensor of the step")
+        self.walk.visits.append([e, []])
+        self._visit_state = (fn.inputs, input_grads, -1)
+
+    def edge(self, x, kind: str) -> None:
+        """The walk passed the visited Function's next gradient to its input x and kept or
+        accumulated it as `kind`; how it conformed the gradient follows from the gradient the
+        backward returned (the walk's own fit test)."""
+        if self.refusal is not None or not self.walk.visits:
+            return
+        inputs, input_grads, i = self._visit_state
+        i += 1
+        while input_grads[i] is None or not inputs[i]._requires_grad:   # skipped by the walk
+            i += 1
+        self._visit_state = (inputs, input_grads, i)
+        raw, data = input_grads[i], x.data
+        if type(raw) is IndexedGradient:
+            conform = ("indexed", data.dtype)
+        elif type(raw) is type(data) and raw.shape == data.shape and raw.dtype == data.dtype:
+            conform = None
+        else:
+            shape = data.shape if tuple(raw.shape) != data.shape else None
+            conform = (shape, data.dtype if raw.dtype != data.dtype else None)
+        self.walk.visits[-1][1].append((i, self._value(x), conform, kind))
+
+    def landings(self, results: dict) -> None:
+        """The walk's gradients about to land in the leaves' .grad."""
+        for t, _, is_owned in results.values():
+            self._land(t, is_owned)
+
+    def _land(self, t, is_owned: bool) -> None:
+        """A leaf's gradient about to land in .grad (set when None, else added)."""
+        k = self.index.get(id(t))
+        if k is None:
+            self.refuse("a gradient lands in a tensor the step never read")
+            return
+        if t._hooks:
+            self.refuse("hooks on a leaf of the step")
+        current = t.grad
+        if current is None:
+            kind = "set"
+        else:
+            start = self.grad_at_start.get(id(t))
+            if id(current) not in self.landed_objects and (start is None or
+                                                           start[1] is not current):
+                self.refuse(f".grad of a leaf {tuple(t.shape)} was assigned inside the step "
+                            f"(clear it with zero_grad(), to None)")
+            kind = "add"
+        self.walk.landings.append((k, kind, not is_owned))
+        self.landed[id(t)] = t
+
+    def walk_end(self) -> None:
+        """The backward's gradients have landed: later operations are the step's again."""
+        self.walk = None
+        for t in self.landed.values():
+            if t.grad is not None:
+                self.landed_objects.add(id(t.grad))
+                self.landed_grads.append(t.grad)       # held, so that ids stay unique
+
+    def check_grads_at_end(self) -> None:
+        """Every .grad the capture knew at the start is as the step left it: the same object,
+        cleared to None (replayed as a clear), or what a backward landed."""
+        self.clears = []
+        for t, start in self.grad_at_start.values():
+            now = t.grad
+            if now is start or (now is not None and id(now) in self.landed_objects):
+                continue
+            if now is None:
+                if id(t) not in self.landed:
+                    self.clears.append(t)
+                continue
+            self.refuse(f".grad of a tensor {tuple(t.shape)} was assigned inside the step "
+                        f"(clear it with zero_grad(), to None)")
+
+    # -- the program ----------------------------------------------------------------------
+    def finish(self, result) -> "_Program":
+        if self.walk is not None:
+            self.refuse("a backward walk that did not finish (minigrad.grad inside the step)")
+        self.check_grads_at_end()
+        if self.refusal is not None:
+            raise CaptureRefused(self.refusal)
+        outputs = _output_plan(result, self.index, self.source, self.by_array)
+        return _Program(self, outputs)
+
+
+def _same_view(a, b) -> bool:
+    """Do arrays a and b read the same memory in the same layout?"""
+    return (type(a) is type(b) and a.shape == b.shape and a.strides == b.strides and
+            a.dtype == b.dtype and
+            a.__array_interface__["data"][0] == b.__array_interface__["data"][0]) \
+        if type(a) is np.ndarray else False
+
+
+def _is_reshape(view, array) -> bool:
+    """Is `view` array's memory read in row-major order under another shape?"""
+    return (view.size == array.size and view.flags.c_contiguous and array.flags.c_contiguous
+            and view.dtype == array.dtype and
+            view.__array_interface__["data"][0] == array.__array_interface__["data"][0])
+
+
+def _output_plan(result, index: dict, sources: list, by_array: dict):
+    """How to rebuild the step's return value: tensors by value index, the rest as it was."""
+    if isinstance(result, Tensor):
+        k = index.get(id(result))
+        if k is None and result._fn is None and not result._requires_grad:
+            k = by_array.get(id(result.data))        # a detached result: its array
+            if k is not None:
+                return ("T", k, False, None)
+        if k is None:
+            raise CaptureRefused(f"the step returns a tensor {tuple(result.shape)} made outside "
+                                 f"any operation")
+        return ("T", k, sources[k][0] == "ext", result)
+    if isinstance(result, (list, tuple)):
+        return ("seq", type(result), [_output_plan(r, index, sources, by_array)
+                                      for r in result])
+    if isinstance(result, dict):
+        return ("dict", [(key, _output_plan(v, index, sources, by_array))
+                         for key, v in result.items()])
+    if result is None or isinstance(result, (bool, int, float, str)):
+        return ("const", result)
+    raise CaptureRefused(f"the step returns a {type(result).__name__}; return tensors, "
+                         f"numbers or structures of them")
+
+
+# ---------------------------------------------------------------------------------------------
+# The program: replayed with no graph.
+
+class _Program:
+    """The straight-line program of one capture."""
+
+    def __init__(self, recorder: _Recorder, outputs):
+        self.outputs = outputs
+        n = len(recorder.tensors)
+        sources = recorder.source
+        # the Tensors backward formulas see as their inputs and outputs: for outside tensors
+        # the tensors themselves (read live), else one holder per value, refilled each replay
+        self.holders: list = []
+        self.arg_holders: list = []                       # (holder, argument position)
+        self.externals: list = []                         # (tensor, guard)
+        self.leaf_objects: dict = {}                      # value index -> tensor from outside
+        for k in range(n):
+            t = recorder.tensors[k]
+            if sources[k][0] == "ext":
+                self.holders.append(_external(t))
+                self.externals.append((t, _guard_of(t)))
+                self.leaf_objects[k] = t
+            else:
+                holder = Tensor._from_array(t.data)
+                holder._requires_grad = t._requires_grad
+                self.holders.append(holder)
+                if sources[k][0] == "arg":
+                    self.arg_holders.append((holder, sources[k][1]))
+        self.sources = sources
+        self.arg_of_value = {k: s[1] for k, s in enumerate(sources) if s[0] == "arg"}
+        self.entries = recorder.entries
+        for entry in self.entries:
+            entry.fn = self._function(entry)
+        self.events = recorder.events
+        self.grad_holder = Tensor._from_array(np.zeros(()))
+        self.must_be_none: list = []                      # leaves whose grad must be None
+        for kind, walk in self.events:
+            if kind != "backward":
+                continue
+            for k, landing, _ in walk.landings:
+                t = recorder.tensors[k]
+                start = recorder.grad_at_start.get(id(t))
+                if landing == "set" and (start is None or start[1] is None):
+                    self.must_be_none.append(k)
+        self.ext_values = {id(t): k for k, t in enumerate(recorder.tensors)
+                           if sources[k][0] == "ext"}
+        self.n_values = n
+        self.plan = self._plan()
+        self.clears = [("arg", recorder.source[recorder.index[id(t)]][1])
+                       if id(t) in recorder.index and
+                       recorder.source[recorder.index[id(t)]][0] == "arg" else ("obj", t)
+                       for t in recorder.clears]
+
+    def _function(self, entry: _Entry):
+        """A Function of the entry's class wired to the holders, to run forward and backward
+        on arrays."""
+        fn = entry.cls(**entry.options)
+        fn.xp = entry.xp
+        fn.inputs = tuple(self.holders[k] for k in entry.inputs)
+        holder = self.holders[entry.output]
+        fn._output_ref = lambda: holder
+        return fn
+
+    def landed_leaves(self) -> list:
+        """The tensors from outside whose .grad the step sets."""
+        return [self.leaf_objects[k] for kind, walk in self.events if kind == "backward"
+                for k, _, _ in walk.landings if k not in self.arg_of_value]
+
+    # -- guards ---------------------------------------------------------------------------
+    def failed_guard(self, tensors) -> str | None:
+        """Why this program cannot replay now, or None."""
+        for t, guard in self.externals:
+            if _guard_of(t) != guard:
+                return (f"a tensor read from outside the step changed: {guard} -> "
+                        f"{_guard_of(t)}")
+        for k in self.must_be_none:
+            if self._leaf(k, tensors).grad is not None:
+                return (f"a leaf {tuple(self.holders[k].shape)} has a .grad now, and had none "
+                        f"when captured (the replay would replace it)")
+        for t in tensors:
+            if id(t) in self.ext_values:
+                return "a tensor read from outside the step is also passed as an argument"
+        return None
+
+    def _leaf(self, k: int, tensors):
+        position = self.arg_of_value.get(k)
+        return self.leaf_objects[k] if position is None else tensors[position]
+
+    def leaves(self, tensors) -> list:
+        found, seen = [], set()
+        for kind, walk in self.events:
+            if kind == "backward":
+                for k, _, _ in walk.landings:
+                    t = self._leaf(k, tensors)
+                    if id(t) not in seen:
+                        seen.add(id(t))
+                        found.append(t)
+        return found
+
+    # -- replay ---------------------------------------------------------------------------
+    def run(self, tensors):
+        holders = self.holders
+        for holder, position in self.arg_holders:
+            holder.data = tensors[position].data
+        for kind, t in self.clears:                 # zero_grad() inside the step
+            (tensors[t] if kind == "arg" else t).grad = None
+        with _GradMode(False):
+            for kind, event in self.plan:
+                if kind == "forwards":
+                    self._forwards(event)
+                elif kind == "backward":
+                    self._backward(event, tensors)
+                elif kind == "random":
+                    self._draw(event)
+                else:
+                    self._kernel(event)
+        return _rebuild(self.outputs, holders, self.arg_of_value, tensors)
+
+    def _forwards(self, run: list) -> None:
+        """A run of operations: each Function's forward on its inputs' arrays."""
+        arrays, store = _BY_ARRAY_TYPE, _store
+        for entry, ins, out in run:
+            fn = entry.fn if not entry.array_options else self._with_live_options(entry)
+            result = fn.forward(*[h.data for h in ins])
+            if type(result) not in arrays:
+                result = entry.xp.asarray(result)
+            store(out, result)
+
+    def _plan(self) -> list:
+        """The events with consecutive operations grouped, each with its holders."""
+        plan: list = []
+        for kind, event in self.events:
+            if kind != "forward":
+                plan.append((kind, event))
+                continue
+            entry = self.entries[event]
+            step = (entry, tuple(self.holders[k] for k in entry.inputs),
+                    self.holders[entry.output])
+            if plan and plan[-1][0] == "forwards":
+                plan[-1][1].append(step)
+            else:
+                plan.append(("forwards", [step]))
+        return plan
+
+    def _kernel(self, k: int) -> None:
+        _, (function, *leading), ins = self.sources[k]
+        holders = self.holders
+        self.holders[k].data = function(*leading, *[holders[i].data for i in ins])
+
+    def _draw(self, k: int) -> None:
+        _, kind, shape, dtype, backend, index = self.sources[k]
+        self.holders[k].data = backend.random(kind, shape, dtype, index)
+
+    def _with_live_options(self, entry: _Entry):
+        options = dict(entry.options)
+        for name, plan in entry.array_options.items():
+            options[name] = _live_option(plan, self.holders)
+        fn = entry.cls(**options)
+        fn.xp, fn.inputs, fn._output_ref = entry.xp, entry.fn.inputs, entry.fn._output_ref
+        entry.fn = fn
+        return fn
+
+    def _backward(self, walk: _Walk, tensors) -> None:
+        holders = self.holders
+        grads: list = [None] * self.n_values
+        if walk.seed is None:
+            root = holders[walk.root].data
+            grads[walk.root] = backend_of(root).xp.ones(root.shape, dtype=root.dtype)
+        else:
+            grads[walk.root] = holders[walk.seed].data.astype(holders[walk.root].dtype)
+        grad_holder = self.grad_holder
+        entries = self.entries
+        for e, edges in walk.visits:
+            entry = entries[e]
+            g = grads[entry.output]
+            grads[entry.output] = None
+            if type(g) is IndexedGradient:
+                g = g.dense()
+            grad_holder.data = g
+            input_grads = entry.fn.backward(grad_holder)
+            if type(input_grads) is not tuple:
+                input_grads = (input_grads,)
+            for i, target, conform, kind in edges:
+                gx = input_grads[i]
+                if conform is not None or type(gx) is Tensor:
+                    gx = _conform(gx, conform, holders[target], entry)
+                if kind == "set":
+                    grads[target] = gx                   # the first gradient, as it is
+                else:
+                    _accumulate(grads, target, gx, kind)
+        for k, kind, copy_it in walk.landings:
+            g = grads[k]
+            if type(g) is IndexedGradient:
+                g, copy_it = g.dense(), False
+            elif copy_it:
+                g = g.copy()
+            t = self._leaf(k, tensors)
+            if kind == "add" and t.grad is not None:
+                t.grad = Tensor._from_array(t.grad.data + g)
+            else:
+                t.grad = Tensor._from_array(g)
+
+
+def _external(t):
+    """The tensor a replay reads for a tensor from outside the step: that tensor itself, so
+    that its array is read live (an optimizer's update between calls is seen)."""
+    return t
+
+
+def _store(holder, array) -> None:
+    """The output array of an operation into its holder (a new array each replay: arrays
+    handed out earlier are never written into)."""
+    holder.data = array
+
+
+def _conform(g, conform, x, entry):
+    """What the walk did to gradient g for input x: dense arrays summed back to x's shape and
+    cast to its dtype; an IndexedGradient's values cast."""
+    if type(g) is IndexedGradient:
+        if g.values.dtype != x.data.dtype:
+            g.values = g.values.astype(x.data.dtype)
+        return g
+    if type(g) is Tensor:
+        g = g.data
+    if conform is not None:
+        shape, dtype = conform
+        if shape is not None:
+            g = sum_to_array(g, shape, entry.cls.__name__)
+        if dtype is not None:
+            g = g.astype(dtype)
+    if type(g) not in _BY_ARRAY_TYPE:
+        g = backend_of(x.data).xp.asarray(g)
+    return g
+
+
+def _accumulate(grads: list, k: int, g, kind: str) -> None:
+    """The walk's accumulation, as recorded: "set" stores g (possibly shared), "copy" makes
+    the first owned buffer and adds into it, "add" adds into that buffer in place."""
+    if kind == "set":
+        grads[k] = g
+        return
+    previous = grads[k]
+    if kind == "copy":
+        previous = grads[k] = autograd._dense(previous, copy=True)
+    if type(g) is IndexedGradient:
+        g.add_into(previous)
+    else:
+        previous += g
+
+
+def _live_option(plan, holders):
+    kind = plan[0]
+    if kind == "array":
+        return holders[plan[1]].data
+    if kind == "reshape":
+        return holders[plan[1]].data.reshape(plan[2])
+    if kind == "const":
+        return plan[1]
+    return plan[1](_live_option(p, holders) for p in plan[2])
+
+
+def _rebuild(plan, holders, arg_of_value, tensors):
+    kind = plan[0]
+    if kind == "T":
+        k = plan[1]
+        if k in arg_of_value:
+            return tensors[arg_of_value[k]]
+        if plan[2]:                              # a tensor from outside: the tensor itself
+            return plan[3]
+        return Tensor._from_array(holders[k].data)
+    if kind == "seq":
+        return plan[1](_rebuild(p, holders, arg_of_value, tensors) for p in plan[2])
+    if kind == "dict":
+        return {key: _rebuild(p, holders, arg_of_value, tensors) for key, p in plan[1]}
+    return plan[1]
+
+
+def _guard_of(t) -> tuple:
+    data = t.data
+    return (type(data), data.shape, data.dtype.str, t._requires_grad)
+
+
+# ---------------------------------------------------------------------------------------------
+# check=True: random state saved and restored, results compared bit for bit.
+
+def _generators() -> list:
+    """The identity of each device's random generator (manual_seed makes a new one)."""
+    return [id(getattr(b, "_rng", None)) for b in _backends()]
+
+
+def _backends() -> list:
+    found = []
+    for b in _BY_ARRAY_TYPE.values():
+        if b not in found:
+            found.append(b)
+    return found
+
+
+def _rng_states() -> list:
+    return [(b, copy.deepcopy(getattr(b, "_rng", None))) for b in _backends()]
+
+
+def _set_rng_states(states) -> None:
+    for backend, rng in states:
+        if rng is not None:
+            backend._rng = copy.deepcopy(rng)
+
+
+def _differences(what: str, a, b) -> list[str]:
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+            return [f"{what}: {type(a).__name__} vs {type(b).__name__}"]
+        x, y = a.data, b.data
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return [f"{what}: {x.dtype} {x.shape} vs {y.dtype} {y.shape}"]
+        xh, yh = backend_of(x).to_numpy(x), backend_of(y).to_numpy(y)
+        if not np.array_equal(xh, yh, equal_nan=xh.dtype.kind in "fc"):
+            return [f"{what} differs"]
+        return []
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b):
+        return [p for i, (x, y) in enumerate(zip(a, b))
+                for p in _differences(f"{what}[{i}]", x, y)]
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        return [p for key in a for p in _differences(f"{what}[{key!r}]", a[key], b[key])]
+    return [] if a == b or (a is None and b is None) else [f"{what}: {a!r} vs {b!r}"]

@@ -1,0 +1,365 @@
+"""Registry entries for nn's Functions and for the nn.functional calls that reach minigrad's:
+linear, layer norm, the losses, attention, hard attention and the GRU sequence."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import minigrad as mg
+from minigrad.ops import elementwise as E
+from minigrad.ops import nn_ops
+from nn import attention as nn_attention
+from nn import attention_functional, losses, recurrent
+from nn import functional as F
+
+from .core import (CHECK_SHAPES, KINK_MARGIN, PAIRS, POSITIVE, REAL, SHAPES, UNIT, Domain, Edges,
+                   OpInfo, Sample, _dropout_keep, _log_softmax, _sigmoid, _softmax, literal,
+                   seeded)
+
+
+PROBABILITY = Domain("probability", lambda rng, s: rng.uniform(0.05, 0.95, size=s),
+                     lambda a: bool(a.min(initial=0.5) > 0.01 and a.max(initial=0.5) < 0.99))
+
+
+def _linear(x, w, b=None):
+    y = x @ w.T
+    return y if b is None else y + b
+
+
+def _layer_norm(x, *affine, n_axes, has_weight, has_bias, eps=1e-5):
+    axes = tuple(range(x.ndim - n_axes, x.ndim))
+    mu = x.mean(axis=axes, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=axes, keepdims=True)
+    y = (x - mu) / np.sqrt(var + eps)
+    if has_weight:
+        y = y * affine[0]
+    if has_bias:
+        y = y + affine[-1]
+    return y
+
+
+def _cross_entropy(logits, targets, ignore_index, reduction, label_smoothing):
+    classes = logits.shape[-1]
+    z, t = logits.reshape(-1, classes), targets.reshape(-1)
+    log_p = _log_softmax(z, -1)
+    kept = np.ones(t.shape, bool) if ignore_index is None else t != ignore_index
+    safe = np.where(kept, t, 0)
+    nll = -log_p[np.arange(t.size), safe]
+    loss = (1 - label_smoothing) * nll + label_smoothing * -log_p.mean(axis=-1)
+    loss = np.where(kept, loss, 0)
+    if reduction == "none":
+        return loss.reshape(logits.shape[:-1])
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / max(int(kept.sum()), 1)
+
+
+def _softplus(a):
+    """log(1 + eᵃ), without overflow."""
+    return np.log1p(np.exp(-np.abs(a))) + np.maximum(a, 0)
+
+
+def _bce_with_logits(z, y, *extras, reduction, has_weight, has_pos_weight):
+    """ℓ = w·[p·y·softplus(−z) + (1 − y)·softplus(z)], which is −w·[p·y·log σ(z) +
+    (1 − y)·log(1 − σ(z))]."""
+    w = extras[0] if has_weight else 1
+    p = extras[-1] if has_pos_weight else 1
+    loss = w * (p * y * _softplus(-z) + (1 - y) * _softplus(z))
+    loss = np.broadcast_to(loss, z.shape) if reduction == "none" else loss
+    return {"none": lambda l: l, "sum": np.sum, "mean": np.mean}[reduction](loss)
+
+
+def _attention_weights(q, k, mask=None):
+    scores = (q @ np.swapaxes(k, -1, -2)) * (1.0 / math.sqrt(q.shape[-1]))
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return _softmax(scores, -1)
+
+
+def _attend(q, k, v, mask=None, dropout_p=0.0, seed=None):
+    w = _attention_weights(q, k, mask)
+    if dropout_p:
+        keep = _dropout_keep(seed, w.shape, w.dtype, dropout_p)
+        w = w * (keep.astype(w.dtype) * (1.0 / (1.0 - dropout_p)))
+    return w @ v
+
+
+def _gru(gx, h0, w, b=None):
+    """h_t = (1 − z) ⊙ n + z ⊙ h_{t−1} over t, with the gates r, z, n of nn.GRUCell."""
+    H = h0.shape[-1]
+    h, outputs = h0, []
+    for t in range(gx.shape[1]):
+        gh = h @ w.T + (0 if b is None else b)
+        r = _sigmoid(gx[:, t, :H] + gh[:, :H])
+        z = _sigmoid(gx[:, t, H:2 * H] + gh[:, H:2 * H])
+        n = np.tanh(gx[:, t, 2 * H:] + r * gh[:, 2 * H:])
+        h = (1 - z) * n + z * h
+        outputs.append(h)
+    return np.stack(outputs, axis=1)
+
+
+def _bce(p, y):
+    return -(y * np.maximum(np.log(p), -100) + (1 - y) * np.maximum(np.log1p(-p), -100))
+
+
+def _hard_choice_call(q, k, mode):
+    """HardAttention's weights: the one-hot choice of a key for each query (HardChoice)."""
+    values = mg.zeros(k.shape[:-1] + (1,), dtype=q.dtype, device=q.device)
+    return nn_attention.HardAttention(mode=mode)(q, k, values)[1]
+
+
+def _hard_choice(q, k, mode):
+    """one_hot(argmax_j q·k_j) ("nearest", the first best key), or one_hot(first j with
+    k_j = q), zeros where none ("exact"); in q's dtype (the values' dtype in the call)."""
+    keys = k.shape[-2]
+    if mode == "nearest":
+        scores = q @ np.swapaxes(k, -1, -2)
+        chosen = np.argmax(scores, axis=-1)
+        found = np.ones(chosen.shape, dtype=bool)
+    else:
+        equal = np.all(q[..., :, None, :] == k[..., None, :, :], axis=-1)
+        chosen, found = np.argmax(equal, axis=-1), np.any(equal, axis=-1)
+    one_hot = (chosen[..., None] == np.arange(keys)) & found[..., None]
+    return one_hot.astype(q.dtype)
+
+
+def _hard_choice_valid(q, k, mode):
+    """The best key wins by a margin (a step's difference never changes the choice)."""
+    if mode != "nearest":
+        return True
+    scores = np.sort(q @ np.swapaxes(k, -1, -2), axis=-1)
+    return scores.shape[-1] < 2 or bool(np.all(scores[..., -1] - scores[..., -2] > KINK_MARGIN))
+
+
+def _layer_norm_call(x, *affine, n_axes, has_weight, has_bias):
+    weight = affine[0] if has_weight else None
+    bias = affine[-1] if has_bias else None
+    return F.layer_norm(x, x.shape[x.ndim - n_axes:], weight, bias)
+
+
+def _layer_norm_valid(x, *affine, n_axes, **_):
+    """Each normalised slice spreads enough for x̂ to be well conditioned (or has one element,
+    when x̂ = 0 exactly)."""
+    axes = tuple(range(x.ndim - n_axes, x.ndim))
+    return math.prod(x.shape[a] for a in axes) == 1 or bool(np.var(x, axis=axes).min() > 0.05)
+
+
+def _layer_norm_spell(names, o):
+    weight = names[1] if o["has_weight"] else None
+    bias = names[-1] if o["has_bias"] else None
+    return (f"nn.functional.layer_norm({names[0]}, {names[0]}.shape[{names[0]}.ndim - "
+            f"{o['n_axes']}:], {weight}, {bias})")
+
+
+def _targets_options(logits_shape, fixed):
+    def make(rng):
+        classes = logits_shape[-1]
+        targets = rng.integers(0, classes, size=logits_shape[:-1])
+        options = {"ignore_index": None, "reduction": "mean", "label_smoothing": 0.0, **fixed}
+        if options["ignore_index"] is not None and targets.size:
+            targets.reshape(-1)[0] = options["ignore_index"]
+        return {"targets": np.asarray(targets, dtype=np.int64), **options}
+    return make
+
+
+def _bce_call(z, y, *extras, reduction, has_weight, has_pos_weight):
+    weight = extras[0] if has_weight else None
+    pos_weight = extras[-1] if has_pos_weight else None
+    return F.binary_cross_entropy_with_logits(z, y, weight=weight, reduction=reduction,
+                                              pos_weight=pos_weight)
+
+
+def _bce_spell(names, o):
+    weight = names[2] if o["has_weight"] else None
+    pos_weight = names[-1] if o["has_pos_weight"] else None
+    return (f"nn.functional.binary_cross_entropy_with_logits({names[0]}, {names[1]}, "
+            f"weight={weight}, reduction={o['reduction']!r}, pos_weight={pos_weight})")
+
+
+def _attention_mask_options(shapes, masked, **fixed):
+    q, k = shapes[0], shapes[1]
+    scores = np.broadcast_shapes(q[:-1], k[:-2] + (1,)) + (k[-2],)
+
+    def make(rng):
+        mask = np.asarray(rng.random(scores) < 0.6) if masked else None
+        return {"mask": mask, **fixed}
+    return make
+
+
+def _attention_weights_call(q, k, mask=None):
+    return F.attention_weights(q, k, mask=mask)
+
+
+def _attend_call(q, k, v, mask=None, dropout_p=0.0, seed=None):
+    if dropout_p:
+        return seeded(seed, F.scaled_dot_product_attention, q, k, v, mask=mask,
+                      dropout_p=dropout_p)[0]
+    return F.scaled_dot_product_attention(q, k, v, mask=mask)[0]
+
+
+def _reduced(loss, reduction):
+    return {"none": lambda v: v, "sum": np.sum, "mean": np.mean}[reduction](loss)
+
+
+def _kl_div(log_q, p, reduction):
+    loss = np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0) - p * log_q
+    if reduction == "batchmean":
+        return (loss.sum() / (log_q.shape[0] if log_q.ndim else 1)).astype(loss.dtype)
+    return _reduced(loss, reduction)
+
+
+def _cosine_similarity(a, b, dim):
+    a, b = np.broadcast_arrays(a, b)
+    norm = lambda v: np.sqrt(np.maximum((v * v).sum(dim), 1e-16))        # noqa: E731
+    return (a * b).sum(dim) / (norm(a) * norm(b))
+
+
+def _weighted_ce_options(logits_shape):
+    def make(rng):
+        classes = logits_shape[-1]
+        targets = rng.integers(0, classes, size=logits_shape[:-1])
+        return {"targets": np.asarray(targets, dtype=np.int64), "label_smoothing": 0.1}
+    return make
+
+
+def _weighted_ce_call(z, w, targets, label_smoothing):
+    return F.cross_entropy(z, targets, weight=w, label_smoothing=label_smoothing)
+
+
+def _weighted_ce(z, w, targets, label_smoothing):
+    """(1 − ε)(−w_t log p_t) + (ε/C) Σ_c (−w_c log p_c), summed and divided by Σ w_t."""
+    log_p = _log_softmax(z, -1).reshape(-1, z.shape[-1])
+    t = targets.reshape(-1)
+    picked = -log_p[np.arange(t.size), t] * w[t]
+    spread = -(log_p * w).sum(-1)
+    loss = (1 - label_smoothing) * picked + label_smoothing / z.shape[-1] * spread
+    return loss.sum() / w[t].sum()
+
+
+def _weighted_ce_spell(names, o):
+    return (f"nn.functional.cross_entropy({names[0]}, {literal(o['targets'])}, "
+            f"weight={names[1]}, label_smoothing={o['label_smoothing']})")
+
+
+def _soft_ce(z, q, label_smoothing):
+    classes = z.shape[-1]
+    smoothed = (1 - label_smoothing) * q + label_smoothing / classes
+    return (-(smoothed * _log_softmax(z, -1)).sum(-1)).mean()
+
+
+def entries() -> list[OpInfo]:
+    ops: list[OpInfo] = []
+    add = ops.append
+    linear_shapes = [((3,), (2, 3), (2,)), ((2, 3), (2, 3), (2,)), ((1, 3), (1, 3)),
+                     ((2, 2), (3, 2), (3,)), ((1, 2, 3), (2, 3), (2,)), ((2, 1), (2, 1), (2,)),
+                     ((2, 3), (1, 3), (1,))]
+    add(OpInfo("linear", F.Affine, F.linear, _linear, tuple(Sample(s) for s in linear_shapes),
+               spell=lambda names, o: f"nn.functional.linear({', '.join(names)})"))
+
+    # -- fused nn primitives --------------------------------------------------------------------
+    norm_cases = [((2, 3), 1, True, True), ((3,), 1, True, True), ((2, 3), 2, True, True),
+                  ((1, 3), 1, False, False), ((2, 2), 1, True, False), ((2, 3), 1, False, True),
+                  ((1, 2, 3), 1, True, True), ((2, 1), 1, True, True), ((1,), 1, False, True)]
+    norm_samples = []
+    for x_shape, n_axes, has_weight, has_bias in norm_cases:
+        affine = x_shape[len(x_shape) - n_axes:]
+        shapes = (x_shape,) + (affine,) * (has_weight + has_bias)
+        norm_samples.append(Sample(shapes, {"n_axes": n_axes, "has_weight": has_weight,
+                                            "has_bias": has_bias}))
+    add(OpInfo("layer_norm", F.LayerNorm, _layer_norm_call, _layer_norm, tuple(norm_samples),
+               valid=_layer_norm_valid, spell=_layer_norm_spell))
+    ce_cases = [((2, 3), {}), ((3,), {}), ((1, 3), {"reduction": "sum"}),
+                ((2, 3), {"reduction": "none"}), ((2, 2), {"label_smoothing": 0.1}),
+                ((2, 3), {"ignore_index": -1}), ((1, 2, 3), {"reduction": "none"}),
+                ((1,), {}), ((1, 1), {"reduction": "sum"})]
+    add(OpInfo("cross_entropy", F.CrossEntropy,
+               lambda z, targets, **o: F.cross_entropy(z, targets, **o), _cross_entropy,
+               tuple(Sample((s,), _targets_options(s, o)) for s, o in ce_cases),
+               spell="nn.functional.cross_entropy({0}, {targets}, ignore_index={ignore_index}, "
+                     "reduction={reduction}, label_smoothing={label_smoothing})",
+               edges=Edges(shift=(0,))))
+    bce_cases = [((), (), "mean"), ((1,), (1,), "sum"), ((2, 3), (2, 3), "none"),
+                 ((2, 3), (2, 3), "mean", (3,)), ((2, 3), (2, 3), "sum", None, (3,)),
+                 ((2, 1), (2, 1), "none", (1,), (2, 1)), ((3,), (3,), "mean", (), ())]
+    bce_samples = []
+    for z_shape, y_shape, reduction, *extras in bce_cases:
+        extras = (extras + [None, None])[:2]
+        shapes = (z_shape, y_shape) + tuple(e for e in extras if e is not None)
+        bce_samples.append(Sample(shapes, {"reduction": reduction,
+                                           "has_weight": extras[0] is not None,
+                                           "has_pos_weight": extras[1] is not None}))
+    add(OpInfo("bce_with_logits", F.BinaryCrossEntropyWithLogits, _bce_call, _bce_with_logits,
+               tuple(bce_samples), domains=(REAL, UNIT, POSITIVE), spell=_bce_spell))
+    attention_shapes = [((2, 2), (2, 2)), ((1, 3), (2, 3)), ((1, 2, 2), (1, 2, 2)),
+                        ((2, 1), (3, 1)), ((1, 1), (1, 1))]
+    add(OpInfo("attention_weights", attention_functional.AttentionWeights,
+               _attention_weights_call, _attention_weights,
+               tuple(Sample(p, _attention_mask_options(p, masked))
+                     for p in attention_shapes for masked in (False, True)),
+               spell="nn.functional.attention_weights({0}, {1}, mask={mask})"))
+    attend_shapes = [((2, 2), (2, 2), (2, 3)), ((1, 3), (2, 3), (2, 2)),
+                     ((1, 2, 2), (1, 2, 2), (1, 2, 2)), ((2, 1), (3, 1), (3, 1)),
+                     ((1, 1), (1, 1), (1, 1))]
+    add(OpInfo("attend", attention_functional.AttendValues, _attend_call, _attend,
+               tuple(Sample(p, _attention_mask_options(p, masked))
+                     for p in attend_shapes for masked in (False, True)),
+               spell="nn.functional.scaled_dot_product_attention({0}, {1}, {2}, mask={mask})[0]"))
+    add(OpInfo("attend_dropout", attention_functional.AttendValues, _attend_call, _attend,
+               tuple(Sample(p, _attention_mask_options(p, False, dropout_p=0.5, seed=5))
+                     for p in attend_shapes[:2] + attend_shapes[-1:]),
+               random=True,
+               spell="seeded({seed}, nn.functional.scaled_dot_product_attention, {0}, {1}, {2}, "
+                     "dropout_p={dropout_p})[0]"))
+    hard_shapes = [((2, 2), (2, 2)), ((1, 3), (2, 3)), ((1, 2, 2), (1, 2, 2)), ((1, 1), (1, 1))]
+    add(OpInfo("hard_choice", nn_attention.HardChoice, _hard_choice_call, _hard_choice,
+               tuple(Sample(p, {"mode": "nearest"}) for p in hard_shapes),
+               tuple(Sample(p, {"mode": m}) for p in hard_shapes for m in ("nearest", "exact")),
+               valid=_hard_choice_valid, nonsmooth=True, passes_gradient=False,
+               spell="nn.HardAttention(mode={mode})({0}, {1}, "
+                     "mg.zeros({1}.shape[:-1] + (1,), dtype={0}.dtype, device={0}.device))[1]"))
+    gru_shapes = [((1, 2, 3), (1, 1), (3, 1), (3,)), ((2, 2, 3), (2, 1), (3, 1)),
+                  ((1, 2, 6), (1, 2), (6, 2), (6,))]
+    add(OpInfo("gru_sequence", recurrent.GRUSequence, recurrent.gru_sequence, _gru,
+               tuple(Sample(s) for s in gru_shapes),
+               spell=lambda names, o: f"nn.recurrent.gru_sequence({', '.join(names)})"))
+
+    # -- losses (most reduce to a 0-d loss) ------------------------------------------------------
+    probability_samples = tuple(Sample((s, s), {"reduction": r}) for s in SHAPES
+                                for r in ("none", "mean"))
+    add(OpInfo("binary_cross_entropy", losses.BinaryCrossEntropy,
+               F.binary_cross_entropy,
+               lambda p, y, reduction: _reduced(_bce(p, y), reduction), probability_samples,
+               tuple(Sample((s, s), {"reduction": "mean"}) for s in CHECK_SHAPES),
+               domains=(PROBABILITY, UNIT),
+               spell="nn.functional.binary_cross_entropy({0}, {1}, reduction={reduction})"))
+    add(OpInfo("kl_div", E.Xlogy, F.kl_div,
+               lambda log_q, p, reduction: _kl_div(log_q, p, reduction),
+               tuple(Sample((s, s), {"reduction": r}) for s in SHAPES
+                     for r in ("batchmean", "sum")),
+               tuple(Sample((s, s), {"reduction": "batchmean"}) for s in CHECK_SHAPES),
+               domains=(REAL, PROBABILITY),
+               spell="nn.functional.kl_div({0}, {1}, {reduction})"))
+    add(OpInfo("cosine_similarity", E.Sqrt,
+               lambda a, b, dim: F.cosine_similarity(a, b, dim),
+               _cosine_similarity,
+               tuple(Sample((a, b), {"dim": -1}) for a, b in PAIRS if a and b) +
+               tuple(Sample((s, s), {"dim": 0}) for s in SHAPES if s),
+               tuple(Sample(p, {"dim": -1}) for p in [((3,), (3,)), ((2, 3), (3,)),
+                                                      ((1,), (1,))]),
+               broadcasts=True, spell="nn.functional.cosine_similarity({0}, {1}, {dim})"))
+    ce_shapes = [s for s in SHAPES if s]
+    add(OpInfo("weighted_cross_entropy", nn_ops.LogSoftmax, _weighted_ce_call, _weighted_ce,
+               tuple(Sample((s, s[-1:]), _weighted_ce_options(s)) for s in ce_shapes),
+               tuple(Sample((s, s[-1:]), _weighted_ce_options(s)) for s in [(1,), (2, 3)]),
+               domains=(REAL, POSITIVE), spell=_weighted_ce_spell, edges=Edges(shift=(0,))))
+    add(OpInfo("soft_cross_entropy", nn_ops.LogSoftmax,
+               lambda z, q, label_smoothing: F.cross_entropy(
+                   z, q, label_smoothing=label_smoothing),
+               _soft_ce, tuple(Sample((s, s), {"label_smoothing": e}) for s in ce_shapes
+                               for e in (0.0, 0.1)),
+               tuple(Sample((s, s), {"label_smoothing": 0.1}) for s in [(1,), (2, 3)]),
+               domains=(REAL, UNIT),
+               spell="nn.functional.cross_entropy({0}, {1}, label_smoothing={label_smoothing})"))
+    return ops

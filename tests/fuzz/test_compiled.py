@@ -1,0 +1,79 @@
+"""The compiled-step arm of the fuzzer: each random program run as a training step under
+`minigrad.compile` (parameters read from outside and updated in place between calls, the other
+leaves passed in fresh each call), called eagerly, captured and replayed, and required to give
+exactly (bit for bit) the outputs, loss and gradients of the same calls made eagerly; and the
+bugs planted in the replay that the arm must catch.
+
+    MINIGRAD_FUZZ_COMPILED=5000 python -m pytest -q tests/fuzz/test_compiled.py   # longer
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+import minigrad as mg
+from minigrad import compiled as compiled_module
+
+from .harness import new_compiled_failures, run_compiled
+
+PROGRAMS = int(os.environ.get("MINIGRAD_FUZZ_COMPILED", "60"))
+SEED = int(os.environ.get("MINIGRAD_FUZZ_SEED", "0"))
+ARITHMETIC = ["mul", "add", "sum", "getitem", "tanh", "matmul"]
+
+
+def test_random_programs_replay_exactly():
+    failures, counts = run_compiled(PROGRAMS, SEED)
+    assert not failures, "\n\n".join(str(f) for f in failures[:3])
+    # the arm must reach the replay for most programs, not refuse them all
+    assert counts["replayed"] >= 0.8 * PROGRAMS, counts
+
+
+def test_a_wrong_accumulation_kind_is_caught():
+    """The second gradient of a value added in place into the first, which may be shared
+    (Add hands one array to both inputs), instead of into a new buffer."""
+    real = compiled_module._accumulate
+
+    def plant(patch):
+        patch.setattr(compiled_module, "_accumulate",
+                      lambda grads, k, g, kind: real(grads, k, g,
+                                                     "add" if kind == "copy" else kind))
+    assert new_compiled_failures(plant, n=30, ops=ARITHMETIC)
+
+
+def test_a_skipped_conform_is_caught():
+    """Gradients not summed back to their input's shape (nor cast to its dtype)."""
+    def plant(patch):
+        patch.setattr(compiled_module, "_conform",
+                      lambda g, conform, x, entry: g.data if isinstance(g, mg.Tensor) else g)
+    assert new_compiled_failures(plant, n=30, ops=["add", "mul", "sum", "tanh"])
+
+
+def test_a_stale_parameter_is_caught():
+    """Tensors from outside the step read as they were at capture, not live."""
+    def frozen(t):
+        copy = mg.Tensor._from_array(t.data.copy())
+        copy._requires_grad = t._requires_grad
+        return copy
+
+    def plant(patch):
+        patch.setattr(compiled_module, "_external", frozen)
+    assert new_compiled_failures(plant, n=30, ops=ARITHMETIC)
+
+
+def test_a_reused_buffer_still_live_is_caught():
+    """Each operation's output written into the array it had at the previous replay, which the
+    caller may still hold (an output handed out) or a backward may still need."""
+    def reuse(holder, array):
+        old = holder.data
+        if type(old) is np.ndarray and type(array) is np.ndarray and old.shape == array.shape \
+                and old.dtype == array.dtype and old.flags.writeable and \
+                not np.may_share_memory(old, array):
+            old[...] = array
+        else:
+            holder.data = array
+
+    def plant(patch):
+        patch.setattr(compiled_module, "_store", reuse)
+    assert new_compiled_failures(plant, n=30, ops=ARITHMETIC)

@@ -1,0 +1,525 @@
+"""minigrad.compile: capture once, replay exactly, and never replay where a guard says the
+step might differ (each guard and each refusal below, and the footguns of replay: frozen
+numbers, randomness, outputs overwritten, aliasing, stale parameters)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import compiled as compiled_module
+
+
+def _params(rng, *shapes, dtype=np.float64):
+    return [mg.tensor(rng.standard_normal(s), dtype=dtype, requires_grad=True) for s in shapes]
+
+
+def _mlp_step(w1, b1, w2):
+    """A two-layer net, the loss, and backward: what a compiled step usually holds."""
+    def step(x, target):
+        h = mg.tanh(x @ w1 + b1)                 # (B, H)
+        err = h @ w2 - target                    # (B, 1)
+        loss = (err * err).mean()
+        loss.backward()
+        return loss
+    return step
+
+
+def _update(params, lr=0.1):
+    with mg.no_grad():
+        for p in params:
+            p.sub_(lr * p.grad)
+            p.grad = None
+
+
+def _run(step, params, batches, compiled):
+    run = mg.compile(step) if compiled else step
+    losses, grads = [], []
+    for x, t in batches:
+        losses.append(run(x, t).numpy())
+        grads.append([p.grad.numpy() for p in params])
+        _update(params)
+    return losses, grads, run
+
+
+def _batches(rng, n=6, shape=(4, 3)):
+    return [(mg.tensor(rng.standard_normal(shape)), mg.tensor(rng.standard_normal((shape[0], 1))))
+            for _ in range(n)]
+
+
+def _twin_runs(n=6):
+    """The same training run eagerly and compiled, from the same weights and batches."""
+    rng = np.random.default_rng(0)
+    shapes = [(3, 5), (5,), (5, 1)]
+    init = [rng.standard_normal(s) for s in shapes]
+    batches = _batches(rng, n)
+    results = []
+    for compiled in (False, True):
+        params = [mg.tensor(v, requires_grad=True) for v in init]
+        results.append(_run(_mlp_step(*params), params, batches, compiled))
+    return results
+
+
+def test_a_compiled_step_equals_eager_bit_for_bit_with_updates_between():
+    (losses, grads, _), (losses_c, grads_c, run) = _twin_runs()
+    assert run.stats.eager == 1 and run.stats.captures == 1 and run.stats.replays == 4
+    for a, b in zip(losses, losses_c):
+        np.testing.assert_array_equal(a, b)
+    for ga, gb in zip(grads, grads_c):
+        for a, b in zip(ga, gb):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_a_replay_reads_parameters_live_and_builds_no_graph():
+    rng = np.random.default_rng(1)
+    w1, b1, w2 = _params(rng, (3, 5), (5,), (5, 1))
+    run = mg.compile(_mlp_step(w1, b1, w2))
+    x, t = _batches(rng, 1)[0]
+    for _ in range(3):
+        w1.grad = b1.grad = w2.grad = None
+        run(x, t)
+    with mg.no_grad():
+        w2.mul_(0.0)                          # the loss is then mean(t²), ∂/∂w1 = 0
+    w1.grad = b1.grad = w2.grad = None
+    loss = run(x, t)
+    assert run.stats.replays == 2
+    np.testing.assert_array_equal(loss.numpy(), (t.numpy() ** 2).mean())
+    np.testing.assert_array_equal(w1.grad.numpy(), np.zeros((3, 5)))
+    assert loss.grad_fn is None
+
+
+def test_outputs_are_fresh_and_an_output_fed_back_replays_exactly():
+    """h ← step(x, h): the output of one replay is the next one's input, and no replay writes
+    into an array handed out before."""
+    rng = np.random.default_rng(2)
+    (w,) = _params(rng, (3, 3))
+
+    def step(x, h):
+        h = mg.tanh(x + h @ w)
+        (h * h).sum().backward()
+        return h.detach()
+
+    def run(f):
+        w.grad = None
+        h, kept = mg.zeros((2, 3), dtype=np.float64), []
+        for k in range(5):
+            h = f(mg.tensor(np.full((2, 3), 0.1 * k)), h)
+            kept.append((h, h.numpy()))
+        return kept, w.grad.numpy()
+
+    eager, g_eager = run(step)
+    compiled = mg.compile(step)
+    replayed, g_replayed = run(compiled)
+    assert compiled.stats.replays == 3
+    np.testing.assert_array_equal(g_eager, g_replayed)
+    for (_, a), (t, b) in zip(eager, replayed):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(t.numpy(), b)      # unchanged by the later calls
+
+
+# -- guards: a change re-captures (or stays eager) and is counted with its reason ------------
+
+def _counted_step():
+    rng = np.random.default_rng(3)
+    w1, b1, w2 = _params(rng, (3, 5), (5,), (5, 1))
+    return mg.compile(_mlp_step(w1, b1, w2)), (w1, b1, w2)
+
+
+def _call(run, params, x, t):
+    for p in params:
+        p.grad = None
+    return run(x, t)
+
+
+@pytest.mark.parametrize("change", ["shape", "dtype", "requires_grad"])
+def test_an_argument_of_another_shape_dtype_or_requires_grad_is_captured_anew(change):
+    run, params = _counted_step()
+    rng = np.random.default_rng(4)
+    x, t = _batches(rng, 1)[0]
+    for _ in range(3):
+        _call(run, params, x, t)
+    other = {"shape": lambda: mg.tensor(rng.standard_normal((6, 3))),
+             "dtype": lambda: mg.tensor(rng.standard_normal((4, 3)), dtype=np.float32),
+             "requires_grad": lambda: mg.tensor(rng.standard_normal((4, 3)),
+                                                requires_grad=True)}[change]()
+    t2 = mg.tensor(rng.standard_normal((other.shape[0], 1)))
+    expected = _mlp_step(*params)(other, t2).numpy()      # eager, for comparison
+    for _ in range(3):
+        loss = _call(run, params, other, t2)
+    np.testing.assert_array_equal(loss.numpy(), expected)
+    assert run.stats.captures == 2 and run.stats.replays == 2     # one replay per signature
+    if change == "requires_grad":
+        assert other.grad is not None
+
+
+def test_a_parameter_changed_from_outside_is_guarded():
+    run, params = _counted_step()
+    rng = np.random.default_rng(5)
+    x, t = _batches(rng, 1)[0]
+    for _ in range(3):
+        _call(run, params, x, t)
+    params[1].data = np.zeros(5, dtype=np.float32)        # rebound: another dtype
+    loss = _call(run, params, x, t)
+    assert any("outside the step changed" in r for r in run.stats.reasons)
+    np.testing.assert_array_equal(loss.numpy(), _mlp_step(*params)(x, t).numpy())
+
+
+def test_a_gradient_left_from_the_last_call_is_guarded():
+    """Captured with every .grad None, replayed when one is left over: eager would add to it,
+    so the step captures again instead of replacing it."""
+    run, params = _counted_step()
+    x, t = _batches(np.random.default_rng(6), 1)[0]
+    for _ in range(3):
+        _call(run, params, x, t)
+    first = params[0].grad.numpy()
+    run(x, t)                                             # grads not cleared
+    np.testing.assert_array_equal(params[0].grad.numpy(), 2 * first)
+    assert any("has a .grad now" in r for r in run.stats.reasons)
+
+
+def test_grad_mode_anomaly_mode_and_numbers_are_part_of_the_signature():
+    rng = np.random.default_rng(7)
+    (w,) = _params(rng, (3,))
+
+    def step(x, scale):
+        y = (x * w * scale).sum()
+        if mg.is_grad_enabled():
+            y.backward()
+        return y
+
+    run = mg.compile(step)
+    x = mg.tensor(rng.standard_normal(3))
+    for scale in (2.0, 2.0, 2.0, 3.0, 3.0, 3.0):
+        w.grad = None
+        y = run(x, scale)
+        np.testing.assert_array_equal(y.numpy(), (x.numpy() * w.numpy() * scale).sum())
+        np.testing.assert_array_equal(w.grad.numpy(), x.numpy() * scale)
+    assert run.stats.replays == 2
+    with mg.no_grad():
+        for _ in range(3):
+            y = run(x, 3.0)
+    assert y.requires_grad is False and run.stats.captures == 3
+    with mg.detect_anomaly():
+        run(x, 3.0)
+    assert "anomaly" in run.stats.reasons[-1]
+
+
+def test_the_same_tensor_passed_twice_is_another_signature():
+    rng = np.random.default_rng(8)
+    a, b = _params(rng, (3,), (3,))
+
+    def step(x, y):
+        loss = (x * y).sum()
+        loss.backward()
+        return loss
+
+    run = mg.compile(step)
+    for _ in range(3):
+        a.grad = b.grad = None
+        run(a, b)
+    for _ in range(3):
+        a.grad = None
+        run(a, a)                                 # ∂(a·a)/∂a = 2a, both contributions
+        np.testing.assert_array_equal(a.grad.numpy(), 2 * a.numpy())
+    assert run.stats.captures == 2
+
+
+def test_a_full_cache_runs_eagerly_and_says_so():
+    run = mg.compile(lambda x: (x * 2).sum(), cache_size=2)
+    for n in (1, 2, 3, 3):
+        run(mg.ones(n))
+    assert run.stats.reasons[-1].startswith("cache full")
+
+
+# -- refusals: the step stays eager, correct, and stats say why -----------------------------
+
+def _refused(step, *args, message):
+    run = mg.compile(step)
+    for _ in range(4):
+        run(*args)
+    assert run.stats.replays == 0, run.stats
+    assert any(message in r for r in run.stats.reasons), run.stats.reasons
+    return run
+
+
+@pytest.mark.parametrize("read", [lambda t: t.item(), float, bool, lambda t: t.numpy(),
+                                  np.asarray, lambda t: f"{t:.3f}"])
+def test_reading_values_refuses_capture(read):
+    w = mg.tensor([1.5], requires_grad=True)
+
+    def step(x):
+        w.grad = None
+        loss = (x * w).sum()
+        read(loss)
+        loss.backward()
+        return loss
+
+    _refused(step, mg.tensor([2.0]), message="reads a tensor's values")
+
+
+def test_branching_on_values_refuses_capture():
+    w = mg.tensor([1.5], requires_grad=True)
+
+    def step(x):
+        w.grad = None
+        loss = (x * w).sum()
+        if loss > 0:                        # the branch taken would be frozen
+            loss = loss * 2
+        loss.backward()
+        return loss
+
+    run = _refused(step, mg.tensor([2.0]), message="reads a tensor's values")
+    run(mg.tensor([-2.0]))
+    np.testing.assert_array_equal(w.grad.numpy(), [-2.0])
+
+
+def test_an_optimizer_step_inside_refuses_capture():
+    w = mg.tensor([1.5], requires_grad=True)
+
+    def step(x):
+        w.grad = None
+        loss = (x * w).sum()
+        loss.backward()
+        with mg.no_grad():
+            w.sub_(0.1 * w.grad)
+        return loss
+
+    _refused(step, mg.tensor([2.0]), message="in-place change")
+    np.testing.assert_allclose(w.numpy(), [1.5 - 4 * 0.2], rtol=1e-6)     # every call updated
+
+
+def _seeded_calls(f, w, calls=6):
+    mg.manual_seed(11)
+    results = []
+    for _ in range(calls):
+        w.grad = None
+        results.append((f(mg.tensor(np.ones(50))).numpy(), w.grad.numpy()))
+    return results
+
+
+@pytest.mark.parametrize("draw", ["dropout", "randn", "rand_mask"])
+def test_randomness_is_drawn_fresh_at_every_replay_as_eagerly(draw):
+    """Dropout inside an operation, mg.randn and a mask compared from mg.rand outside one: each
+    replay draws again, in eager's order, so a seeded replay equals a seeded eager run."""
+    w = mg.tensor(np.ones(50), requires_grad=True)
+
+    def step(x):
+        if draw == "dropout":
+            y = mg.dropout(x * w, 0.5)
+        elif draw == "randn":
+            y = (x + mg.randn(50, dtype=np.float64)) * w
+        else:
+            y = mg.where(mg.rand(50) >= 0.5, x * w, 0.0)
+        loss = y.sum()
+        loss.backward()
+        return loss
+
+    compiled = mg.compile(step)
+    eager, replayed = _seeded_calls(step, w), _seeded_calls(compiled, w)
+    assert compiled.stats.replays == 4
+    for (la, ga), (lb, gb) in zip(eager, replayed):
+        np.testing.assert_array_equal(la, lb)
+        np.testing.assert_array_equal(ga, gb)
+    assert len({float(l) for l, _ in replayed}) > 1          # fresh draws on every call
+
+
+def test_values_computed_outside_operations_refuse_capture():
+    """argmax and a cast made from a tensor's array outside any Function would be frozen."""
+    w = mg.tensor(np.ones(3), requires_grad=True)
+
+    def step(x):
+        w.grad = None
+        picked = mg.one_hot(mg.argmax(x), 3, dtype=np.float64)
+        loss = (picked * w).sum()
+        loss.backward()
+        return loss
+
+    run = _refused(step, mg.tensor([1.0, 3.0, 2.0]), message="computed from values outside")
+    run(mg.tensor([3.0, 1.0, 2.0]))
+    np.testing.assert_array_equal(w.grad.numpy(), [1.0, 0.0, 0.0])
+
+
+def test_manual_seed_grad_create_graph_and_hooks_inside_refuse_capture():
+    w = mg.tensor([1.5, 2.0], requires_grad=True)
+    x = mg.tensor([2.0, 3.0])
+
+    def seeded(x):
+        mg.manual_seed(0)
+        w.grad = None
+        loss = mg.dropout(x * w, 0.5).sum()
+        loss.backward()
+        return loss
+
+    def with_grad(x):
+        (g,) = mg.grad((x * w).sum(), [w])
+        return g
+
+    def twice(x):
+        w.grad = None
+        (x * w * w).sum().backward(create_graph=True)
+        return w.grad
+
+    def hooked(x):
+        w.grad = None
+        y = x * w
+        y.register_hook(lambda g: g * 2)
+        y.sum().backward()
+        return y
+
+    _refused(seeded, x, message="manual_seed")
+    _refused(with_grad, x, message="minigrad.grad")
+    _refused(twice, x, message="create_graph")
+    _refused(hooked, x, message="hooks")
+
+
+def test_a_gradient_assigned_inside_refuses_capture():
+    w = mg.tensor([1.5], requires_grad=True)
+
+    def step(x):
+        w.grad = mg.zeros(1, dtype=w.dtype)          # zero_grad(set_to_none=False) style
+        loss = (x * w).sum()
+        loss.backward()
+        return loss
+
+    _refused(step, mg.tensor([2.0]), message="assigned inside the step")
+
+
+def test_nested_compiled_steps_fail_on_the_first_call():
+    inner = mg.compile(lambda x: x * 2)
+    outer = mg.compile(lambda x: inner(x) + 1)
+    with pytest.raises(RuntimeError, match="nested"):
+        outer(mg.ones(2))
+
+
+def test_the_environment_switch_turns_replay_off(monkeypatch):
+    monkeypatch.setenv("MINIGRAD_COMPILE", "0")
+    run = mg.compile(lambda x: (x * 2).sum())
+    for _ in range(4):
+        run(mg.ones(2))
+    assert run.stats.eager == 4 and run.stats.captures == 0 and run.stats.replays == 0
+
+
+def test_check_compares_with_eager_and_catches_a_frozen_input():
+    """Data read through a Python global is frozen into the capture: check=True sees the
+    replay differ from eager and raises."""
+    source = {"values": np.ones(3)}
+    w = mg.tensor(np.ones(3), requires_grad=True)
+
+    def step():
+        w.grad = None
+        loss = (mg.tensor(source["values"]) * w).sum()
+        loss.backward()
+        return loss
+
+    run = mg.compile(step, check=True)
+    run(), run()
+    source["values"] = np.full(3, 2.0)
+    with pytest.raises(RuntimeError, match="differs from the eager step"):
+        run()
+
+
+def test_check_passes_on_a_correct_step_and_counts():
+    rng = np.random.default_rng(0)
+    shapes = [(3, 5), (5,), (5, 1)]
+    params = [mg.tensor(rng.standard_normal(s), requires_grad=True) for s in shapes]
+    run = mg.compile(_mlp_step(*params), check=True)
+    for x, t in _batches(rng, 5):
+        run(x, t)
+        _update(params)
+    assert run.stats.checked == 2 and run.stats.replays == 3
+
+
+def test_zero_grad_inside_the_step_is_replayed():
+    rng = np.random.default_rng(9)
+    params = _params(rng, (3, 5), (5,), (5, 1))
+    inner = _mlp_step(*params)
+
+    def step(x, t):
+        for p in params:
+            p.grad = None
+        return inner(x, t)
+
+    run = mg.compile(step)
+    x, t = _batches(rng, 1)[0]
+    first = None
+    for _ in range(4):
+        run(x, t)
+        first = params[0].grad.numpy() if first is None else first
+        np.testing.assert_array_equal(params[0].grad.numpy(), first)
+    assert run.stats.replays == 2
+
+
+class _ScaledSquare(mg.FusedFunction):
+    """y = s·x² with s an option; ∂y/∂x = 2·s·x, written once on arrays and once recorded."""
+
+    calls = {"array": 0, "recorded": 0}
+
+    def __init__(self, scale):
+        self.scale = scale
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return self.scale * x * x
+
+    def array_backward(self, grad):
+        _ScaledSquare.calls["array"] += 1
+        (x,) = self.saved_tensors
+        return (2.0 * self.scale) * x * grad
+
+    def recorded_backward(self, grad):
+        _ScaledSquare.calls["recorded"] += 1
+        (x,) = self.inputs
+        return (2.0 * self.scale) * x * grad
+
+
+def test_a_fused_function_replays_its_array_backward_on_fresh_saved_values():
+    """A FusedFunction's replay runs its forward (saving that call's arrays) and its own
+    `array_backward`, so the gradients follow the new inputs exactly."""
+    rng = np.random.default_rng(7)
+    (w,) = _params(rng, (4,))
+
+    def step(x):
+        loss = (_ScaledSquare.apply(x * w, scale=1.5) + w).sum()
+        loss.backward()
+        return loss
+
+    run = mg.compile(step)
+    _ScaledSquare.calls.update(array=0, recorded=0)
+    for i in range(5):
+        x = mg.tensor(rng.standard_normal(4))
+        w.grad = None
+        loss = run(x)
+        xs, ws = x.numpy(), w.numpy()
+        u = xs * ws                                   # the same operations in the same order
+        np.testing.assert_array_equal(loss.numpy(), (1.5 * u * u + ws).sum())
+        np.testing.assert_array_equal(w.grad.numpy(), 3.0 * u * xs + 1.0)
+    assert run.stats.replays == 3
+    assert _ScaledSquare.calls == {"array": 5, "recorded": 0}
+
+
+@pytest.mark.parametrize("test", [lambda x: ~(x > 0), mg.isnan, mg.isfinite, mg.isinf,
+                                  mg.isposinf, mg.isneginf],
+                         ids=["not", "isnan", "isfinite", "isinf", "isposinf", "isneginf"])
+def test_elementwise_tests_are_computed_again_at_every_replay(test):
+    """A bool mask from an elementwise test of an argument steers masked_fill: each replay
+    computes it from that call's values, as eager does."""
+    (w,) = _params(np.random.default_rng(8), (5,))
+
+    def step(x):
+        loss = (mg.masked_fill(x * w, test(x), 0.0) ** 2).sum()
+        loss.backward()
+        return loss
+
+    run = mg.compile(step)
+    values = np.array([1.0, -2.0, np.inf, np.nan, -np.inf])
+    for call in range(5):
+        x = mg.tensor(np.roll(values, call))
+        w.grad = None
+        loss = run(x)
+        g = w.grad.numpy()
+        w.grad = None
+        expected = step(x)
+        np.testing.assert_array_equal(loss.numpy(), expected.numpy())
+        np.testing.assert_array_equal(g, w.grad.numpy())
+    assert run.stats.replays == 3

@@ -1,0 +1,245 @@
+"""Snippets written for PyTorch 2.x, run on minigrad: each gives PyTorch's numbers (stored below,
+printed by torch 2.13.0 when this file was written) or raises saying what to write. Then the new
+PyTorch names: gradchecks at shapes () and (1,) and forward values against plain NumPy."""
+
+import math
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import nn
+import nn.functional as F
+
+X = [[1.0, 5.0, 3.0], [7.0, 2.0, 7.0]]
+
+
+def _x(requires_grad=False):
+    return mg.tensor(np.array(X), requires_grad=requires_grad)
+
+
+def close(t, expected):
+    np.testing.assert_allclose(np.asarray(t.tolist() if hasattr(t, "tolist") else t), expected,
+                               rtol=1e-12, atol=1e-12)
+
+
+# -- snippets, with PyTorch's stored outputs ---------------------------------------------------
+
+def test_max_with_dim_is_values_and_indices_and_its_gradient_goes_to_the_index():
+    x = _x(True)
+    values, indices = x.max(dim=1)
+    close(values, [5.0, 7.0])
+    assert indices.tolist() == [1, 0] and indices.dtype == np.int64
+    r = x.max(dim=1)
+    assert r.values is r[0] and r.indices is r[1]
+    r.values.sum().backward()
+    close(x.grad, [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])      # PyTorch: the first maximum
+
+
+def test_min_with_keepdim():
+    v, i = _x().min(0, keepdim=True)
+    close(v, [[1.0, 2.0, 3.0]])
+    assert i.tolist() == [[0, 1, 0]]
+
+
+def test_sum_with_keepdim():
+    close(_x().sum(1, keepdim=True), [[9.0], [16.0]])
+
+
+def test_split_with_dim_cuts_parts_of_a_size():
+    parts = mg.arange(10.0).reshape(5, 2).split(2, dim=0)
+    assert [p.shape for p in parts] == [(2, 2), (2, 2), (1, 2)]
+    assert [p.shape for p in mg.arange(10.0).reshape(5, 2).split(2)] == [(2, 2), (2, 2), (1, 2)]
+
+
+def test_std_and_var_with_dim_use_correction_one():
+    close(_x().std(dim=0), [4.242640687119285, 2.1213203435596424, 2.8284271247461903])
+    close(_x().var(dim=1), [4.0, 8.333333333333334])
+
+
+def test_chunk_and_unbind():
+    assert [c.tolist() for c in mg.arange(5.0).chunk(3)] == [[0.0, 1.0], [2.0, 3.0], [4.0]]
+    assert [u.tolist() for u in _x().unbind(1)] == [[1.0, 7.0], [5.0, 2.0], [3.0, 7.0]]
+
+
+def test_permute_and_expand():
+    assert mg.arange(6.0).reshape(1, 2, 3).permute(2, 0, 1).shape == (3, 1, 2)
+    close(mg.tensor([[1.0], [2.0]]).expand(-1, 3), [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]])
+
+
+def test_norms():
+    x = _x()
+    assert x.norm().item() == pytest.approx(11.704699910719626, rel=1e-14)
+    close(mg.linalg.vector_norm(x, dim=1), [5.916079783099616, 10.099504938362077])
+    assert mg.linalg.vector_norm(x, ord=1).item() == 25.0
+    close(F.normalize(x, dim=1), [[0.1690308509457033, 0.8451542547285166, 0.50709255283711],
+                                  [0.6931032800836721, 0.19802950859533489, 0.6931032800836721]])
+
+
+def test_clamp_with_tensor_bounds():
+    out = _x().clamp(min=mg.tensor(2.0, dtype="float64"),
+                     max=mg.tensor([3.0, 4.0, 6.0], dtype="float64"))
+    close(out, [[2.0, 4.0, 3.0], [3.0, 2.0, 6.0]])
+
+
+def test_one_hot_is_int64():
+    out = F.one_hot(mg.tensor([0, 2]), 3)
+    assert out.tolist() == [[1, 0, 0], [0, 0, 1]] and out.dtype == mg.int64
+
+
+def test_outer_addmm_hstack_vstack():
+    close(mg.outer(mg.tensor([1.0, 2.0]), mg.tensor([3.0, 4.0, 5.0])),
+          [[3.0, 4.0, 5.0], [6.0, 8.0, 10.0]])
+    close(mg.addmm(mg.tensor([1.0, 1.0]), mg.tensor([[1.0, 2.0], [3.0, 4.0]]),
+                   mg.tensor([[1.0, 0.0], [0.0, 1.0]]), beta=0.5, alpha=2.0),
+          [[2.5, 4.5], [6.5, 8.5]])
+    close(mg.hstack([mg.ones(2), mg.zeros(1)]), [1.0, 1.0, 0.0])
+    close(mg.vstack([mg.ones(2), mg.zeros(2)]), [[1.0, 1.0], [0.0, 0.0]])
+
+
+def test_nan_to_num_logit_reciprocal():
+    close(mg.nan_to_num(mg.tensor([math.nan, 1.0, math.inf]), nan=0.5, posinf=9.0),
+          [0.5, 1.0, 9.0])
+    close(mg.logit(mg.tensor([0.25, 0.5, 0.9], dtype="float64")),
+          [-1.0986122886681098, 0.0, 2.1972245773362196])
+    close(mg.logit(mg.tensor([0.0], dtype="float64"), eps=1e-3), [-6.906754778648554])
+    close(mg.tensor([2.0, 4.0]).reciprocal(), [0.5, 0.25])
+
+
+def test_glu_and_rms_norm():
+    close(F.glu(_x().reshape(3, 2), dim=1),
+          [[0.9933071490757153], [2.997266846416798], [1.9981778976111988]])
+    expected = [[0.29277000933727415, 1.4638500466863706, 0.8783100280118225],
+                [1.2004900783432961, 0.34299716524094176, 1.2004900783432961]]
+    close(F.rms_norm(_x(), (3,), eps=1e-6), expected)
+    layer = nn.RMSNorm(3, eps=1e-6, dtype="float64")
+    close(layer(_x()), expected)
+
+
+def test_flatten_and_dtype_conversions():
+    assert nn.Flatten()(mg.zeros(2, 3, 4)).shape == (2, 12)
+    assert mg.tensor([1.7, -1.7]).long().tolist() == [1, -1]
+    x = _x()
+    assert x.to(mg.float32).dtype == np.float32 and x.float().dtype == mg.float32
+    assert x.to("cpu", "float32").dtype == np.float32 and x.int().dtype == mg.int32
+    assert x.bool().dtype == mg.bool and x.double() is x
+    assert x.clone() is not x and x.contiguous() is x
+
+
+def test_from_numpy_shares_memory():
+    a = np.zeros(3)
+    t = mg.from_numpy(a)
+    a[1] = 2.0
+    assert t.tolist() == [0.0, 2.0, 0.0]
+
+
+# -- ambiguous calls raise, saying what to write -----------------------------------------------
+
+def test_a_bare_positional_axis_on_max_and_min_raises():
+    with pytest.raises(TypeError, match=r"max\(axis=1\) for the values.*max\(dim=1\)"):
+        _x().max(1)
+    with pytest.raises(TypeError, match=r"min: x.min\(0\) is ambiguous"):
+        mg.min(_x(), 0)
+    close(_x().max(axis=1), [5.0, 7.0])                  # NumPy's spelling: the values
+    close(_x().max(-1, keepdims=True), [[5.0], [7.0]])
+
+
+def test_repeat_without_an_axis_raises():
+    with pytest.raises(TypeError, match=r"x.tile\(\(2, 1\)\) for PyTorch's"):
+        _x().repeat(2, 1)
+    close(_x().tile((2, 1)), X + X)                       # what PyTorch's x.repeat(2, 1) gives
+
+
+def test_numpy_spellings_keep_numpy_meanings():
+    a = np.array(X)
+    close(_x().std(axis=0), a.std(axis=0))
+    close(_x().std(), a.std())
+    assert [p.shape for p in mg.split(_x(), 3, axis=1)] == [(2, 1)] * 3
+
+
+def test_inplace_float_into_ints_names_the_operation():
+    with pytest.raises(TypeError, match="add_: Cannot cast"):
+        mg.arange(3).add_(0.5)
+    with pytest.raises(TypeError, match="CrossEntropy: Cannot cast"):
+        F.cross_entropy(mg.tensor([[1, 2, 3]]), mg.tensor([0]))
+
+
+# -- gradients of the new names, at () and (1,) and a general shape ----------------------------
+
+SHAPES = [(), (1,), (2, 3)]
+
+UNARY = {
+    "clone": (mg.clone, lambda a: a),
+    "reciprocal": (mg.reciprocal, lambda a: 1 / a),
+    "nan_to_num": (mg.nan_to_num, lambda a: a),
+    "logit": (lambda t: mg.logit(mg.sigmoid(t)), lambda a: a),
+    "norm": (lambda t: t.norm(), lambda a: np.sqrt((a * a).sum())),
+    "norm1": (lambda t: mg.vector_norm(t, 1), lambda a: np.abs(a).sum()),
+    "clamp": (lambda t: t.clamp(min=-0.5, max=mg.tensor(0.8, dtype="float64")),
+              lambda a: np.clip(a, -0.5, 0.8)),
+    "expand": (lambda t: t.expand(2, *t.shape), lambda a: np.broadcast_to(a, (2,) + a.shape)),
+    "permute": (lambda t: t.permute(*reversed(range(t.ndim))), np.transpose),
+    "unbind": (lambda t: mg.stack(t.reshape(-1).unbind()[::-1]), lambda a: a.reshape(-1)[::-1]),
+    "chunk": (lambda t: mg.cat(t.reshape(-1).chunk(2)[::-1]),
+              lambda a: np.concatenate([a.reshape(-1)[-(a.size // 2):],
+                                        a.reshape(-1)[:a.size - a.size // 2]])
+              if a.size > 1 else a.reshape(-1)),
+    "outer": (lambda t: mg.outer(t.reshape(-1), t.reshape(-1)),
+              lambda a: np.outer(a, a)),
+    "hstack": (lambda t: mg.hstack([t, t]), lambda a: np.hstack([a, a])),
+    "vstack": (lambda t: mg.vstack([t, t]), lambda a: np.vstack([a, a])),
+    "rms_norm": (lambda t: F.rms_norm(t, t.shape[-1:]) if t.ndim else t,
+                 lambda a: a / np.sqrt((a * a).mean(-1, keepdims=True) + np.finfo(float).eps)
+                 if a.ndim else a),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("name", list(UNARY))
+def test_new_names_forward_and_gradient(name, shape, rng):
+    fn, reference = UNARY[name]
+    a = rng.uniform(0.3, 0.9, shape) * rng.choice([-1.0, 1.0], shape)
+    if name in ("reciprocal", "norm"):
+        a = np.abs(a) + 0.2
+    if name == "chunk" and a.size % 2 and a.size > 1:
+        pytest.skip("odd length")
+    x = mg.tensor(a, requires_grad=True)
+    np.testing.assert_allclose(fn(x).numpy(), reference(a), rtol=1e-12, atol=1e-12)
+    assert mg.gradcheck(fn, [x])
+
+
+def test_glu_addmm_normalize_gradients(rng):
+    x = mg.tensor(rng.standard_normal((2, 4)), requires_grad=True)
+    a, b = x.numpy()[:, :2], x.numpy()[:, 2:]
+    np.testing.assert_allclose(F.glu(x).numpy(), a / (1 + np.exp(-b)), rtol=1e-12)
+    assert mg.gradcheck(lambda t: F.glu(t), [x])
+    assert mg.gradcheck(lambda t: F.normalize(t, dim=1), [x])
+    m = mg.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    c = mg.tensor(rng.standard_normal((1,)), requires_grad=True)
+    np.testing.assert_allclose(mg.addmm(c, x, m, beta=0.5).numpy(),
+                               0.5 * c.numpy() + x.numpy() @ m.numpy(), rtol=1e-12)
+    assert mg.gradcheck(lambda p, q, r: mg.addmm(p, q, r, beta=0.5, alpha=2.0), [c, x, m])
+
+
+def test_the_norm_of_zero_has_gradient_zero():
+    z = mg.zeros(3, dtype="float64", requires_grad=True)
+    z.norm().backward()
+    assert z.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_against_installed_torch():
+    torch = pytest.importorskip("torch")
+    a = np.array(X)
+    t, x = torch.tensor(a), _x()
+    np.testing.assert_allclose(x.max(dim=0).values.numpy(), t.max(dim=0).values.numpy())
+    np.testing.assert_array_equal(x.min(dim=1).indices.numpy(), t.min(dim=1).indices.numpy())
+    np.testing.assert_allclose(x.std(dim=1, keepdim=True).numpy(),
+                               t.std(dim=1, keepdim=True).numpy())
+    for ours, theirs in zip(x.split([1, 2], dim=1), t.split([1, 2], dim=1)):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+
+
+def test_transpose_of_two_dims_swaps_them():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    close(mg.tensor(a).transpose(0, 2), a.swapaxes(0, 2))     # torch: shape (4, 3, 2)
+    close(mg.tensor(a).transpose(2, 0, 1), a.transpose(2, 0, 1))

@@ -10,7 +10,8 @@ from .grad_mode import STATE as grad_state
 
 
 class _State:
-    enabled = False    # one switch for the process, as PyTorch's anomaly mode
+    def __init__(self):
+        self.enabled = False    # one switch for the process, as PyTorch's anomaly mode
 
 
 STATE = _State()

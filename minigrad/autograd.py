@@ -53,11 +53,12 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
     capture_ids = {id(t) for t in capture}
     done: list = []
     checked = anomaly.STATE.enabled
+    hooked = Tensor._hooks_used           # False: no tensor has a hook or retain_grad to test
     with _GradMode(create_graph):
         while waiting:                    # each key comes off once its gradient is complete
             key = heapq.heappop(waiting)
             tensor, g, is_owned = tensors.pop(key), grads.pop(key), key in owned
-            if tensor._hooks or tensor._retains_grad or capture_ids or \
+            if hooked and (tensor._hooks or tensor._retains_grad) or capture_ids or \
                     type(g) is IndexedGradient:
                 g, is_owned = _report(results, capture_ids, tensor, g, is_owned, create_graph)
             fn = tensor._fn
@@ -186,12 +187,12 @@ def _call_backward(fn, g, create_graph: bool, checked: bool) -> tuple:
     """fn.backward on the gradient as a Tensor, its result as one entry per input. First the
     node's checks: a node whose saved values a backward has freed, or which saved a tensor
     changed in place after it was recorded (see inplace.py), is refused."""
-    if fn.saved_tensors is _RELEASED:
-        raise _freed_error(fn)
-    if inplace.STATE.last > fn.stamp:
+    if fn.stamp < inplace.STATE.last:            # one test for both: release sets stamp -1
+        if fn.saved_tensors is _RELEASED:
+            raise _freed_error(fn)
         inplace.check_unchanged(fn)
-    if create_graph:
-        grad = g
+    if create_graph or fn.array_grad:
+        grad = g                                 # a Tensor when recording, else an array
     else:
         grad = _new_tensor(Tensor)               # Tensor._from_array(g): g is an array
         grad.data, grad._requires_grad, grad._fn = g, False, None

@@ -68,6 +68,15 @@ class Function:
     xp = _numpy                # the array module of the inputs, set by apply()
     differentiable = True      # False in a subclass whose output never carries a gradient
     needs_output = True        # False: backward never reads self.output, so no weakref is made
+    # True: `backward` may be given the gradient as a bare array when no graph of it is recorded
+    # (it reads grad only through `values`, or as an array would be read), which spares a
+    # Tensor per node; minigrad's own backwards (see __init_subclass__) and FusedFunction's
+    array_grad = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "backward" in cls.__dict__ and "array_grad" not in cls.__dict__:
+            cls.array_grad = cls.__module__.startswith("minigrad.")  # a class of your own: False
 
     def forward(self, *arrays):
         """The output array from the inputs' backend arrays (use `self.xp` for functions)."""
@@ -89,7 +98,9 @@ class Function:
         operation), the Tensors themselves when it is (create_graph=True). One formula then
         serves both, e.g. `g, a, b = self.values(grad, *self.inputs); return g * b, g * a`.
         Functions such as exp come from `self.ops`."""
-        if STATE.grad_enabled:                   # the walk records exactly under create_graph
+        if tensors and type(tensors[0]) in _BY_ARRAY_TYPE:  # a gradient given as an array
+            return (tensors[0], *map(_data_of, tensors[1:]))  # (array_grad): none recorded
+        if STATE.mode.grad_enabled:              # the walk records exactly under create_graph
             return tensors
         return tuple(map(_data_of, tensors))
 
@@ -97,7 +108,7 @@ class Function:
     def ops(self):
         """The module of functions for `backward` to match `values`: minigrad's operations
         when the backward is recorded, else the array module (`self.xp`)."""
-        return _tensor_module.ops if STATE.grad_enabled else self.xp
+        return _tensor_module.ops if STATE.mode.grad_enabled else self.xp
 
     @property
     def _freed(self) -> bool:
@@ -118,37 +129,46 @@ class Function:
         when grad mode is on and an input requires grad."""
         if _RECORDING.recorder is not None:          # minigrad.compile is capturing a step
             return _RECORDING.recorder.apply(cls, inputs, options)
-        backend = backend_of_inputs(cls.__name__, inputs)
+        try:
+            arrays = [t.data for t in inputs] or [None]
+        except AttributeError:                   # not a Tensor: the full check names it
+            arrays = [None]
+        backend = _CPU
+        for array in arrays:                     # all NumPy arrays: the CPU, nothing to check
+            if type(array) is not _ndarray:
+                backend = backend_of_inputs(cls.__name__, inputs)
+                arrays = [t.data for t in inputs]
+                break
         fn = cls(**options)
         if backend is not _CPU:
             fn.xp = backend.xp                       # NumPy is the class default
         try:
-            out = fn.forward(*[t.data for t in inputs])
+            out = fn.forward(*arrays)
         except (ValueError, TypeError, IndexError) as error:
             if str(error).startswith(cls.__name__):
                 raise
             shapes = ", ".join(f"{tuple(t.shape)} {t.dtype}" for t in inputs)
             raise restated(error, f"{cls.__name__}: {error} (inputs: {shapes})") from error
-        if type(out) not in _BY_ARRAY_TYPE:
+        if type(out) is not _ndarray and type(out) not in _BY_ARRAY_TYPE:
             out = backend.xp.asarray(out)           # NumPy returns scalars from 0-d operands
         result = _new_tensor(Tensor)                 # Tensor._from_array(out), checked above
         result.data, result._requires_grad, result._fn = out, False, None
         if anomaly.STATE.enabled:
             anomaly.check_forward(fn, inputs, out)
-        if STATE.grad_enabled and cls.differentiable and out.dtype.kind in "fc":
-            for t in inputs:
-                if t._requires_grad:
-                    _link(fn, inputs, result)
-                    break
+        for t in inputs:
+            if t._requires_grad:
+                mode = STATE.mode                # grad mode and scope: one thread-local read
+                if mode.grad_enabled and cls.differentiable and out.dtype.kind in "fc":
+                    _link(fn, inputs, result, mode.scope)
+                break
         return result
 
 
-def _link(fn, inputs: tuple, result) -> None:
-    """Record fn as the operation that made `result` from `inputs`."""
+def _link(fn, inputs: tuple, result, scope: str) -> None:
+    """Record fn as the operation that made `result` from `inputs` (inside `scope`)."""
     fn.inputs = inputs
     fn.sequence = next(_sequence)
     fn.stamp = inplace.STATE.last
-    scope = STATE.scope
     if scope:
         fn.scope = scope
     if fn.needs_output:
@@ -158,6 +178,7 @@ def _link(fn, inputs: tuple, result) -> None:
 
 
 _new_tensor = object.__new__
+_ndarray = _numpy.ndarray
 _data_of = operator.attrgetter("data")
 _sequence = itertools.count()      # creation order of recorded Functions
 
@@ -176,8 +197,12 @@ class FusedFunction(Function):
     `recorded_gradients` take its vector-Jacobian product (exact higher derivatives either way).
     """
 
+    array_grad = True
+
     def backward(self, grad):
-        if STATE.grad_enabled:                   # the walk records exactly under create_graph
+        if not isinstance(grad, Tensor):         # an array: nothing is recorded (array_grad)
+            return self.array_backward(grad)
+        if STATE.mode.grad_enabled:              # the walk records exactly under create_graph
             return self.recorded_backward(grad)
         return self.array_backward(grad.data)
 

@@ -11,12 +11,39 @@ import inspect
 import threading
 from typing import Callable
 
-class _State(threading.local):
-    """Grad mode and the current scope of this thread."""
+class _Mode:
+    """Grad mode and the current scope of one thread, read together: every operation reads
+    both, and reading this thread's object is the costly part (a thread-local lookup)."""
+
+    __slots__ = ("grad_enabled", "scope")
 
     def __init__(self):
         self.grad_enabled = True
         self.scope = ""            # dotted name of the innermost name_scope, "" at top level
+
+
+class _State(threading.local):
+    """This thread's `mode`. `grad_enabled` and `scope` read and write it one field at a
+    time; the engine's hot paths read `STATE.mode` once and take both fields from it."""
+
+    def __init__(self):
+        self.mode = _Mode()
+
+    @property
+    def grad_enabled(self) -> bool:
+        return self.mode.grad_enabled
+
+    @grad_enabled.setter
+    def grad_enabled(self, enabled: bool) -> None:
+        self.mode.grad_enabled = enabled
+
+    @property
+    def scope(self) -> str:
+        return self.mode.scope
+
+    @scope.setter
+    def scope(self, scope: str) -> None:
+        self.mode.scope = scope
 
 
 STATE = _State()

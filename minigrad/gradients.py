@@ -47,6 +47,7 @@ class _Released(tuple):
 
 
 _RELEASED = _Released()
+FREED_STAMP = -1      # a freed node's stamp: older than every in-place change count (0 and up)
 
 
 class SpentTensor:
@@ -83,6 +84,7 @@ def release(functions) -> None:
     spent: dict[int, SpentTensor] = {}
     for fn in functions:
         fn.saved_tensors = _RELEASED
+        fn.stamp = FREED_STAMP                    # before any stamp: the walk's test catches it
         inputs = []
         for x in fn.inputs:
             if x._fn is None and x._requires_grad or type(x) is SpentTensor:

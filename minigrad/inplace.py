@@ -19,7 +19,10 @@ import weakref
 
 
 class _Stamps:
-    last = 0       # the newest stamp handed out (0: nothing has changed in place yet)
+    def __init__(self):
+        # an instance attribute: read by every operation and every backward node, where an
+        # attribute of the instance is a cheaper read than a default on its class
+        self.last = 0      # the newest stamp handed out (0: nothing has changed in place yet)
 
 
 STATE = _Stamps()

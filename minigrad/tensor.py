@@ -81,6 +81,7 @@ class Tensor:
     name = None                # a label for graph pictures (minigrad.viz.draw)
     _retains_grad = False
     _hooks = None
+    _hooks_used = False        # True once any tensor had a hook or retain_grad (the walk's test)
     _version = 0               # in-place changes made through this tensor (see inplace.py)
     __array_ufunc__ = None     # ndarray <op> Tensor defers to Tensor's reflected operator
 
@@ -238,6 +239,7 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError("retain_grad: this tensor does not require grad")
         self._retains_grad = True
+        Tensor._hooks_used = True
 
     def register_hook(self, hook):
         """Call `hook(grad)` when this tensor's gradient is computed; a returned Tensor replaces
@@ -247,6 +249,7 @@ class Tensor:
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(hook)
+        Tensor._hooks_used = True
         return _HookHandle(self, hook)
 
     # -- transfers and conversions --------------------------------------------------------
@@ -457,7 +460,7 @@ class Tensor:
         return value
 
     def _change(self, op: str, change) -> "Tensor":
-        if self._requires_grad and _grad_state.grad_enabled:
+        if self._requires_grad and _grad_state.mode.grad_enabled:
             raise RuntimeError(f"{op}: in-place change of a tensor that requires grad (shape "
                                f"{tuple(self.shape)}); minigrad records no in-place operations. "
                                f"Use the out-of-place form, or wrap the change in "

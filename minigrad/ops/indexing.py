@@ -33,7 +33,8 @@ class GetItem(Function):
         if is_grad_enabled():                 # recorded (create_graph): a differentiable op
             return IndexAdd.apply(grad, shape=shape, index=self.index, is_basic=self.is_basic)
         # else zero but at the index, left unfilled so slices of one tensor share a buffer
-        return IndexedGradient(shape, self.index, self.is_basic, grad.data, self.xp)
+        (g,) = self.values(grad)
+        return IndexedGradient(shape, self.index, self.is_basic, g, self.xp)
 
 
 def _index_add(xp, shape, index, is_basic, g):
@@ -48,6 +49,8 @@ def _index_add(xp, shape, index, is_basic, g):
 
 class IndexAdd(Function):
     """y = zeros(shape) with y[index] += g (repeated indices accumulate): GetItem's adjoint."""
+
+    array_grad = False         # its backward applies a Function to the gradient Tensor
 
     needs_output = False
 

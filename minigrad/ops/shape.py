@@ -428,6 +428,8 @@ def vstack(tensors) -> Tensor:
 class ToDevice(Function):
     """y = x copied to another device; the gradient is copied back."""
 
+    array_grad = False         # its backward applies a Function to the gradient Tensor
+
     def __init__(self, device):
         self.device = device
 
@@ -453,6 +455,8 @@ def to_device(x: Tensor, device) -> Tensor:
 
 class AsType(Function):
     """y = x converted to another dtype; the gradient is converted back."""
+
+    array_grad = False         # its backward applies a Function to the gradient Tensor
 
     def __init__(self, dtype):
         self.dtype = dtype

@@ -12,6 +12,10 @@
   what `register_hook` sees and in `retain_grad`'s `.grad` of intermediates;
 - twice: a second `backward(retain_graph=True)` makes every `.grad` exactly twice the first
   and every hook sees exactly the same gradient again;
+- eager: the program built again and run the plainest way, `backward()` on the weighted sum
+  with no hook anywhere and no retain_graph (NumPy inputs straight through `apply`, array
+  gradients, the walk's no-hook test, the graph freed after), gives the leaves' gradients;
+  a second `backward()` through the freed graph is refused, and it keeps no arrays;
 - device: the program on the simulated device ("sim", arrays that refuse NumPy) gives the
   same values and gradients.
 
@@ -312,6 +316,43 @@ class _Checker:
                 self.fail("twice", f"the hook on {self._name(i)} saw {seen[i]} over two "
                                    f"backward passes")
 
+    def check_eager(self, arrays) -> None:
+        tensors = build(self.program, "cpu")
+        total = None
+        for root, w in zip(self.roots(tensors), self.weights("cpu")):
+            term = (root * w).sum()
+            total = term if total is None else total + term
+        with pytest.MonkeyPatch.context() as patch:     # none of these tensors has a hook
+            patch.setattr(mg.Tensor, "_hooks_used", False)
+            total.backward()
+        for i in self.grad_nodes:
+            if not isinstance(self.program.nodes[i], Leaf) or arrays[i] is None:
+                continue
+            g = tensors[i].grad
+            if self.check_gradient_form("eager", i, g, tensors[i]):
+                self.compare("eager", f"{self._name(i)}.grad after a plain backward() vs "
+                                      f"mg.grad", g.numpy(), arrays[i])
+        try:
+            total.backward()
+        except RuntimeError as error:
+            if "a second time" not in str(error):
+                self.fail("eager", f"a second backward() raised {error}")
+        else:
+            self.fail("eager", "a second backward() through the freed graph was not refused")
+        fn, kept = total.grad_fn, []
+        seen, stack = set(), [fn]
+        while stack:
+            node = stack.pop()
+            if node is None or id(node) in seen:
+                continue
+            seen.add(id(node))
+            if node._freed:          # a node the walk ran (one whose gradient was None is not)
+                kept += [x for x in node.inputs
+                         if isinstance(x, mg.Tensor) and not (x.is_leaf and x.requires_grad)]
+            stack += [x._fn for x in node.inputs]
+        if kept:
+            self.fail("eager", f"the freed graph still holds {len(kept)} tensor(s) with values")
+
     def check_device(self, tensors, arrays) -> None:
         other = build(self.program, self.device)
         for i, (t, host) in enumerate(zip(other, tensors)):
@@ -345,6 +386,8 @@ class _Checker:
         self.stage = "paths"
         self.check_recorded(tensors, arrays)
         self.check_backward_twice(tensors, arrays)     # the same graph, retained so far
+        self.stage = "eager"
+        self.check_eager(arrays)
         if self.device is not None:
             self.stage = "device"
             self.check_device(tensors, arrays)

@@ -15,6 +15,7 @@ import minigrad as mg
 from minigrad import autograd
 from minigrad.ops import activations, elementwise, nn_ops
 
+from ..minigrad.simdevice import SimArray
 from .harness import new_failures
 
 ARITHMETIC = ["mul", "add", "sum", "getitem", "tanh", "matmul"]
@@ -216,3 +217,57 @@ def test_extreme_arm_catches_a_softmax_that_refuses_an_empty_axis():
     problems = _edge_problems("softmax", lambda patch: patch.setattr(nn_ops, "_stable_shift",
                                                                        shift))
     assert any(p.startswith("[empty]") and "raised" in p for p in problems)
+
+
+# -- the eager path's fast paths (function.py, gradients.py) --------------------------------------
+
+def test_array_gradients_handed_the_inputs_in_the_wrong_order_are_caught():
+    """`values` given a gradient as an array (the path of minigrad's own backwards when nothing
+    is recorded) returns the inputs' arrays reversed."""
+    from minigrad import function
+
+    def plant(patch):
+        real = function.Function.values
+
+        def reversed_values(self, *tensors):
+            if tensors and isinstance(tensors[0], np.ndarray):
+                return (tensors[0], *[t.data for t in reversed(tensors[1:])])
+            return real(self, *tensors)
+        patch.setattr(function.Function, "values", reversed_values)
+    failures = new_failures(plant, n=25, ops=["mul", "add", "sum", "tanh"])
+    assert failures and "[numeric]" in _oracles(failures)
+
+
+def test_a_numpy_fast_path_that_takes_device_arrays_for_numpy_is_caught():
+    """apply's test for plain NumPy inputs checks the wrong array type: a device's arrays go
+    through the CPU's path, with NumPy as their array module."""
+    from minigrad import function
+
+    def plant(patch):
+        patch.setattr(function, "_ndarray", SimArray)
+    failures = new_failures(plant, n=20, ops=["tanh", "add", "mul", "sum"])
+    assert failures and "[device]" in _oracles(failures)
+
+
+def test_a_release_that_leaves_the_freed_test_unarmed_is_caught():
+    """release frees a node's values but leaves its stamp, so the walk's one test of freed or
+    changed nodes lets a second backward through the freed graph run."""
+    from minigrad import gradients
+
+    def plant(patch):
+        patch.setattr(gradients, "FREED_STAMP", 2 ** 62)
+    failures = new_failures(plant, n=20, ops=["mul", "add", "sum", "tanh"])
+    assert failures and "[eager]" in _oracles(failures)
+
+
+def test_a_release_that_keeps_the_activations_is_caught():
+    """release keeps every input as it is: a kept root holds the step's arrays."""
+    from minigrad import gradients
+
+    def plant(patch):
+        def keeping(functions):
+            for fn in functions:
+                fn.saved_tensors, fn.stamp = gradients._RELEASED, gradients.FREED_STAMP
+        patch.setattr(autograd, "release", keeping)
+    failures = new_failures(plant, n=20, ops=["mul", "add", "sum", "tanh"])
+    assert failures and "[eager]" in _oracles(failures)

@@ -98,7 +98,7 @@ model = mine.TinyLM(len(vocab.chars), d_model=48, heads=4, layers=2, context=con
 losses = tasks.train_lm(model, data[:split], steps=check.BY_STEP, context=context)
 with mg.no_grad():
     inputs, targets = tasks.lm_batch(np.random.default_rng(1), data[split:], 128, context)
-    validation = F.cross_entropy(model(mg.tensor(inputs)), mg.tensor(targets)).item()
+    validation = F.cross_entropy(model(mg.tensor(inputs)), mg.tensor(targets), axis=-1).item()
 print(f"trained {len(losses)} steps in {timer():.1f} s; validation loss {validation:.3f} nats "
       f"per character")
 check.trained(losses, validation)

@@ -83,7 +83,7 @@ def train_reversal(model: Seq2Seq, shift_right, steps: int, lengths: range, seed
     for _ in range(steps):
         source, target = reversal_batch(rng, batch, int(rng.choice(lengths)))
         logits = model(mg.tensor(source), mg.tensor(shift_right(target, BOS)))
-        loss = F.cross_entropy(logits, mg.tensor(target))
+        loss = F.cross_entropy(logits, mg.tensor(target), axis=-1)
         optimizer.zero_grad()
         loss.backward()
         nn.clip_grad_norm(model.parameters(), 1.0)
@@ -205,7 +205,7 @@ def train_labels(model: nn.Module, make_batch, steps: int, lr: float = 2e-2,
     losses = []
     for _ in range(steps):
         inputs, labels = make_batch(rng)
-        loss = F.cross_entropy(model(mg.tensor(inputs)), mg.tensor(labels))
+        loss = F.cross_entropy(model(mg.tensor(inputs)), mg.tensor(labels), axis=-1)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
@@ -294,7 +294,7 @@ def train_lm(model: nn.Module, data: np.ndarray, steps: int, context: int, batch
     for step in range(steps):
         optimizer.param_groups[0]["lr"] = lr * (1 - 0.9 * step / steps)
         inputs, targets = lm_batch(rng, data, batch, context)
-        loss = F.cross_entropy(model(mg.tensor(inputs)), mg.tensor(targets))
+        loss = F.cross_entropy(model(mg.tensor(inputs)), mg.tensor(targets), axis=-1)
         optimizer.zero_grad()
         loss.backward()
         nn.clip_grad_norm(model.parameters(), 1.0)

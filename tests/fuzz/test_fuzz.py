@@ -25,7 +25,7 @@ from .harness import check_program, program_at
 from .programs import ByteChooser, ProgramBuilder, Step, evaluate_numpy, generate
 from .registry import REGISTRY
 
-EXAMPLES = int(os.environ.get("MINIGRAD_FUZZ_EXAMPLES", "2000"))
+EXAMPLES = int(os.environ.get("MINIGRAD_FUZZ_EXAMPLES", "1000"))
 SEED = os.environ.get("MINIGRAD_FUZZ_SEED")
 
 

@@ -73,6 +73,15 @@ class Seq2Seq(nn.Module):
         return step
 
 
+def clipped_step(model, optimizer, loss) -> float:
+    """One optimiser step on `loss`, the gradient's norm clipped to 1; returns the loss."""
+    optimizer.zero_grad()
+    loss.backward()
+    nn.clip_grad_norm(model.parameters(), 1.0)
+    optimizer.step()
+    return loss.item()
+
+
 def train_reversal(model: Seq2Seq, shift_right, steps: int, lengths: range, seed: int = 0,
                    batch: int = 32, lr: float = 2e-2) -> list[float]:
     """Adam on random batches (one length each, drawn from `lengths`); returns the losses.
@@ -84,11 +93,7 @@ def train_reversal(model: Seq2Seq, shift_right, steps: int, lengths: range, seed
         source, target = reversal_batch(rng, batch, int(rng.choice(lengths)))
         logits = model(mg.tensor(source), mg.tensor(shift_right(target, BOS)))
         loss = F.cross_entropy(logits, mg.tensor(target), axis=-1)
-        optimizer.zero_grad()
-        loss.backward()
-        nn.clip_grad_norm(model.parameters(), 1.0)
-        optimizer.step()
-        losses.append(loss.item())
+        losses.append(clipped_step(model, optimizer, loss))
     return losses
 
 
@@ -295,11 +300,7 @@ def train_lm(model: nn.Module, data: np.ndarray, steps: int, context: int, batch
         optimizer.param_groups[0]["lr"] = lr * (1 - 0.9 * step / steps)
         inputs, targets = lm_batch(rng, data, batch, context)
         loss = F.cross_entropy(model(mg.tensor(inputs)), mg.tensor(targets), axis=-1)
-        optimizer.zero_grad()
-        loss.backward()
-        nn.clip_grad_norm(model.parameters(), 1.0)
-        optimizer.step()
-        losses.append(loss.item())
+        losses.append(clipped_step(model, optimizer, loss))
     return losses
 
 

@@ -54,18 +54,25 @@ class SpentTensor:
     """What a freed graph keeps of an input it no longer needs: its producer (`_fn`), shape,
     dtype and name, no values. A backward without `retain_graph` puts these in place of every
     input that is not a leaf requiring grad, so that a kept `loss` keeps no activations alive
-    while the graph's structure can still be drawn."""
+    while the graph's structure can still be drawn.
 
-    __slots__ = ("_fn", "shape", "dtype", "device", "name", "_requires_grad", "_tensor")
+    `release` fills the slots itself (one per graph edge it cuts, so it makes no call per
+    stub); what follows from them is computed when read: a stub stands for a tensor made by an
+    operation (which requires grad) or for a constant (which does not), and `_device` is set
+    only for an array that is not NumPy's."""
+
+    __slots__ = ("_fn", "shape", "dtype", "name", "_device", "_tensor")
     _retains_grad = False
     _hooks = None
     grad = None
 
-    def __init__(self, t):
-        data = t.data
-        self._fn, self.shape, self.dtype, self.name = t._fn, data.shape, data.dtype, t.name
-        self.device = "cpu" if type(data) is np.ndarray else t.device
-        self._requires_grad, self._tensor = t._requires_grad, weakref.ref(t)
+    @property
+    def _requires_grad(self) -> bool:
+        return self._fn is not None
+
+    @property
+    def device(self) -> str:
+        return getattr(self, "_device", "cpu")
 
     @property
     def ndim(self) -> int:
@@ -89,9 +96,20 @@ def release(functions) -> None:
         for x in fn.inputs:
             if x._fn is None and x._requires_grad or type(x) is SpentTensor:
                 inputs.append(x)
-            else:
-                stub = spent.get(id(x))
-                if stub is None:
-                    stub = spent[id(x)] = SpentTensor(x)
-                inputs.append(stub)
+                continue
+            stub = spent.get(id(x))
+            if stub is None:                      # SpentTensor(x), its slots filled here
+                stub = spent[id(x)] = _new_stub(SpentTensor)
+                data = x.data
+                stub._fn, stub.shape, stub.dtype, stub.name = x._fn, data.shape, data.dtype, \
+                    x.name
+                stub._tensor = _weak(x)
+                if type(data) is not _ndarray:
+                    stub._device = x.device
+            inputs.append(stub)
         fn.inputs = tuple(inputs)
+
+
+_new_stub = object.__new__
+_weak = weakref.ref
+_ndarray = np.ndarray

@@ -129,17 +129,19 @@ class Function:
         when grad mode is on and an input requires grad."""
         if _RECORDING.recorder is not None:          # minigrad.compile is capturing a step
             return _RECORDING.recorder.apply(cls, inputs, options)
+        arrays, backend = [], _CPU
         try:
-            arrays = [t.data for t in inputs] or [None]
-        except AttributeError:                   # not a Tensor: the full check names it
-            arrays = [None]
-        backend = _CPU
-        for array in arrays:                     # all NumPy arrays: the CPU, nothing to check
-            if type(array) is not _ndarray:
-                backend = backend_of_inputs(cls.__name__, inputs)
-                arrays = [t.data for t in inputs]
-                break
-        fn = cls(**options)
+            for t in inputs:
+                array = t.data
+                if type(array) is not _ndarray:  # all NumPy arrays: the CPU, nothing to check
+                    backend = None
+                arrays.append(array)
+        except AttributeError:                   # not a Tensor
+            backend = None
+        if backend is None or not arrays:        # the full check, which names what is wrong
+            backend = backend_of_inputs(cls.__name__, inputs)
+            arrays = [t.data for t in inputs]
+        fn = cls(**options) if options else cls()
         if backend is not _CPU:
             fn.xp = backend.xp                       # NumPy is the class default
         try:

@@ -15,7 +15,6 @@ and writes `array_backward`, with `recorded_backward` for create_graph.
 from __future__ import annotations
 
 import itertools
-import operator
 import weakref
 
 import numpy as _numpy
@@ -98,11 +97,17 @@ class Function:
         operation), the Tensors themselves when it is (create_graph=True). One formula then
         serves both, e.g. `g, a, b = self.values(grad, *self.inputs); return g * b, g * a`.
         Functions such as exp come from `self.ops`."""
-        if tensors and type(tensors[0]) in _BY_ARRAY_TYPE:  # a gradient given as an array
-            return (tensors[0], *map(_data_of, tensors[1:]))  # (array_grad): none recorded
-        if STATE.mode.grad_enabled:              # the walk records exactly under create_graph
-            return tensors
-        return tuple(map(_data_of, tensors))
+        if not tensors:
+            return ()
+        first = tensors[0]
+        if type(first) not in _BY_ARRAY_TYPE:   # else a gradient given as an array (array_grad):
+            if STATE.mode.grad_enabled:          # none recorded; the walk records exactly
+                return tensors                   # under create_graph
+            first = first.data
+        arrays = [first]
+        for t in tensors[1:]:                    # a loop: cheaper than map or a comprehension
+            arrays.append(t.data)
+        return tuple(arrays)
 
     @property
     def ops(self):
@@ -181,7 +186,6 @@ def _link(fn, inputs: tuple, result, scope: str) -> None:
 
 _new_tensor = object.__new__
 _ndarray = _numpy.ndarray
-_data_of = operator.attrgetter("data")
 _sequence = itertools.count()      # creation order of recorded Functions
 
 

@@ -87,19 +87,23 @@ class SpentTensor:
 def release(functions) -> None:
     """Free what recorded nodes hold for backward: saved arrays, and inputs other than leaves
     that require grad (a kept root must not keep a step's activations alive). A tensor read by
-    several of them is replaced by one SpentTensor."""
+    several of them is replaced by one SpentTensor.
+
+    The nodes are the ones a backward has just run (it refuses a freed one), so each input is
+    a tensor, not a stub."""
     spent: dict[int, SpentTensor] = {}
     for fn in functions:
         fn.saved_tensors = _RELEASED
         fn.stamp = FREED_STAMP                    # before any stamp: the walk's test catches it
         inputs = []
         for x in fn.inputs:
-            if x._fn is None and x._requires_grad or type(x) is SpentTensor:
+            if x._fn is None and x._requires_grad:
                 inputs.append(x)
                 continue
-            stub = spent.get(id(x))
+            key = id(x)
+            stub = spent.get(key)
             if stub is None:                      # SpentTensor(x), its slots filled here
-                stub = spent[id(x)] = _new_stub(SpentTensor)
+                stub = spent[key] = _new_stub(SpentTensor)
                 data = x.data
                 stub._fn, stub.shape, stub.dtype, stub.name = x._fn, data.shape, data.dtype, \
                     x.name

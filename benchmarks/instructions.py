@@ -3,6 +3,7 @@ not move when other processes share the machine, for judging one engine change a
 
     python benchmarks/instructions.py W0            # NumPy and minigrad, instructions per op
     python benchmarks/instructions.py W1 --steps 3 13
+    python benchmarks/instructions.py W0 --only "minigrad compiled"
 
 Each implementation runs in a fresh process under callgrind twice, for a few and for more
 steps; the difference divided by the extra steps leaves out start-up and imports. Hash seeds and
@@ -56,6 +57,8 @@ def main(argv=None) -> None:
     parser.add_argument("workload", nargs="?", default="W0", help="W0, W1, W2 or W3 (W4 takes "
                         "its default length)")
     parser.add_argument("--steps", type=int, nargs=2, default=(2, 6), metavar=("FEW", "MORE"))
+    parser.add_argument("--only", help="the implementations to count, comma-separated (e.g. "
+                        "'numpy,minigrad compiled'); all but torch by default")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -68,7 +71,8 @@ def main(argv=None) -> None:
     few, more = args.steps
     per = {}
     for framework, implementation in WORKLOADS[args.workload].implementations.items():
-        if implementation.framework == "torch":
+        if implementation.framework == "torch" or (args.only and framework not in
+                                                   args.only.split(",")):
             continue
         per[framework] = (count(args.workload, framework, more)
                           - count(args.workload, framework, few)) / (more - few)

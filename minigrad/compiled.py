@@ -59,6 +59,10 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
   (an optimizer step inside is refused rather than replayed with frozen numbers).
 - Output buffers are not reused between replays (NumPy allocates each result): simpler, and
   no replay can overwrite an array still in use.
+- Between replays a program keeps no array it computed or was given: at the end of each
+  replay its holders are emptied and each Function goes back to the state its constructor
+  made (saved values gone), so a cache of `cache_size` signatures holds parameters and
+  constants only, and the outputs handed out belong to the caller alone.
 - `MINIGRAD_COMPILE=0` in the environment when `compile` is called turns replay off.
 - `check=True` runs the first `check` replays also eagerly (random state and gradients put back
   in between) and raises if any value or gradient differs in a single bit.
@@ -76,6 +80,7 @@ import numpy as np
 
 from . import anomaly, autograd, inplace, recording
 from .backend import _BY_ARRAY_TYPE, DRAWS, backend_of
+from .function import Function
 from .gradients import IndexedGradient
 from .ops.shape import sum_to_array
 from .grad_mode import STATE as _GRAD_STATE
@@ -340,7 +345,8 @@ def _module_roots(fn, given) -> list:
 class _Entry:
     """One Function application: class, options, array module, input and output values."""
 
-    __slots__ = ("cls", "options", "xp", "inputs", "output", "array_options", "fn")
+    __slots__ = ("cls", "options", "xp", "inputs", "output", "array_options", "fn", "state",
+                 "bare")
 
     def __init__(self, cls, options, xp, inputs, output, array_options):
         self.cls, self.options, self.xp = cls, options, xp
@@ -652,7 +658,8 @@ def _output_plan(result, index: dict, sources: list, by_array: dict):
         if k is None:
             raise CaptureRefused(f"the step returns a tensor {tuple(result.shape)} made outside "
                                  f"any operation")
-        return ("T", k, sources[k][0] == "ext", result)
+        outside = sources[k][0] == "ext"
+        return ("T", k, outside, result if outside else None)
     if isinstance(result, (list, tuple)):
         return ("seq", type(result), [_output_plan(r, index, sources, by_array)
                                       for r in result])
@@ -681,16 +688,19 @@ class _Program:
         self.arg_holders: list = []                       # (holder, argument position)
         self.externals: list = []                         # (tensor, guard)
         self.leaf_objects: dict = {}                      # value index -> tensor from outside
+        self.owned: list = []                             # the holders of the program's values
+        self.shapes = [tuple(t.shape) for t in recorder.tensors]
         for k in range(n):
             t = recorder.tensors[k]
             if sources[k][0] == "ext":
                 self.holders.append(_external(t))
                 self.externals.append((t, _guard_of(t)))
                 self.leaf_objects[k] = t
-            else:
+            else:                          # empty between replays (see `_drop`)
                 holder = Tensor._from_array(t.data)
                 holder._requires_grad = t._requires_grad
                 self.holders.append(holder)
+                self.owned.append(holder)
                 if sources[k][0] == "arg":
                     self.arg_holders.append((holder, sources[k][1]))
         self.sources = sources
@@ -698,8 +708,13 @@ class _Program:
         self.entries = recorder.entries
         for entry in self.entries:
             entry.fn = self._function(entry)
+            entry.state = dict(vars(entry.fn))    # the Function as made, before any forward
+            entry.bare = entry.fn
+            for name in entry.array_options:     # read live at each replay: not kept here
+                entry.options[name] = None
         self.events = recorder.events
         self.grad_holder = Tensor._from_array(np.zeros(()))
+        self.owned.append(self.grad_holder)
         self.must_be_none: list = []                      # leaves whose grad must be None
         for kind, walk in self.events:
             if kind != "backward":
@@ -713,6 +728,7 @@ class _Program:
                            if sources[k][0] == "ext"}
         self.n_values = n
         self.plan = self._plan()
+        self._drop()                                      # the capture's arrays too
         self.clears = [("arg", recorder.source[recorder.index[id(t)]][1])
                        if id(t) in recorder.index and
                        recorder.source[recorder.index[id(t)]][0] == "arg" else ("obj", t)
@@ -721,7 +737,7 @@ class _Program:
     def _function(self, entry: _Entry):
         """A Function of the entry's class wired to the holders, to run forward and backward
         on arrays."""
-        fn = entry.cls(**entry.options)
+        fn = entry.cls(**entry.options) if not entry.array_options else Function()
         fn.xp = entry.xp
         fn.inputs = tuple(self.holders[k] for k in entry.inputs)
         holder = self.holders[entry.output]
@@ -742,7 +758,7 @@ class _Program:
                         f"{_guard_of(t)}")
         for k in self.must_be_none:
             if self._leaf(k, tensors).grad is not None:
-                return (f"a leaf {tuple(self.holders[k].shape)} has a .grad now, and had none "
+                return (f"a leaf {self.shapes[k]} has a .grad now, and had none "
                         f"when captured (the replay would replace it)")
         for t in tensors:
             if id(t) in self.ext_values:
@@ -771,17 +787,35 @@ class _Program:
             holder.data = tensors[position].data
         for kind, t in self.clears:                 # zero_grad() inside the step
             (tensors[t] if kind == "arg" else t).grad = None
-        with _GradMode(False):
-            for kind, event in self.plan:
-                if kind == "forwards":
-                    self._forwards(event)
-                elif kind == "backward":
-                    self._backward(event, tensors)
-                elif kind == "random":
-                    self._draw(event)
-                else:
-                    self._kernel(event)
-        return _rebuild(self.outputs, holders, self.arg_of_value, tensors)
+        try:
+            with _GradMode(False):
+                for kind, event in self.plan:
+                    if kind == "forwards":
+                        self._forwards(event)
+                    elif kind == "backward":
+                        self._backward(event, tensors)
+                    elif kind == "random":
+                        self._draw(event)
+                    else:
+                        self._kernel(event)
+            return _rebuild(self.outputs, holders, self.arg_of_value, tensors)
+        finally:
+            self._drop()
+
+    def _drop(self) -> None:
+        """Let go of every array the program computed or was given: its holders empty, each
+        Function as its constructor made it (saved values gone). Between replays a program
+        holds parameters and constants only; the outputs handed out are the caller's."""
+        for holder in self.owned:
+            holder.data = None
+        for entry in self.entries:
+            if entry.array_options:
+                entry.fn = entry.bare
+                continue
+            state = vars(entry.fn)
+            if len(state) != len(entry.state):
+                state.clear()
+                state.update(entry.state)
 
     def _forwards(self, run: list) -> None:
         """A run of operations: each Function's forward on its inputs' arrays."""
@@ -824,7 +858,7 @@ class _Program:
             options[name] = _live_option(plan, self.holders)
         fn = entry.cls(**options)
         fn.xp, fn.inputs, fn._output_ref = entry.xp, entry.fn.inputs, entry.fn._output_ref
-        entry.fn = fn
+        entry.fn = fn                       # for the backward; `_drop` puts the bare one back
         return fn
 
     def _backward(self, walk: _Walk, tensors) -> None:

@@ -65,15 +65,17 @@ def test_a_stale_parameter_is_caught():
 def test_a_reused_buffer_still_live_is_caught():
     """Each operation's output written into the array it had at the previous replay, which the
     caller may still hold (an output handed out) or a backward may still need."""
-    def reuse(holder, array):
-        old = holder.data
-        if type(old) is np.ndarray and type(array) is np.ndarray and old.shape == array.shape \
-                and old.dtype == array.dtype and old.flags.writeable and \
-                not np.may_share_memory(old, array):
-            old[...] = array
-        else:
-            holder.data = array
-
     def plant(patch):
+        kept: dict = {}                          # id(holder) -> (holder, its last array)
+
+        def reuse(holder, array):
+            _, old = kept.get(id(holder), (None, None))
+            if type(old) is np.ndarray and type(array) is np.ndarray and \
+                    old.shape == array.shape and old.dtype == array.dtype and \
+                    old.flags.writeable and not np.may_share_memory(old, array):
+                old[...] = array
+                array = old
+            holder.data = array
+            kept[id(holder)] = (holder, array)
         patch.setattr(compiled_module, "_store", reuse)
     assert new_compiled_failures(plant, n=30, ops=ARITHMETIC)

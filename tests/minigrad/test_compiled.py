@@ -4,6 +4,10 @@ numbers, randomness, outputs overwritten, aliasing, stale parameters)."""
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -523,3 +527,80 @@ def test_elementwise_tests_are_computed_again_at_every_replay(test):
         np.testing.assert_array_equal(loss.numpy(), expected.numpy())
         np.testing.assert_array_equal(g, w.grad.numpy())
     assert run.stats.replays == 3
+
+
+# -- memory: between replays a program holds parameters and constants only -------------------
+
+class _Probe(mg.Function):
+    """y = 2x; keeps weak references to the arrays it makes and saves, to see who holds them."""
+
+    made: list = []
+
+    def forward(self, x):
+        y = x * 2
+        kept = x + 0                            # a saved value the program owns
+        self.save_for_backward(kept)
+        _Probe.made += [weakref.ref(y), weakref.ref(kept)]
+        return y
+
+    def backward(self, grad):
+        (kept,) = self.saved_tensors
+        assert kept.shape == grad.shape
+        return grad * 2                         # ∂y/∂x = 2
+
+
+def test_a_replay_keeps_no_array_but_the_outputs_handed_out():
+    rng = np.random.default_rng(3)
+    (w,) = _params(rng, (4,))
+
+    def step(x):
+        y = _Probe.apply(x * w)
+        loss = (y * y).sum()
+        loss.backward()
+        return y, loss
+
+    run = mg.compile(step)
+    held = []
+    for call in range(4):
+        for rows in (3, 1, 5):                   # three argument signatures, cached side by side
+            x = mg.tensor(rng.standard_normal((rows, 4)))
+            w.grad = None
+            _Probe.made.clear()
+            y, loss = run(x)
+            expected = 2 * (x.numpy() * w.numpy())
+            np.testing.assert_array_equal(y.numpy(), expected)
+            held.append((y, expected))
+            alive = {id(r()) for r in _Probe.made if r() is not None}
+            assert alive <= {id(y.data)}, "a replay left an array of the step alive"
+    assert run.stats.replays == 6
+    for y, expected in held:                     # outputs handed out are never written into
+        np.testing.assert_array_equal(y.numpy(), expected)
+
+
+def test_the_cache_holds_no_activations_after_replays_of_several_shapes():
+    rng = np.random.default_rng(4)
+    (w,) = _params(rng, (256,))
+
+    def step(x):
+        y = mg.tanh(x * w)
+        loss = (y * y).sum()
+        loss.backward()
+        return loss
+
+    run = mg.compile(step)
+    batches = [mg.tensor(rng.standard_normal((rows, 256))) for rows in (512, 256, 128)]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(4):
+            for x in batches:
+                w.grad = None
+                run(x)
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert run.stats.replays == 6
+    # w.grad (2 KB) and the programs' bookkeeping; one (512, 256) activation alone is 1 MB
+    assert held < 256 * 1024, f"{held} bytes held after the replays"

@@ -20,6 +20,16 @@ on arrays, then for each visited Function its own `backward` on arrays (the `val
 the engine, with grad mode off), then the recorded sum-to-shape, cast and accumulation steps.
 No Tensor per operation, no graph, no heap: the derivative formulas stay in one place.
 
+The record is written out once as the source of one straight-line Python function (`_Writer`;
+a program's `source` shows it), one line per forward, backward, conform or accumulation, with
+every decision the walk made fixed in the text: per operation a replay runs the Function's
+own methods and a few assignments, nothing else. Two choices follow from the capture and are
+tested: a built-in Function's forward result of one or more dimensions is an array (only a 0-d
+result, which NumPy may give as a scalar, is checked), and a built-in Function keeps state only
+through `save_for_backward` (so after a replay only those clear `saved_tensors`; a Function of
+your own is put back to the state its constructor made). CPython specialises the function's
+byte-code after its 8th call, so a replay is fastest from the 9th on.
+
 Why a record of the walk and not a second walk: the walk's order, its accumulation kinds ("set",
 "copy" then add, "add" in place) and its conform steps are read from the engine while it runs,
 so the replay does what the engine did, not what a second implementation thinks it would do.
@@ -70,6 +80,7 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
 
 from __future__ import annotations
 
+import builtins
 import copy
 import functools
 import os
@@ -708,13 +719,13 @@ class _Program:
         self.entries = recorder.entries
         for entry in self.entries:
             entry.fn = self._function(entry)
-            entry.state = dict(vars(entry.fn))    # the Function as made, before any forward
+            # the Function as made, before any forward, for `_reset` (built-ins need none, and
+            # an instance whose __dict__ was never read keeps CPython's faster attribute reads)
+            entry.state = None if _built_in(entry.cls) else dict(vars(entry.fn))
             entry.bare = entry.fn
             for name in entry.array_options:     # read live at each replay: not kept here
                 entry.options[name] = None
         self.events = recorder.events
-        self.grad_holder = Tensor._from_array(np.zeros(()))
-        self.owned.append(self.grad_holder)
         self.must_be_none: list = []                      # leaves whose grad must be None
         for kind, walk in self.events:
             if kind != "backward":
@@ -726,13 +737,14 @@ class _Program:
                     self.must_be_none.append(k)
         self.ext_values = {id(t): k for k, t in enumerate(recorder.tensors)
                            if sources[k][0] == "ext"}
-        self.n_values = n
-        self.plan = self._plan()
-        self._drop()                                      # the capture's arrays too
         self.clears = [("arg", recorder.source[recorder.index[id(t)]][1])
                        if id(t) in recorder.index and
                        recorder.source[recorder.index[id(t)]][0] == "arg" else ("obj", t)
                        for t in recorder.clears]
+        for holder in self.owned:                         # the capture's arrays: not kept
+            holder.data = None
+        self.array_types = [type(t.data) for t in recorder.tensors]
+        self.source, self.run = _Writer(self).function()
 
     def _function(self, entry: _Entry):
         """A Function of the entry's class wired to the holders, to run forward and backward
@@ -780,126 +792,311 @@ class _Program:
                         found.append(t)
         return found
 
-    # -- replay ---------------------------------------------------------------------------
-    def run(self, tensors):
-        holders = self.holders
-        for holder, position in self.arg_holders:
-            holder.data = tensors[position].data
-        for kind, t in self.clears:                 # zero_grad() inside the step
-            (tensors[t] if kind == "arg" else t).grad = None
-        try:
-            with _GradMode(False):
-                for kind, event in self.plan:
-                    if kind == "forwards":
-                        self._forwards(event)
-                    elif kind == "backward":
-                        self._backward(event, tensors)
-                    elif kind == "random":
-                        self._draw(event)
-                    else:
-                        self._kernel(event)
-            return _rebuild(self.outputs, holders, self.arg_of_value, tensors)
-        finally:
-            self._drop()
-
-    def _drop(self) -> None:
-        """Let go of every array the program computed or was given: its holders empty, each
-        Function as its constructor made it (saved values gone). Between replays a program
-        holds parameters and constants only; the outputs handed out are the caller's."""
-        for holder in self.owned:
-            holder.data = None
-        for entry in self.entries:
-            if entry.array_options:
-                entry.fn = entry.bare
-                continue
-            state = vars(entry.fn)
-            if len(state) != len(entry.state):
-                state.clear()
-                state.update(entry.state)
-
-    def _forwards(self, run: list) -> None:
-        """A run of operations: each Function's forward on its inputs' arrays."""
-        arrays, store = _BY_ARRAY_TYPE, _store
-        for entry, ins, out in run:
-            fn = entry.fn if not entry.array_options else self._with_live_options(entry)
-            result = fn.forward(*[h.data for h in ins])
-            if type(result) not in arrays:
-                result = entry.xp.asarray(result)
-            store(out, result)
-
-    def _plan(self) -> list:
-        """The events with consecutive operations grouped, each with its holders."""
-        plan: list = []
-        for kind, event in self.events:
-            if kind != "forward":
-                plan.append((kind, event))
-                continue
-            entry = self.entries[event]
-            step = (entry, tuple(self.holders[k] for k in entry.inputs),
-                    self.holders[entry.output])
-            if plan and plan[-1][0] == "forwards":
-                plan[-1][1].append(step)
-            else:
-                plan.append(("forwards", [step]))
-        return plan
-
-    def _kernel(self, k: int) -> None:
-        _, (function, *leading), ins = self.sources[k]
-        holders = self.holders
-        self.holders[k].data = function(*leading, *[holders[i].data for i in ins])
-
-    def _draw(self, k: int) -> None:
-        _, kind, shape, dtype, backend, index = self.sources[k]
-        self.holders[k].data = backend.random(kind, shape, dtype, index)
-
+    # -- replay: `run(tensors)` is written by `_Writer` ---------------------------------------
     def _with_live_options(self, entry: _Entry):
+        """The entry's Function made with its array options read now (they are some tensor's
+        array at this replay)."""
         options = dict(entry.options)
         for name, plan in entry.array_options.items():
             options[name] = _live_option(plan, self.holders)
         fn = entry.cls(**options)
-        fn.xp, fn.inputs, fn._output_ref = entry.xp, entry.fn.inputs, entry.fn._output_ref
-        entry.fn = fn                       # for the backward; `_drop` puts the bare one back
+        fn.xp, fn.inputs, fn._output_ref = entry.xp, entry.bare.inputs, entry.bare._output_ref
         return fn
 
-    def _backward(self, walk: _Walk, tensors) -> None:
-        holders = self.holders
-        grads: list = [None] * self.n_values
-        if walk.seed is None:
-            root = holders[walk.root].data
-            grads[walk.root] = backend_of(root).xp.ones(root.shape, dtype=root.dtype)
-        else:
-            grads[walk.root] = holders[walk.seed].data.astype(holders[walk.root].dtype)
-        grad_holder = self.grad_holder
-        entries = self.entries
-        for e, edges in walk.visits:
-            entry = entries[e]
-            g = grads[entry.output]
-            grads[entry.output] = None
-            if type(g) is IndexedGradient:
-                g = g.dense()
-            grad_holder.data = g
-            input_grads = entry.fn.backward(grad_holder)
-            if type(input_grads) is not tuple:
-                input_grads = (input_grads,)
-            for i, target, conform, kind in edges:
-                gx = input_grads[i]
-                if conform is not None or type(gx) is Tensor:
-                    gx = _conform(gx, conform, holders[target], entry)
-                if kind == "set":
-                    grads[target] = gx                   # the first gradient, as it is
-                else:
-                    _accumulate(grads, target, gx, kind)
-        for k, kind, copy_it in walk.landings:
-            g = grads[k]
-            if type(g) is IndexedGradient:
-                g, copy_it = g.dense(), False
-            elif copy_it:
-                g = g.copy()
-            t = self._leaf(k, tensors)
-            if kind == "add" and t.grad is not None:
-                t.grad = Tensor._from_array(t.grad.data + g)
+
+class _Writer:
+    """A program's replay written as one straight-line Python function, so that nothing but
+    the step's own arithmetic runs per operation: no loop over a plan, no dispatch on event
+    kinds, the walk's recorded decisions (where each gradient goes, whether it is conformed,
+    how it is accumulated) fixed in the text. Each line still calls the Function's own
+    `forward` and `backward`, so every derivative stays written once. For W0's first pair:
+
+        v0 = tensors[0].data                 # an argument's array
+        v1 = p1.data                         # a parameter, read live
+        v2 = op0.forward(v0, v1)             # Mul
+        h2.data = v2                         # a holder: a backward formula reads it
+        ...
+        g3 = _ones(v3)                       # backward from v3
+        r = op1.backward(g3)                 # Add
+        g2 = r[0]                            # "set": the first gradient, as it is
+        g1 = r[1]
+        ...
+        g1 = _owned_copy(g1)                 # "copy": the walk's own buffer, then added
+        g1 += r[1]
+        _land(p1, g1, "set", True)           # into .grad
+
+    Names: vK the array of value K, hK its holder (the Tensor a backward formula reads as
+    `self.inputs`/`self.output`; filled only when some backward or option reads it, emptied
+    at the end), pK a tensor from outside, gK its gradient, opE the Function of operation E.
+    The program's `source` holds the text."""
+
+    def __init__(self, program: _Program):
+        self.program = program
+        self.names: dict = {"_GradMode": _GradMode, "_conform": _conform, "_land": _land,
+                            "_owned_copy": _owned_copy, "_ones": _ones, "_as_array": _as_array,
+                            "_wrap": Tensor._from_array, "_reset": _reset}
+        self.lines: list[str] = []
+        self.read = self._values_read_through_holders()
+
+    def _values_read_through_holders(self) -> set:
+        """Values whose holder must hold their array: inputs and outputs of the operations a
+        backward visits, and arrays an operation's options read."""
+        p, read = self.program, set()
+        for kind, walk in p.events:
+            if kind == "backward":
+                for e, _ in walk.visits:
+                    entry = p.entries[e]
+                    read.update(entry.inputs)
+                    if entry.cls.needs_output:
+                        read.add(entry.output)
+        for entry in p.entries:
+            for plan in entry.array_options.values():
+                read.update(_values_of_plan(plan))
+        return {k for k in read if p.sources[k][0] != "ext"}
+
+    def name(self, name: str, value) -> str:
+        self.names[name] = value
+        return name
+
+    def holder(self, k: int) -> str:
+        p = self.program
+        if p.sources[k][0] == "ext":
+            return f"p{k}"
+        return self.name(f"h{k}", p.holders[k])
+
+    def emit(self, line: str, indent: int = 2) -> None:
+        self.lines.append("    " * indent + line)
+
+    def function(self):
+        """(source, the replay function)."""
+        p = self.program
+        self.lines.append("def replay(tensors):")
+        for k, source in enumerate(p.sources):
+            if source[0] == "arg":
+                self.emit(f"v{k} = tensors[{source[1]}].data", 1)
+                if k in self.read:
+                    self.emit(f"{self.holder(k)}.data = v{k}", 1)
+            elif source[0] == "ext":
+                self.name(f"p{k}", p.holders[k])
+                self.emit(f"v{k} = p{k}.data                  # read live", 1)
+        for i, (kind, t) in enumerate(p.clears):          # zero_grad() inside the step
+            target = f"tensors[{t}]" if kind == "arg" else self.name(f"cleared{i}", t)
+            self.emit(f"{target}.grad = None", 1)
+        self.emit("try:", 1)
+        self.emit("with _GradMode(False):", 2)
+        for kind, event in p.events:
+            if kind == "forward":
+                self._operation(event)
+            elif kind == "backward":
+                self._walk(event)
             else:
-                t.grad = Tensor._from_array(g)
+                self._made(event)
+        self.emit(f"result = {self._output(p.outputs)}", 3)
+        self.emit("finally:", 1)
+        for k in sorted(self.read):
+            self.emit(f"h{k}.data = None", 2)
+        resets = [self._reset(e, entry) for e, entry in enumerate(p.entries)]
+        for line in filter(None, resets):
+            self.emit(line, 2)
+        if not self.read and not any(resets):
+            self.emit("pass", 2)
+        self.emit("return result", 1)
+        source = "\n".join(self.lines) + "\n"
+        code = builtins.compile(source, f"<replay of {len(p.entries)} operations>", "exec")
+        exec(code, self.names)
+        return source, self.names["replay"]
+
+    def _operation(self, e: int) -> None:
+        """Operation e: its Function's forward on the input arrays."""
+        p = self.program
+        entry = p.entries[e]
+        k = entry.output
+        if entry.array_options:          # a Function made now, with its options read live
+            self.name(f"live{e}", functools.partial(p._with_live_options, entry))
+            self.emit(f"op{e} = live{e}()", 3)
+        else:
+            self.name(f"op{e}", entry.fn)
+        arguments = ", ".join(f"v{i}" for i in entry.inputs)
+        self.emit(f"v{k} = op{e}.forward({arguments})  # {entry.cls.__name__}", 3)
+        array_type = p.array_types[k]
+        if not (_built_in(entry.cls) and p.shapes[k]):   # NumPy gives 0-d results as scalars
+            self.name(_type_name(array_type), array_type)
+            self.emit(f"if type(v{k}) is not {_type_name(array_type)}:", 3)
+            self.emit(f"v{k} = _as_array(v{k}, op{e}.xp)", 4)
+        self._keep(k)
+
+    def _keep(self, k: int) -> None:
+        """Value k's array into its holder, when something reads it there."""
+        if k in self.read:
+            self.emit(f"{self.holder(k)}.data = v{k}", 3)
+
+    def _made(self, k: int) -> None:
+        """A random tensor drawn again, or a tensor computed outside a Function again."""
+        source = self.program.sources[k]
+        if source[0] == "random":
+            _, kind, shape, dtype, backend, index = source
+            self.name(f"random{k}", functools.partial(backend.random, kind, shape, dtype, index))
+            self.emit(f"v{k} = random{k}()", 3)
+        else:
+            _, (function, *leading), ins = source
+            self.name(f"kernel{k}", functools.partial(function, *leading))
+            self.emit(f"v{k} = kernel{k}({', '.join(f'v{i}' for i in ins)})", 3)
+        self._keep(k)
+
+    def _walk(self, walk: _Walk) -> None:
+        """One backward as the engine walked it: each visited Function's own backward, each
+        gradient conformed and kept or accumulated as recorded, then the landings."""
+        p = self.program
+        root = walk.root
+        if walk.seed is None:
+            self.emit(f"g{root} = _ones(v{root})               # backward from v{root}", 3)
+        else:
+            self.emit(f"g{root} = v{walk.seed}.astype(v{root}.dtype)  # backward from v{root}", 3)
+        indexed: set = set()                  # gradients held as an IndexedGradient now
+        for e, edges in walk.visits:
+            entry = p.entries[e]
+            k = entry.output
+            if k in indexed:
+                self.emit(f"g{k} = g{k}.dense()", 3)
+            grad = f"g{k}" if entry.cls.array_grad else f"_wrap(g{k})"
+            # each input's gradient straight into its gradient's name where it is kept as
+            # returned, else into rI to be conformed or added; `_` for inputs that get none
+            plain = {i: target for i, target, conform, kind in edges
+                     if kind == "set" and conform is None}
+            got = [f"g{plain[i]}" if i in plain else f"r{i}"
+                   if any(edge[0] == i for edge in edges) else "_"
+                   for i in range(len(entry.inputs))]
+            call = f"op{e}.backward({grad})  # {entry.cls.__name__}"
+            if len(got) == 1:                    # one input: a tuple of one or the gradient
+                self.emit(f"{got[0]} = {call}", 3)
+                self.emit(f"if type({got[0]}) is tuple:", 3)
+                self.emit(f"({got[0]},) = {got[0]}", 4)
+            else:
+                self.emit(f"{', '.join(got)} = {call}", 3)
+            self.emit(f"del g{k}", 3)
+            for i, target, conform, kind in edges:
+                is_indexed = conform is not None and conform[0] == "indexed"
+                if i in plain:
+                    indexed.discard(target)
+                    continue
+                gx = f"r{i}"
+                if conform is not None:
+                    gx = (f"_conform({gx}, {self.name(f'conform{e}_{i}', conform)}, "
+                          f"{self.holder(target)}, {entry.cls.__name__!r})")
+                if kind == "set":
+                    self.emit(f"g{target} = {gx}", 3)
+                    if is_indexed:
+                        indexed.add(target)
+                    else:
+                        indexed.discard(target)
+                    continue
+                if kind == "copy":
+                    self.emit(f"g{target} = _owned_copy(g{target})", 3)
+                    indexed.discard(target)
+                if is_indexed:
+                    self.emit(f"{gx}.add_into(g{target})", 3)
+                else:
+                    self.emit(f"g{target} += {gx}", 3)
+        for k, kind, copy_it in walk.landings:
+            self.emit(f"_land({self._leaf(k)}, g{k}, {kind!r}, {copy_it})", 3)
+
+    def _leaf(self, k: int) -> str:
+        position = self.program.arg_of_value.get(k)
+        return f"p{k}" if position is None else f"tensors[{position}]"
+
+    def _output(self, plan) -> str:
+        """The expression that rebuilds the step's return value."""
+        kind = plan[0]
+        if kind == "T":
+            k = plan[1]
+            if k in self.program.arg_of_value:
+                return f"tensors[{self.program.arg_of_value[k]}]"
+            if plan[2]:                          # a tensor from outside: the tensor itself
+                return self.name(f"returned{k}", plan[3])
+            return f"_wrap(v{k})"
+        if kind == "seq":
+            parts = [self._output(q) for q in plan[2]]
+            if plan[1] is list:
+                return "[" + ", ".join(parts) + "]"
+            if plan[1] is tuple:
+                return "(" + "".join(part + ", " for part in parts) + ")"
+            n = len(self.names)
+            return f"{self.name(f'sequence{n}', plan[1])}([{', '.join(parts)}])"
+        if kind == "dict":
+            items = []
+            for key, q in plan[1]:
+                n = len(self.names)
+                items.append(f"{self.name(f'key{n}', key)}: {self._output(q)}")
+            return "{" + ", ".join(items) + "}"
+        n = len(self.names)
+        return self.name(f"constant{n}", plan[1])
+
+    def _reset(self, e: int, entry: _Entry) -> str | None:
+        """The line that puts operation e's Function back as its constructor made it, after
+        the replay: its saved values let go (a built-in Function keeps state only through
+        save_for_backward, see tests), anything another Function set on itself removed."""
+        if entry.array_options:
+            return None                  # made anew at each replay, and dropped with it
+        if _built_in(entry.cls):
+            if "save_for_backward" in entry.cls.forward.__code__.co_names:
+                return f"op{e}.saved_tensors = ()"
+            return None
+        self.name(f"state{e}", entry.state)
+        return f"_reset(op{e}, state{e})"
+
+
+def _built_in(cls) -> bool:
+    """Is cls one of minigrad's own Functions (whose forward keeps state only through
+    save_for_backward and returns an array for every result of one element or more)?"""
+    return cls.__module__.startswith("minigrad.")
+
+
+def _type_name(array_type) -> str:
+    return "ndarray" if array_type is np.ndarray else f"array_type_{id(array_type)}"
+
+
+def _values_of_plan(plan) -> list:
+    if plan[0] in ("array", "reshape"):
+        return [plan[1]]
+    if plan[0] == "seq":
+        return [k for q in plan[2] for k in _values_of_plan(q)]
+    return []
+
+
+def _ones(root):
+    """The gradient a backward without an explicit one starts from: ∂root/∂root."""
+    return backend_of(root).xp.ones(root.shape, dtype=root.dtype)
+
+
+def _as_array(result, xp):
+    """A forward's result as an array (NumPy returns scalars from 0-d operands)."""
+    return result if type(result) in _BY_ARRAY_TYPE else xp.asarray(result)
+
+
+def _owned_copy(g):
+    """A value's second gradient arrived: the walk's own buffer, which the first (that may be
+    shared: Add hands one array to both inputs) is copied into and the rest are added to."""
+    return autograd._dense(g, copy=True)
+
+
+def _land(t, g, kind: str, copy_it: bool) -> None:
+    """A leaf's complete gradient into its .grad, as the walk landed it: set, or added to the
+    .grad it already had; copied when the walk did not own it."""
+    if type(g) is IndexedGradient:
+        g = g.dense()
+    elif copy_it:
+        g = g.copy()
+    if kind == "add" and t.grad is not None:
+        t.grad = Tensor._from_array(t.grad.data + g)
+    else:
+        t.grad = Tensor._from_array(g)
+
+
+def _reset(fn, state: dict) -> None:
+    """A Function back to its state when made."""
+    now = vars(fn)
+    now.clear()
+    now.update(state)
 
 
 def _external(t):
@@ -908,13 +1105,7 @@ def _external(t):
     return t
 
 
-def _store(holder, array) -> None:
-    """The output array of an operation into its holder (a new array each replay: arrays
-    handed out earlier are never written into)."""
-    holder.data = array
-
-
-def _conform(g, conform, x, entry):
+def _conform(g, conform, x, name: str):
     """What the walk did to gradient g for input x: dense arrays summed back to x's shape and
     cast to its dtype; an IndexedGradient's values cast."""
     if type(g) is IndexedGradient:
@@ -926,27 +1117,12 @@ def _conform(g, conform, x, entry):
     if conform is not None:
         shape, dtype = conform
         if shape is not None:
-            g = sum_to_array(g, shape, entry.cls.__name__)
+            g = sum_to_array(g, shape, name)
         if dtype is not None:
             g = g.astype(dtype)
     if type(g) not in _BY_ARRAY_TYPE:
         g = backend_of(x.data).xp.asarray(g)
     return g
-
-
-def _accumulate(grads: list, k: int, g, kind: str) -> None:
-    """The walk's accumulation, as recorded: "set" stores g (possibly shared), "copy" makes
-    the first owned buffer and adds into it, "add" adds into that buffer in place."""
-    if kind == "set":
-        grads[k] = g
-        return
-    previous = grads[k]
-    if kind == "copy":
-        previous = grads[k] = autograd._dense(previous, copy=True)
-    if type(g) is IndexedGradient:
-        g.add_into(previous)
-    else:
-        previous += g
 
 
 def _live_option(plan, holders):
@@ -958,22 +1134,6 @@ def _live_option(plan, holders):
     if kind == "const":
         return plan[1]
     return plan[1](_live_option(p, holders) for p in plan[2])
-
-
-def _rebuild(plan, holders, arg_of_value, tensors):
-    kind = plan[0]
-    if kind == "T":
-        k = plan[1]
-        if k in arg_of_value:
-            return tensors[arg_of_value[k]]
-        if plan[2]:                              # a tensor from outside: the tensor itself
-            return plan[3]
-        return Tensor._from_array(holders[k].data)
-    if kind == "seq":
-        return plan[1](_rebuild(p, holders, arg_of_value, tensors) for p in plan[2])
-    if kind == "dict":
-        return {key: _rebuild(p, holders, arg_of_value, tensors) for key, p in plan[1]}
-    return plan[1]
 
 
 def _guard_of(t) -> tuple:

@@ -15,6 +15,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import compiled as compiled_module
+from minigrad.gradients import IndexedGradient
 
 from .harness import new_compiled_failures, run_compiled
 
@@ -33,12 +34,11 @@ def test_random_programs_replay_exactly():
 def test_a_wrong_accumulation_kind_is_caught():
     """The second gradient of a value added in place into the first, which may be shared
     (Add hands one array to both inputs), instead of into a new buffer."""
-    real = compiled_module._accumulate
+    real = compiled_module._owned_copy
 
-    def plant(patch):
-        patch.setattr(compiled_module, "_accumulate",
-                      lambda grads, k, g, kind: real(grads, k, g,
-                                                     "add" if kind == "copy" else kind))
+    def plant(patch):                  # "copy" replayed as "add": no buffer of the walk's own
+        patch.setattr(compiled_module, "_owned_copy",
+                      lambda g: real(g) if type(g) is IndexedGradient else g)
     assert new_compiled_failures(plant, n=30, ops=ARITHMETIC)
 
 
@@ -46,7 +46,7 @@ def test_a_skipped_conform_is_caught():
     """Gradients not summed back to their input's shape (nor cast to its dtype)."""
     def plant(patch):
         patch.setattr(compiled_module, "_conform",
-                      lambda g, conform, x, entry: g.data if isinstance(g, mg.Tensor) else g)
+                      lambda g, conform, x, name: g.data if isinstance(g, mg.Tensor) else g)
     assert new_compiled_failures(plant, n=30, ops=["add", "mul", "sum", "tanh"])
 
 
@@ -65,17 +65,26 @@ def test_a_stale_parameter_is_caught():
 def test_a_reused_buffer_still_live_is_caught():
     """Each operation's output written into the array it had at the previous replay, which the
     caller may still hold (an output handed out) or a backward may still need."""
-    def plant(patch):
-        kept: dict = {}                          # id(holder) -> (holder, its last array)
+    kept: dict = {}                      # (program, value) -> the array of the last replay
 
-        def reuse(holder, array):
-            _, old = kept.get(id(holder), (None, None))
-            if type(old) is np.ndarray and type(array) is np.ndarray and \
-                    old.shape == array.shape and old.dtype == array.dtype and \
-                    old.flags.writeable and not np.may_share_memory(old, array):
-                old[...] = array
-                array = old
-            holder.data = array
-            kept[id(holder)] = (holder, array)
-        patch.setattr(compiled_module, "_store", reuse)
+    def reuse(where, array):
+        old = kept.get(where)
+        if type(old) is np.ndarray and type(array) is np.ndarray and old.shape == array.shape \
+                and old.dtype == array.dtype and old.flags.writeable and \
+                not np.may_share_memory(old, array):
+            old[...] = array
+            array = old
+        kept[where] = array
+        return array
+
+    real = compiled_module._Writer._keep
+
+    def keep(writer, k):               # each operation's result written into the last one's
+        writer.name("_reuse", reuse)
+        writer.emit(f"v{k} = _reuse(({id(writer.program)}, {k}), v{k})", 3)
+        real(writer, k)
+
+    def plant(patch):
+        kept.clear()
+        patch.setattr(compiled_module._Writer, "_keep", keep)
     assert new_compiled_failures(plant, n=30, ops=ARITHMETIC)

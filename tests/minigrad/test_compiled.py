@@ -604,3 +604,41 @@ def test_the_cache_holds_no_activations_after_replays_of_several_shapes():
     assert run.stats.replays == 6
     # w.grad (2 KB) and the programs' bookkeeping; one (512, 256) activation alone is 1 MB
     assert held < 256 * 1024, f"{held} bytes held after the replays"
+
+
+def _subclasses(cls) -> list:
+    found = []
+    for sub in cls.__subclasses__():
+        found += [sub] + _subclasses(sub)
+    return found
+
+
+def test_built_in_functions_keep_state_only_through_save_for_backward():
+    """A replay reuses one Function per operation and, after each replay, lets go of what a
+    built-in one kept by clearing `saved_tensors` only when its forward calls
+    save_for_backward (see compiled._Writer._reset): so no method of a built-in Function but
+    __init__ may set an attribute on self, and save_for_backward is called in forward itself."""
+    import ast
+    import inspect
+    import textwrap
+
+    import minigrad.ops  # noqa: F401  (every built-in class defined)
+    built_in = [c for c in _subclasses(mg.Function) if compiled_module._built_in(c)]
+    assert len(built_in) > 50
+    for cls in built_in:
+        for name, method in vars(cls).items():
+            if name == "__init__" or not inspect.isfunction(method):
+                continue
+            tree = ast.parse(textwrap.dedent(inspect.getsource(method)))
+            for node in ast.walk(tree):
+                targets = node.targets if isinstance(node, ast.Assign) else \
+                    [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+                for target in targets:         # self.x = ..., self.x[i] = ..., self.x.y = ...
+                    while isinstance(target, (ast.Subscript, ast.Attribute)):
+                        if isinstance(target, ast.Attribute) and \
+                                isinstance(target.value, ast.Name) and target.value.id == "self":
+                            raise AssertionError(f"{cls.__name__}.{name} sets self.{target.attr}")
+                        target = target.value
+                if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == \
+                        "save_for_backward":
+                    assert name == "forward", f"{cls.__name__}.{name} saves"

@@ -119,6 +119,25 @@ def compile(fn: Callable | None = None, *, check: bool | int = False, modules=()
                         max_recaptures=max_recaptures)
 
 
+def disable(fn: Callable) -> Callable:
+    """`fn` runs live, not captured, inside a compiled step (PyTorch's `torch.compiler.disable`;
+    also a decorator of methods): a capture records the call itself (the callable and its
+    arguments as given) where the step made it, and every replay calls it again at that point,
+    so it reads what it reads then (an optimizer's learning rate and step count, the gradients
+    the replay just landed in `.grad`). Outside a capture it is `fn`, called as it is. Its
+    in-place changes (an optimizer step) and value reads (a gradient norm) are allowed, within
+    the rules of the module's docstring; a call made inside another live call is part of it."""
+
+    @functools.wraps(fn)
+    def live(*args, **kwargs):
+        recorder = recording.SLOT.recorder
+        if recorder is None:
+            return fn(*args, **kwargs)
+        return recorder.live_call(fn, args, kwargs)
+
+    return live
+
+
 class Stats:
     """What a compiled step did: calls run eagerly, captures, replays, and why each eager call
     or capture happened (`reasons`, newest last, at most 50)."""
@@ -216,7 +235,7 @@ class CompiledStep:
         """Run the step eagerly under the recorder; keep the program when `keep` (call 1 only
         learns which leaves get gradients)."""
         recorder = _Recorder(tensors, signature.landed)
-        draws, stamp, generators = DRAWS.count, inplace.STATE.last, _generators()
+        draws, generators = DRAWS.count, _generators()
         previous = recording.set_recorder(recorder)
         try:
             result = self.fn(*args, **kwargs)
@@ -227,9 +246,10 @@ class CompiledStep:
         else:
             self.stats.eager += 1
         try:
-            if inplace.STATE.last != stamp:
-                raise CaptureRefused("an in-place change inside the step (an optimizer step, "
-                                     "add_, t[i] = v): make it outside the compiled step")
+            if inplace.STATE.last != recorder.stamp:
+                raise CaptureRefused("an in-place change inside the step (add_, t[i] = v, an "
+                                     "optimizer step of its own): make it outside the compiled "
+                                     "step, or in a function marked mg.compiler.disable")
             if _generators() != generators:
                 raise CaptureRefused("manual_seed inside the step: seed outside it")
             if DRAWS.count - draws != recorder.draws_inside:
@@ -255,6 +275,11 @@ class CompiledStep:
 
     def _checked_replay(self, program: _Program, tensors, args, kwargs):
         """Replay, then put random state and gradients back, run eagerly, compare exactly."""
+        if program.lives:
+            raise RuntimeError(f"minigrad.compile(check=True): {_name(self.fn)} makes live calls "
+                               f"({', '.join(_name(fn) for fn, _, _ in program.lives)}); a "
+                               f"check would run their updates twice: check the step with them "
+                               f"outside it")
         leaves = program.leaves(tensors)
         before_grads = [t.grad for t in leaves]
         rng = _rng_states()
@@ -398,6 +423,11 @@ class _Recorder:
         self.landed_grads: list = []
         self.derived: dict[int, object] = {}   # id(array) -> tensor computed outside operations
         self.landed: dict[int, object] = {}
+        self.stamp = inplace.STATE.last        # the newest in-place stamp the step may have made
+        self.lives: list = []                  # (callable, args, kwargs, grad mode) in order
+        self.live_results: dict[int, tuple] = {}   # id(object a live call returned) -> (call,
+        self.live_kept: list = []                  #   path); the objects, so ids stay unique
+        self.live_numbers: list = []               # numbers live calls returned
 
     def refuse(self, reason: str) -> None:
         if self.refusal is None:
@@ -415,8 +445,25 @@ class _Recorder:
         k = self.index.get(id(t))
         if k is None:
             self._check_not_derived(t.data)
+            self._check_not_live(t)
             k = self._add(t, ("ext",))
         return k
+
+    def _check_not_live(self, t) -> None:
+        """A tensor from outside must not be one the step itself set: a .grad (it is new at
+        every call) or a live call's result (it is made again at every replay)."""
+        if id(t) in self.live_results:
+            self.refuse(f"an operation of the step uses a tensor {tuple(t.shape)} that a live "
+                        f"call ({_name(self.lives[self.live_results[id(t)][0]][0])}) returned: "
+                        f"it would be frozen; use it outside the compiled step")
+        elif id(t) in self.landed_objects:
+            self.refuse(f"an operation of the step reads a .grad {tuple(t.shape)} set inside "
+                        f"the step: it would be frozen; read gradients in a live call "
+                        f"(mg.compiler.disable) or outside the compiled step")
+        elif self.live_numbers and t.data.ndim == 0 and any(
+                t.data == n for n in self.live_numbers):
+            self.refuse(f"an operation of the step uses a number equal to one a live call "
+                        f"returned: it would be frozen; use it outside the compiled step")
 
     def _check_not_derived(self, array) -> None:
         t = self.derived.get(id(array))
@@ -442,6 +489,8 @@ class _Recorder:
         if self.walk is not None:          # an operation of a backward formula
             return out
         ins = [self._value(t) for t in inputs]
+        if self.live_numbers:
+            self._check_options_not_live(cls, options)
         array_options = self._array_options(cls, options)
         entry = _Entry(cls, dict(options), backend_of(out.data).xp, ins,
                        self._add(out, ("out", len(self.entries))), array_options)
@@ -450,6 +499,13 @@ class _Recorder:
         self.events.append(("forward", len(self.entries)))
         self.entries.append(entry)
         return out
+
+    def _check_options_not_live(self, cls, options) -> None:
+        for name, value in options.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and any(
+                    value is n or value == n for n in self.live_numbers):
+                self.refuse(f"{cls.__name__}'s option {name!r} is a number a live call "
+                            f"returned: it would be frozen; use it outside the compiled step")
 
     def _array_options(self, cls, options) -> dict:
         """Options holding arrays that are some tensor's array (or a reshaped view of one):
@@ -521,6 +577,90 @@ class _Recorder:
         if threading.get_ident() == self.thread:
             self.refuse(f"the step reads a tensor's values ({how}, .item(), float(t), bool(t) "
                         f"or a branch on values) of shape {tuple(tensor.shape)}")
+
+    # -- live calls (mg.compiler.disable) ------------------------------------------------
+    def live_call(self, fn, args, kwargs):
+        """A callable marked to run live: run it now with the recorder off (a live call inside
+        it is part of it) and record the call, to be made again at the same point of every
+        replay; refused where a replay could not make it the same way."""
+        if threading.get_ident() != self.thread:
+            self.refuse("another thread made a live call while the step was captured")
+            return fn(*args, **kwargs)
+        if self.walk is not None:
+            self.refuse(f"a live call ({_name(fn)}) inside a backward (a hook or a backward "
+                        f"formula)")
+        if inplace.STATE.last != self.stamp:
+            self.refuse("an in-place change inside the step outside a live call (add_, "
+                        "t[i] = v): make it outside the compiled step")
+        self._check_live_arguments(fn, (args, kwargs))
+        values = [(t, t._version, t.data) for k, t in enumerate(self.tensors)
+                  if self.source[k][0] != "ext"]
+        grad_mode = _GRAD_STATE.grad_enabled
+        recording.set_recorder(None)
+        try:
+            before = DRAWS.count
+            result = fn(*args, **kwargs)
+            self.draws_inside += DRAWS.count - before
+        finally:
+            recording.set_recorder(self)
+        self.stamp = inplace.STATE.last
+        for t, version, data in values:
+            if t._version != version or t.data is not data:
+                self.refuse(f"a live call ({_name(fn)}) changed a tensor {tuple(t.shape)} of "
+                            f"the step (an argument or a value it computed); a live call may "
+                            f"change only what it reads live: parameters, .grad, its own state")
+                break
+        call = len(self.lives)
+        self.lives.append((fn, args, kwargs, grad_mode))
+        self.events.append(("live", call))
+        self._note_live_result(result, call, ())
+        for t in self._known_leaves():            # .grad a live call set: the step's own
+            if t.grad is not None and id(t.grad) not in self.landed_objects:
+                self.landed_objects.add(id(t.grad))
+                self.landed_grads.append(t.grad)
+        return result
+
+    def _known_leaves(self) -> list:
+        found = [t for k, t in enumerate(self.tensors) if self.source[k][0] in ("arg", "ext")]
+        return found + [t for t, _ in self.grad_at_start.values()]
+
+    def _check_live_arguments(self, fn, x) -> None:
+        """A live call's arguments are made again at every replay from what the capture saw:
+        objects from outside the step (read when the call is made) and the step's arguments;
+        not tensors the step computed, not a .grad, not an iterator (it would be spent)."""
+        if isinstance(x, Tensor):
+            k = self.index.get(id(x))
+            if k is not None and self.source[k][0] not in ("arg", "ext"):
+                self.refuse(f"a live call ({_name(fn)}) is given a tensor {tuple(x.shape)} the "
+                            f"step computed; give it only objects from outside the step and "
+                            f"the step's arguments")
+            elif k is None:
+                self._check_not_live(x)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                self._check_live_arguments(fn, v)
+        elif isinstance(x, dict):
+            for v in x.values():
+                self._check_live_arguments(fn, v)
+        elif hasattr(x, "__next__"):
+            self.refuse(f"a live call ({_name(fn)}) is given an iterator "
+                        f"({type(x).__name__}), which a replay would find spent: pass a list")
+        elif type(x) in _BY_ARRAY_TYPE:
+            self.refuse(f"a live call ({_name(fn)}) is given an array; give it Tensors")
+
+    def _note_live_result(self, result, call: int, path: tuple) -> None:
+        """What a live call returned, so that the step may hand it out (made again at every
+        replay) but no operation of the step reads it (it would be frozen)."""
+        if isinstance(result, (list, tuple)):
+            for i, v in enumerate(result):
+                self._note_live_result(v, call, path + (i,))
+            return
+        if result is None or isinstance(result, (bool, str)):
+            return
+        self.live_results[id(result)] = (call, path)
+        self.live_kept.append(result)
+        if isinstance(result, (int, float)):
+            self.live_numbers.append(result)
 
     # -- backward -----------------------------------------------------------------------
     def backward_root(self, tensor, grad, root_grad, create_graph: bool) -> None:
@@ -639,7 +779,11 @@ class _Recorder:
         self.check_grads_at_end()
         if self.refusal is not None:
             raise CaptureRefused(self.refusal)
-        outputs = _output_plan(result, self.index, self.source, self.by_array)
+        outputs = _output_plan(result, self.index, self.source, self.by_array,
+                               self.live_results)
+        if self.live_numbers and _returns_numbers(outputs):
+            raise CaptureRefused("the step returns a number, and a live call returned one: "
+                                 "return the live call's result as it is, or tensors")
         return _Program(self, outputs)
 
 
@@ -658,8 +802,11 @@ def _is_reshape(view, array) -> bool:
             view.__array_interface__["data"][0] == array.__array_interface__["data"][0])
 
 
-def _output_plan(result, index: dict, sources: list, by_array: dict):
-    """How to rebuild the step's return value: tensors by value index, the rest as it was."""
+def _output_plan(result, index: dict, sources: list, by_array: dict, live: dict):
+    """How to rebuild the step's return value: tensors by value index, what a live call
+    returned from that call's result, the rest as it was."""
+    if id(result) in live:
+        return ("live",) + live[id(result)]
     if isinstance(result, Tensor):
         k = index.get(id(result))
         if k is None and result._fn is None and not result._requires_grad:
@@ -672,15 +819,26 @@ def _output_plan(result, index: dict, sources: list, by_array: dict):
         outside = sources[k][0] == "ext"
         return ("T", k, outside, result if outside else None)
     if isinstance(result, (list, tuple)):
-        return ("seq", type(result), [_output_plan(r, index, sources, by_array)
+        return ("seq", type(result), [_output_plan(r, index, sources, by_array, live)
                                       for r in result])
     if isinstance(result, dict):
-        return ("dict", [(key, _output_plan(v, index, sources, by_array))
+        return ("dict", [(key, _output_plan(v, index, sources, by_array, live))
                          for key, v in result.items()])
     if result is None or isinstance(result, (bool, int, float, str)):
         return ("const", result)
     raise CaptureRefused(f"the step returns a {type(result).__name__}; return tensors, "
                          f"numbers or structures of them")
+
+
+def _returns_numbers(plan) -> bool:
+    """Does the plan hand out a number fixed at capture?"""
+    if plan[0] == "const":
+        return isinstance(plan[1], (int, float)) and not isinstance(plan[1], bool)
+    if plan[0] == "seq":
+        return any(_returns_numbers(q) for q in plan[2])
+    if plan[0] == "dict":
+        return any(_returns_numbers(q) for _, q in plan[1])
+    return False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -744,6 +902,9 @@ class _Program:
         for holder in self.owned:                         # the capture's arrays: not kept
             holder.data = None
         self.array_types = [type(t.data) for t in recorder.tensors]
+        arg_of = {id(recorder.tensors[k]): s[1] for k, s in enumerate(sources) if s[0] == "arg"}
+        self.lives = [(fn, _template(args, arg_of), _template(kwargs, arg_of), mode)
+                      for fn, args, kwargs, mode in recorder.lives]
         self.source, self.run = _Writer(self).function()
 
     def _function(self, entry: _Entry):
@@ -889,6 +1050,8 @@ class _Writer:
                 self._operation(event)
             elif kind == "backward":
                 self._walk(event)
+            elif kind == "live":
+                self._live(event)
             else:
                 self._made(event)
         self.emit(f"result = {self._output(p.outputs)}", 3)
@@ -942,6 +1105,27 @@ class _Writer:
             self.name(f"kernel{k}", functools.partial(function, *leading))
             self.emit(f"v{k} = kernel{k}({', '.join(f'v{i}' for i in ins)})", 3)
         self._keep(k)
+
+    def _live(self, call: int) -> None:
+        """A live call made again, in the grad mode it was made in, with the step's arguments
+        of this call; then every tensor from outside read again (the call may have given one
+        a new array)."""
+        p = self.program
+        fn, args, kwargs, mode = p.lives[call]
+        if _has_arguments((args, kwargs)):
+            self.name(f"call{call}", functools.partial(_call_live, fn, args, kwargs))
+            line = f"returned_by{call} = call{call}(tensors)  # {_name(fn)}, live"
+        else:
+            self.name(f"call{call}", functools.partial(fn, *args, **kwargs))
+            line = f"returned_by{call} = call{call}()  # {_name(fn)}, live"
+        if mode:
+            self.emit("with _GradMode(True):", 3)
+            self.emit(line, 4)
+        else:
+            self.emit(line, 3)
+        for k, source in enumerate(p.sources):
+            if source[0] == "ext":
+                self.emit(f"v{k} = p{k}.data", 3)
 
     def _walk(self, walk: _Walk) -> None:
         """One backward as the engine walked it: each visited Function's own backward, each
@@ -1028,6 +1212,8 @@ class _Writer:
                 n = len(self.names)
                 items.append(f"{self.name(f'key{n}', key)}: {self._output(q)}")
             return "{" + ", ".join(items) + "}"
+        if kind == "live":
+            return f"returned_by{plan[1]}" + "".join(f"[{i}]" for i in plan[2])
         n = len(self.names)
         return self.name(f"constant{n}", plan[1])
 
@@ -1043,6 +1229,57 @@ class _Writer:
             return None
         self.name(f"state{e}", entry.state)
         return f"_reset(op{e}, state{e})"
+
+
+class _Argument:
+    """In a live call's recorded arguments: the step's tensor argument at this position, the
+    one of the call being replayed."""
+
+    __slots__ = ("position",)
+
+    def __init__(self, position: int):
+        self.position = position
+
+
+def _template(x, arg_of: dict):
+    """A live call's arguments with the step's tensor arguments marked by position."""
+    if isinstance(x, Tensor) and id(x) in arg_of:
+        return _Argument(arg_of[id(x)])
+    if isinstance(x, (list, tuple)):
+        return _rebuilt(x, [_template(v, arg_of) for v in x])
+    if isinstance(x, dict):
+        return {key: _template(v, arg_of) for key, v in x.items()}
+    return x
+
+
+def _rebuilt(x, items: list):
+    """A list or tuple (a named tuple too) of x's type holding items."""
+    return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+
+
+def _has_arguments(x) -> bool:
+    if isinstance(x, _Argument):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_has_arguments(v) for v in x)
+    if isinstance(x, dict):
+        return any(_has_arguments(v) for v in x.values())
+    return False
+
+
+def _filled(x, tensors):
+    if isinstance(x, _Argument):
+        return tensors[x.position]
+    if isinstance(x, (list, tuple)) and _has_arguments(x):
+        return _rebuilt(x, [_filled(v, tensors) for v in x])
+    if isinstance(x, dict) and _has_arguments(x):
+        return {key: _filled(v, tensors) for key, v in x.items()}
+    return x
+
+
+def _call_live(fn, args, kwargs, tensors):
+    """A live call whose arguments include the step's: made with this call's tensors."""
+    return fn(*_filled(args, tensors), **_filled(kwargs, tensors))
 
 
 def _built_in(cls) -> bool:

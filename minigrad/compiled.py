@@ -277,7 +277,7 @@ class CompiledStep:
         """Replay, then put random state and gradients back, run eagerly, compare exactly."""
         if program.lives:
             raise RuntimeError(f"minigrad.compile(check=True): {_name(self.fn)} makes live calls "
-                               f"({', '.join(_name(fn) for fn, _, _ in program.lives)}); a "
+                               f"({', '.join(_name(live[0]) for live in program.lives)}); a "
                                f"check would run their updates twice: check the step with them "
                                f"outside it")
         leaves = program.leaves(tensors)
@@ -603,9 +603,10 @@ class _Recorder:
             self.draws_inside += DRAWS.count - before
         finally:
             recording.set_recorder(self)
-        self.stamp = inplace.STATE.last
+        stamp, self.stamp = self.stamp, inplace.STATE.last
         for t, version, data in values:
-            if t._version != version or t.data is not data:
+            if t._version != version or t.data is not data or \
+                    inplace.changes_after(data, stamp):
                 self.refuse(f"a live call ({_name(fn)}) changed a tensor {tuple(t.shape)} of "
                             f"the step (an argument or a value it computed); a live call may "
                             f"change only what it reads live: parameters, .grad, its own state")

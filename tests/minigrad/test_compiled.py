@@ -664,3 +664,214 @@ def test_the_replay_is_written_as_calls_of_each_functions_own_methods():
         assert f".forward(" in source and f"# {name}" in source
     assert source.count(".backward(") == 4
     assert "_owned_copy(g" in source             # w's second gradient: the walk's own buffer
+
+
+# -- live calls (mg.compiler.disable): the optimizer step inside the compiled step -----------
+
+def _sgd(params, hyper):
+    """A plain SGD step with momentum, marked to run live; hyper: {"lr": .., "t": step count}."""
+    state = {}
+
+    @mg.compiler.disable
+    @mg.no_grad()
+    def step():
+        hyper["t"] += 1
+        for i, p in enumerate(params):
+            buf = state.get(i)
+            if buf is None:
+                buf = state[i] = p.grad.data.copy()
+            else:
+                buf *= 0.9
+                buf += p.grad.data
+            p.sub_(hyper["lr"] * buf)
+    return step
+
+
+def _live_training(compiled: bool, calls: int = 6):
+    rng = np.random.default_rng(3)
+    params = _params(rng, (3, 5), (5,), (5, 1))
+    inner = _mlp_step(*params)
+    hyper = {"lr": 0.1, "t": 0}
+    update = _sgd(params, hyper)
+
+    @mg.compiler.disable
+    def zero_grad():
+        for p in params:
+            p.grad = None
+
+    def step(x, t):
+        zero_grad()
+        loss = inner(x, t)
+        update()
+        return loss
+
+    run = mg.compile(step) if compiled else step
+    history = []
+    for x, t in _batches(rng, calls):
+        loss = run(x, t)
+        history.append([loss.numpy()] + [p.numpy() for p in params] +
+                       [p.grad.numpy() for p in params])
+        hyper["lr"] *= 0.7                       # a schedule: read at every replay
+    return history, run, hyper
+
+
+def test_a_live_optimizer_step_inside_replays_bit_for_bit_and_reads_lr_live():
+    eager, _, hyper = _live_training(False)
+    replayed, run, hyper_c = _live_training(True)
+    assert run.stats.replays == 4 and run.stats.eager == 1, run.stats
+    assert hyper_c["t"] == hyper["t"] == 6                 # the live call made at every call
+    for a, b in zip(eager, replayed):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+    source = next(iter(run._signatures.values())).program.source
+    assert "step, live" in source and "zero_grad, live" in source
+
+
+def test_a_live_call_runs_as_itself_outside_a_compiled_step():
+    calls = []
+    marked = mg.compiler.disable(lambda a, b=1: calls.append((a, b)) or a + b)
+    assert marked(2, b=3) == 5 and calls == [(2, 3)]
+
+
+def test_a_live_result_is_handed_out_fresh_and_a_step_argument_passed_to_it_is_this_calls():
+    w = mg.tensor([1.5, -2.0], requires_grad=True)
+
+    @mg.compiler.disable
+    def norm_of(x):                 # x: the step's argument, read at every replay
+        return float(np.abs(x.data).sum() + np.abs(w.grad.data).sum())
+
+    def step(x):
+        w.grad = None
+        (x * w).sum().backward()
+        return norm_of(x)
+
+    run = mg.compile(step)
+    for k in range(5):
+        x = mg.tensor([1.0 + k, 2.0])
+        assert run(x) == step(x)
+    assert run.stats.replays == 3, run.stats
+
+
+def test_a_live_result_used_by_the_step_refuses_capture():
+    w = mg.tensor([1.5], requires_grad=True)
+    total = mg.compiler.disable(lambda: mg.tensor([float(np.abs(w.grad.data).sum())]))
+    number = mg.compiler.disable(lambda: float(np.abs(w.grad.data).sum()))
+
+    def uses_tensor(x):
+        w.grad = None
+        loss = (x * w).sum()
+        loss.backward()
+        return loss * total()
+
+    def uses_number(x):
+        w.grad = None
+        loss = (x * w).sum()
+        loss.backward()
+        return loss * number()
+
+    def returns_derived_number(x):
+        w.grad = None
+        (x * w).sum().backward()
+        return number() * 2
+
+    _refused(uses_tensor, mg.tensor([2.0]), message="a live call")
+    _refused(uses_number, mg.tensor([2.0]), message="a live call returned")
+    _refused(returns_derived_number, mg.tensor([2.0]), message="a live call returned one")
+
+
+def test_a_live_call_given_a_computed_tensor_a_grad_or_an_iterator_refuses_capture():
+    w = mg.tensor([1.5, 0.5], requires_grad=True)
+    look = mg.compiler.disable(lambda *xs: None)
+
+    def given(what):
+        def step(x):
+            w.grad = None
+            y = x * w
+            y.sum().backward()
+            look({"computed": y, "grad": w.grad, "iterator": iter([w])}[what])
+            return y
+        return step
+
+    _refused(given("computed"), mg.tensor([2.0, 1.0]), message="the step computed")
+    _refused(given("grad"), mg.tensor([2.0, 1.0]), message="set inside the step")
+    _refused(given("iterator"), mg.tensor([2.0, 1.0]), message="iterator")
+
+
+def test_a_live_call_that_changes_the_steps_own_tensors_refuses_capture():
+    w = mg.tensor([1.5], requires_grad=True)
+    held = {}
+    change = mg.compiler.disable(lambda: held["y"].add_(1.0))
+
+    def step(x):
+        w.grad = None
+        y = x * w
+        held["y"] = y.detach()
+        y.sum().backward()
+        change()
+        return y
+
+    _refused(step, mg.tensor([2.0]), message="changed a tensor")
+
+
+def test_an_operation_reading_a_grad_set_inside_the_step_refuses_capture():
+    w = mg.tensor([1.5], requires_grad=True)
+
+    def step(x):
+        w.grad = None
+        (x * w).sum().backward()
+        return w.grad * 2
+
+    _refused(step, mg.tensor([2.0]), message="reads a .grad")
+
+
+def test_nested_live_calls_run_inside_the_outer_and_nested_cases_refuse():
+    w = mg.tensor([1.5], requires_grad=True)
+    seen = []
+    inner = mg.compiler.disable(lambda: seen.append("inner"))
+    outer = mg.compiler.disable(lambda: (seen.append("outer"), inner()))
+
+    def step(x):
+        w.grad = None
+        loss = (x * w).sum()
+        loss.backward()
+        outer()
+        return loss
+
+    run = mg.compile(step)
+    for _ in range(4):
+        run(mg.tensor([2.0]))
+    assert run.stats.replays == 2 and seen == ["outer", "inner"] * 4, (run.stats, seen)
+    source = next(iter(run._signatures.values())).program.source
+    assert source.count(", live") == 1                   # one recorded call: the outer
+
+    compiled_inside = mg.compile(lambda x: x * 2)
+    calls_compiled = mg.compiler.disable(lambda: compiled_inside(mg.ones(1)))
+    with pytest.raises(RuntimeError, match="nested"):
+        mg.compile(lambda x: (calls_compiled(), x * 2)[1])(mg.ones(1))
+
+    class _LiveInBackward(mg.Function):
+        def forward(self, x):
+            return x * 2
+
+        def backward(self, g):
+            inner()
+            return g * 2
+
+    def in_backward(x):
+        w.grad = None
+        loss = _LiveInBackward.apply(x * w).sum()
+        loss.backward()
+        return loss
+
+    _refused(in_backward, mg.tensor([2.0]), message="inside a backward")
+
+
+def test_check_refuses_a_step_with_live_calls():
+    _, run, _ = _live_training(True, calls=1)
+    checked = mg.compile(run.fn, check=True)
+    rng = np.random.default_rng(0)
+    x, t = _batches(rng, 1)[0]
+    checked(x, t)
+    checked(x, t)
+    with pytest.raises(RuntimeError, match="live calls"):
+        checked(x, t)

@@ -604,9 +604,12 @@ class _Recorder:
         finally:
             recording.set_recorder(self)
         stamp, self.stamp = self.stamp, inplace.STATE.last
+        live_memory = {id(_owner(t.data)) for k, t in enumerate(self.tensors)
+                       if self.source[k][0] == "ext"}
         for t, version, data in values:
-            if t._version != version or t.data is not data or \
-                    inplace.changes_after(data, stamp):
+            if t._version != version or t.data is not data or (
+                    inplace.changes_after(data, stamp) and
+                    id(_owner(data)) not in live_memory):      # not a view of a parameter
                 self.refuse(f"a live call ({_name(fn)}) changed a tensor {tuple(t.shape)} of "
                             f"the step (an argument or a value it computed); a live call may "
                             f"change only what it reads live: parameters, .grad, its own state")
@@ -1281,6 +1284,12 @@ def _filled(x, tensors):
 def _call_live(fn, args, kwargs, tensors):
     """A live call whose arguments include the step's: made with this call's tensors."""
     return fn(*_filled(args, tensors), **_filled(kwargs, tensors))
+
+
+def _owner(array):
+    """The array whose memory `array` reads (itself, or the base of a view)."""
+    base = getattr(array, "base", None)
+    return array if base is None else base
 
 
 def _built_in(cls) -> bool:

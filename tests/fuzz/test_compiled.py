@@ -9,6 +9,7 @@ bugs planted in the replay that the arm must catch.
 
 from __future__ import annotations
 
+import inspect
 import os
 
 import numpy as np
@@ -29,6 +30,48 @@ def test_random_programs_replay_exactly():
     assert not failures, "\n\n".join(str(f) for f in failures[:3])
     # the arm must reach the replay for most programs, not refuse them all
     assert counts["replayed"] >= 0.8 * PROGRAMS, counts
+
+
+def test_random_programs_replay_exactly_with_the_optimizer_step_inside():
+    """The same programs with clearing and an SGD update inside the step, run live at every
+    replay (mg.compiler.disable), the learning rate changed between calls."""
+    failures, counts = run_compiled(PROGRAMS // 2, SEED, inside=True)
+    assert not failures, "\n\n".join(str(f) for f in failures[:3])
+    assert counts["replayed"] >= 0.8 * (PROGRAMS // 2), counts
+
+
+def test_a_skipped_live_call_is_caught():
+    """The optimizer's live call recorded but not made at replay."""
+    def plant(patch):
+        patch.setattr(compiled_module._Writer, "_live", lambda writer, call: None)
+    assert new_compiled_failures(plant, n=20, ops=ARITHMETIC, inside=True)
+
+
+def test_a_live_call_with_its_learning_rate_frozen_is_caught():
+    """The live update replayed with the learning rate it read at capture."""
+    real = compiled_module._Writer._live
+
+    def frozen(writer, call):
+        fn, args, kwargs, mode = writer.program.lives[call]
+        inner = inspect.unwrap(fn)
+        cells = [c.cell_contents for c in getattr(inner, "__closure__", None) or ()]
+        hyper = next((c for c in cells if isinstance(c, dict) and "lr" in c), None)
+        if hyper is not None:
+            captured = dict(hyper)
+
+            def with_frozen_lr(*a, **k):
+                now = dict(hyper)
+                hyper.update(captured)
+                try:
+                    return fn(*a, **k)
+                finally:
+                    hyper.update(now)
+            writer.program.lives[call] = (with_frozen_lr, args, kwargs, mode)
+        real(writer, call)
+
+    def plant(patch):
+        patch.setattr(compiled_module._Writer, "_live", frozen)
+    assert new_compiled_failures(plant, n=20, ops=ARITHMETIC, inside=True)
 
 
 def test_a_wrong_accumulation_kind_is_caught():

@@ -2,14 +2,16 @@
 
     @mg.compile
     def step(x, y):
+        optimizer.zero_grad()                       # live: run again at every replay
         loss = F.cross_entropy(model(x), y)
         loss.backward()
+        nn.clip_grad_norm(model.parameters(), 1.0)  # live
+        optimizer.step()                            # live
         return loss
 
     for x, y in batches:
-        optimizer.zero_grad()
         loss = step(x, y)           # call 1 eager, call 2 captured, then replayed
-        optimizer.step()
+        scheduler.step()            # a new learning rate: read by the next replay's step
 
 Call 1 runs the step eagerly. Call 2 runs it eagerly too, while the engine reports to a
 recorder every Function it applies (class, options, which inputs are step arguments, tensors
@@ -45,9 +47,24 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
   requires_grad; for every leaf whose `.grad` the capture replaced, that it is None again. A new
   argument signature is captured anew (at most `cache_size` of them); a failed guard on a known
   signature captures again (at most `max_recaptures` times), and then the step stays eager.
+- Live calls: a callable marked `mg.compiler.disable` (`nn`'s optimizers' `step` and
+  `zero_grad`, `clip_grad_norm`, `clip_grad_value_`) is not captured: the capture records the
+  call (the callable and its arguments as given, step arguments by position) and each replay
+  makes it again at the same point, in the grad mode it was made in, so it reads the learning
+  rate, step counts, optimizer state and the gradients just landed in `.grad` at that time.
+  Inside a live call, in-place changes and value reads are its own business. Refused: a live
+  call given a tensor the step computed, a `.grad` or an iterator (pass a list); a live call
+  that changes the step's own tensors (other than views of parameters); a live call inside a
+  backward; an operation of the step using a tensor a live call returned, a `.grad` set inside
+  the step, or a number equal to one a live call returned (all would be frozen). A live call's
+  result may be returned by the step (made again at each replay); a step that returns other
+  numbers beside it is refused (they might be computed from it; Python arithmetic on such a
+  number is not seen otherwise: do it outside). After a live call the replay reads every
+  parameter's array again. A live call inside a live call is part of it; a compiled step
+  inside one is a nested step (an error).
 - Refused during capture: reading values (`.item()`, `float(t)`, `bool(t)`, `.numpy()`,
-  `np.asarray(t)`, so also branching on values), in-place changes (`add_`, `t[i] = v`, an
-  optimizer step: call `optimizer.step()` outside the compiled step), random numbers drawn
+  `np.asarray(t)`, so also branching on values), in-place changes outside live calls (`add_`,
+  `t[i] = v`, an optimizer step of your own: mark it `mg.compiler.disable`), random numbers drawn
   other than by an operation or `mg.rand`/`mg.randn` (randint, randperm: pass them in),
   `manual_seed` inside the step, a value computed from a tensor's array outside any
   operation (argmax, isnan, one_hot, an integer-to-float cast: it would be frozen),
@@ -65,8 +82,8 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
   that changes from call to call must come in as an argument.
 - The step returns fresh Tensors (without a graph: call `backward` inside the step). No buffer
   is reused from one replay to the next, so nothing handed out is ever overwritten.
-- Learning rate and step count stay with the optimizer, outside the step, read on every call
-  (an optimizer step inside is refused rather than replayed with frozen numbers).
+- Learning rate and step count stay with the optimizer and are read by its live `step` at
+  every replay, never frozen into the program.
 - Output buffers are not reused between replays (NumPy allocates each result): simpler, and
   no replay can overwrite an array still in use.
 - Between replays a program keeps no array it computed or was given: at the end of each
@@ -75,7 +92,9 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
   constants only, and the outputs handed out belong to the caller alone.
 - `MINIGRAD_COMPILE=0` in the environment when `compile` is called turns replay off.
 - `check=True` runs the first `check` replays also eagerly (random state and gradients put back
-  in between) and raises if any value or gradient differs in a single bit.
+  in between) and raises if any value or gradient differs in a single bit. A step that makes
+  live calls cannot be checked so (its updates would run twice): the check raises; check it
+  with the optimizer outside.
 """
 
 from __future__ import annotations

@@ -141,20 +141,37 @@ class W4Minigrad:
 
 
 # -- the same steps under minigrad.compile: forward and backward replayed as array code -------
+#
+# Each compiled implementation lists its compiled steps in `compiled` (their `stats` count
+# eager calls, captures and replays) and has `prime()`: the eager call and the capture, after
+# which the weights are put back, so that the next step is a replay that starts from the
+# problem's initial weights. run.py compares that replayed step with NumPy and requires every
+# timed step to be a replay; instructions.py counts replays only.
 
-class W0MinigradCompiled(W0Minigrad):
+class _Compiled:
+    compiled: tuple = ()
+
+    def prime(self) -> None:
+        for _ in range(2):
+            self.step()
+
+
+class W0MinigradCompiled(_Compiled, W0Minigrad):
     def __init__(self, problem: Problem):
         super().__init__(problem)
         self.step = mg.compile(super().step)
+        self.compiled = (self.step,)
 
 
-class W1MinigradCompiled(W1Minigrad):
+class W1MinigradCompiled(_Compiled, W1Minigrad):
     """zero_grad and the SGD step stay outside the compiled step (in-place updates are
     refused inside it); forward, loss and backward are replayed."""
 
     def __init__(self, problem: Problem):
         super().__init__(problem)
+        self._initial = {k: problem.arrays[k] for k in MLP_PARAMS}
         self._loss_and_backward = mg.compile(self._forward_backward)
+        self.compiled = (self._loss_and_backward,)
 
     def _forward_backward(self, x, targets):
         loss = F.cross_entropy(self.model(x), targets)
@@ -167,8 +184,51 @@ class W1MinigradCompiled(W1Minigrad):
         self.optimizer.step()
         return loss
 
+    def prime(self) -> None:
+        super().prime()
+        self.model.load_state_dict(self._initial)        # in place: the SGD steps undone
 
-class W2MinigradPrimitivesCompiled(W2MinigradPrimitives):
+
+class W2MinigradGRUCompiled(_Compiled, W2MinigradGRU):
+    """nn.GRU's forward, the loss and backward replayed; zero_grad outside."""
+
+    def __init__(self, problem: Problem):
+        super().__init__(problem)
+        self._loss_and_backward = mg.compile(self._forward_backward)
+        self.compiled = (self._loss_and_backward,)
+
+    def _forward_backward(self, x):
+        out, _ = self.gru(x)
+        loss = (out * out).mean()
+        loss.backward()
+        return loss
+
+    def step(self):
+        self.gru.zero_grad()
+        return self._loss_and_backward(self.x)
+
+
+class W2MinigradPrimitivesCompiled(_Compiled, W2MinigradPrimitives):
     def __init__(self, problem: Problem):
         super().__init__(problem)
         self.step = mg.compile(super().step)
+        self.compiled = (self.step,)
+
+
+class W3MinigradCompiled(_Compiled, W3Minigrad):
+    """The encoder layer's forward, the loss and backward replayed; zero_grad outside."""
+
+    def __init__(self, problem: Problem):
+        super().__init__(problem)
+        self._loss_and_backward = mg.compile(self._forward_backward)
+        self.compiled = (self._loss_and_backward,)
+
+    def _forward_backward(self, src):
+        out = self.layer(src, mask=self.mask)
+        loss = (out * out).mean()
+        loss.backward()
+        return loss
+
+    def step(self):
+        self.layer.zero_grad()
+        return self._loss_and_backward(self.src)

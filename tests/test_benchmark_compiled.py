@@ -90,3 +90,64 @@ def test_the_instruction_table_and_its_file(tmp_path):
     entry = instructions.entry({"numpy": 4.0, "minigrad": 10.0}, 2, 6)
     assert entry["ratio_to_numpy"] == {"numpy": 1.0, "minigrad": 2.5}
     assert entry["steps"] == [2, 6]
+
+
+class _Stats:
+    def __init__(self):
+        self.eager = self.captures = self.replays = 0
+        self.reasons = []
+
+
+class _Reference:
+    """Stands for an implementation: one output, the same at every step."""
+
+    def __init__(self, problem):
+        self.calls = 0
+
+    def step(self):
+        self.calls += 1
+        return np.ones(3, dtype=np.float32)
+
+    def outputs(self, result):
+        return {"y": result}
+
+
+class _StopsReplaying(_Reference):
+    """Stands for a compiled implementation whose step replays for its first few calls after
+    priming, then runs eagerly (a guard that started failing)."""
+
+    def __init__(self, problem):
+        super().__init__(problem)
+        self.compiled = (self,)
+        self.stats = _Stats()
+
+    def prime(self):
+        self.stats.eager, self.stats.captures = 1, 1
+
+    def step(self):
+        if self.calls < 3:
+            self.stats.replays += 1
+        else:
+            self.stats.eager += 1
+            self.stats.reasons.append("recapture: a planted guard failed")
+        return super().step()
+
+
+class _Named:
+    def __init__(self, cls, framework="minigrad"):
+        self.cls, self.framework = cls, framework
+
+    def load(self):
+        return self.cls
+
+
+def test_a_timed_step_that_did_not_replay_is_a_failure_not_a_time(monkeypatch):
+    from benchmarks.workloads import Workload
+    fake = Workload("WX", "fake", lambda rng: None,
+                    {"numpy": _Named(_Reference, "numpy"), "compiled": _Named(_StopsReplaying)})
+    monkeypatch.setitem(run.WORKLOADS, "WX", fake)
+    measured = run.measure("WX", {}, ["numpy", "compiled"],
+                           run.Mode(samples=2, min_time=0.0, warmup=1), run.CLOCKS["cpu"])
+    assert "numpy" in measured.times and "compiled" not in measured.times
+    assert measured.problems["compiled"].startswith("timed steps not replayed")
+    assert "a planted guard failed" in measured.problems["compiled"]

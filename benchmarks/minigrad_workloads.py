@@ -47,9 +47,13 @@ class W1Minigrad:
 
     def step(self):
         self.optimizer.zero_grad()
-        loss = F.cross_entropy(self.model(self.x), self.targets)
-        loss.backward()
+        loss = self.loss_and_backward(self.x, self.targets)
         self.optimizer.step()
+        return loss
+
+    def loss_and_backward(self, x, targets):
+        loss = F.cross_entropy(self.model(x), targets)
+        loss.backward()
         return loss
 
     def outputs(self, loss) -> dict[str, np.ndarray]:
@@ -70,7 +74,10 @@ class W2MinigradGRU:
 
     def step(self):
         self.gru.zero_grad()
-        out, _ = self.gru(self.x)                        # (B, T, H)
+        return self.loss_and_backward(self.x)
+
+    def loss_and_backward(self, x):
+        out, _ = self.gru(x)                             # (B, T, H)
         loss = (out * out).mean()
         loss.backward()
         return loss
@@ -114,7 +121,10 @@ class W3Minigrad:
 
     def step(self):
         self.layer.zero_grad()
-        out = self.layer(self.src, mask=self.mask)       # (B, T, E)
+        return self.loss_and_backward(self.src)
+
+    def loss_and_backward(self, src):
+        out = self.layer(src, mask=self.mask)            # (B, T, E)
         loss = (out * out).mean()
         loss.backward()
         return loss
@@ -164,25 +174,14 @@ class W0MinigradCompiled(_Compiled, W0Minigrad):
 
 
 class W1MinigradCompiled(_Compiled, W1Minigrad):
-    """zero_grad and the SGD step stay outside the compiled step (in-place updates are
-    refused inside it); forward, loss and backward are replayed."""
+    """Forward, loss and backward compiled; zero_grad and the SGD step stay outside (in-place
+    updates are refused inside a compiled step)."""
 
     def __init__(self, problem: Problem):
         super().__init__(problem)
         self._initial = {k: problem.arrays[k] for k in MLP_PARAMS}
-        self._loss_and_backward = mg.compile(self._forward_backward)
-        self.compiled = (self._loss_and_backward,)
-
-    def _forward_backward(self, x, targets):
-        loss = F.cross_entropy(self.model(x), targets)
-        loss.backward()
-        return loss
-
-    def step(self):
-        self.optimizer.zero_grad()
-        loss = self._loss_and_backward(self.x, self.targets)
-        self.optimizer.step()
-        return loss
+        self.loss_and_backward = mg.compile(super().loss_and_backward)
+        self.compiled = (self.loss_and_backward,)
 
     def prime(self) -> None:
         super().prime()
@@ -190,22 +189,12 @@ class W1MinigradCompiled(_Compiled, W1Minigrad):
 
 
 class W2MinigradGRUCompiled(_Compiled, W2MinigradGRU):
-    """nn.GRU's forward, the loss and backward replayed; zero_grad outside."""
+    """nn.GRU's forward, the loss and backward compiled; zero_grad outside."""
 
     def __init__(self, problem: Problem):
         super().__init__(problem)
-        self._loss_and_backward = mg.compile(self._forward_backward)
-        self.compiled = (self._loss_and_backward,)
-
-    def _forward_backward(self, x):
-        out, _ = self.gru(x)
-        loss = (out * out).mean()
-        loss.backward()
-        return loss
-
-    def step(self):
-        self.gru.zero_grad()
-        return self._loss_and_backward(self.x)
+        self.loss_and_backward = mg.compile(super().loss_and_backward)
+        self.compiled = (self.loss_and_backward,)
 
 
 class W2MinigradPrimitivesCompiled(_Compiled, W2MinigradPrimitives):
@@ -216,19 +205,9 @@ class W2MinigradPrimitivesCompiled(_Compiled, W2MinigradPrimitives):
 
 
 class W3MinigradCompiled(_Compiled, W3Minigrad):
-    """The encoder layer's forward, the loss and backward replayed; zero_grad outside."""
+    """The encoder layer's forward, the loss and backward compiled; zero_grad outside."""
 
     def __init__(self, problem: Problem):
         super().__init__(problem)
-        self._loss_and_backward = mg.compile(self._forward_backward)
-        self.compiled = (self._loss_and_backward,)
-
-    def _forward_backward(self, src):
-        out = self.layer(src, mask=self.mask)
-        loss = (out * out).mean()
-        loss.backward()
-        return loss
-
-    def step(self):
-        self.layer.zero_grad()
-        return self._loss_and_backward(self.src)
+        self.loss_and_backward = mg.compile(super().loss_and_backward)
+        self.compiled = (self.loss_and_backward,)

@@ -16,9 +16,9 @@ difference counts it. Instructions are not time (a cache miss costs more than an
 timed runs in `run.py` stay the measure of record. Needs valgrind (Debian: apt-get install
 valgrind).
 
-`--write` puts each workload's counts, with the code revision, the machine and the date, into
-benchmarks/instructions.json (written to a temporary file, then renamed into place), replacing
-the entries of the workloads counted and keeping the others.
+`--write` puts each workload's counts, as soon as they are taken, with the code revision, the
+steps, the machine and the date, into benchmarks/instructions.json (written to a temporary file,
+then renamed into place), replacing that workload's entry and keeping the others.
 """
 
 import argparse
@@ -134,11 +134,13 @@ def main(argv=None) -> None:
     if shutil.which("valgrind") is None:
         sys.exit("instructions.py needs valgrind: apt-get install valgrind")
     few, more = args.steps
-    counts = {w: entry(count_workload(w, few, more), few, more) for w in args.workloads}
+    counts = {}
+    for workload in args.workloads:
+        counts[workload] = entry(count_workload(workload, few, more), few, more)
+        if args.write:                          # each workload as soon as it is counted
+            write_json({workload: counts[workload]})
+            print(f"wrote {workload} into {JSON.relative_to(ROOT)}", flush=True)
     print(table(counts))
-    if args.write:
-        write_json(counts)
-        print(f"wrote {JSON.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ not move when other processes share the machine, for judging one engine change a
     python benchmarks/instructions.py W0            # instructions per step, and ÷ NumPy
     python benchmarks/instructions.py W1 --steps 3 13
     python benchmarks/instructions.py W0 W1 W2 --write    # ... and into instructions.json
+    python benchmarks/instructions.py W2 --only "numpy,minigrad primitives" --steps 1 3
 
 Each implementation other than PyTorch's (NumPy, minigrad eager, minigrad compiled, W2's tape
 floor) runs in a fresh process under callgrind twice, for a few and for more steps; the
@@ -68,12 +69,13 @@ def count(workload: str, framework: str, steps: int) -> int:
     return int(match.group(1))
 
 
-def count_workload(workload: str, few: int, more: int) -> dict[str, float]:
-    """Instructions per step of each implementation of `workload` but PyTorch's."""
+def count_workload(workload: str, few: int, more: int, only=()) -> dict[str, float]:
+    """Instructions per step of each implementation of `workload` but PyTorch's (of those
+    named in `only`, when given)."""
     from benchmarks.workloads import WORKLOADS
     per = {}
     for name, implementation in WORKLOADS[workload].implementations.items():
-        if implementation.framework == "torch":
+        if implementation.framework == "torch" or (only and name not in only):
             continue
         per[name] = (count(workload, name, more) - count(workload, name, few)) / (more - few)
         print(f"{workload} {name}: {per[name]:,.0f} instructions per step", flush=True)
@@ -119,6 +121,8 @@ def main(argv=None) -> None:
     parser.add_argument("workloads", nargs="*", default=["W0"],
                         help="W0, W1, W2, W3 or W4 (W4 takes its default length); default W0")
     parser.add_argument("--steps", type=int, nargs=2, default=(2, 6), metavar=("FEW", "MORE"))
+    parser.add_argument("--only", default="", help="comma-separated implementations, e.g. "
+                        "'numpy,minigrad primitives' (default: all but PyTorch's)")
     parser.add_argument("--write", action="store_true",
                         help=f"also write the counts into {JSON.relative_to(ROOT)}")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
@@ -131,12 +135,17 @@ def main(argv=None) -> None:
     unknown = [w for w in args.workloads if w not in WORKLOADS]
     if unknown:
         parser.error(f"unknown workloads {unknown}; choose from {list(WORKLOADS)}")
+    only = [name.strip() for name in args.only.split(",") if name.strip()]
+    unknown = [n for n in only if all(n not in WORKLOADS[w].implementations
+                                      for w in args.workloads)]
+    if unknown:
+        parser.error(f"unknown implementations {unknown} of {args.workloads}")
     if shutil.which("valgrind") is None:
         sys.exit("instructions.py needs valgrind: apt-get install valgrind")
     few, more = args.steps
     counts = {}
     for workload in args.workloads:
-        counts[workload] = entry(count_workload(workload, few, more), few, more)
+        counts[workload] = entry(count_workload(workload, few, more, only), few, more)
         if args.write:                          # each workload as soon as it is counted
             write_json({workload: counts[workload]})
             print(f"wrote {workload} into {JSON.relative_to(ROOT)}", flush=True)

@@ -151,3 +151,10 @@ def test_a_timed_step_that_did_not_replay_is_a_failure_not_a_time(monkeypatch):
     assert "numpy" in measured.times and "compiled" not in measured.times
     assert measured.problems["compiled"].startswith("timed steps not replayed")
     assert "a planted guard failed" in measured.problems["compiled"]
+
+
+def test_instructions_refuses_an_unknown_workload_or_implementation(capsys):
+    for argv in (["W9"], ["W2", "--only", "numpy,minigrad primitivs"]):
+        with pytest.raises(SystemExit):
+            instructions.main(argv)
+        assert "unknown" in capsys.readouterr().err

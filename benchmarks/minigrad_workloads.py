@@ -47,9 +47,13 @@ class W1Minigrad:
 
     def step(self):
         self.optimizer.zero_grad()
-        loss = F.cross_entropy(self.model(self.x), self.targets)
-        loss.backward()
+        loss = self.loss_and_backward(self.x, self.targets)
         self.optimizer.step()
+        return loss
+
+    def loss_and_backward(self, x, targets):
+        loss = F.cross_entropy(self.model(x), targets)
+        loss.backward()
         return loss
 
     def outputs(self, loss) -> dict[str, np.ndarray]:
@@ -70,7 +74,10 @@ class W2MinigradGRU:
 
     def step(self):
         self.gru.zero_grad()
-        out, _ = self.gru(self.x)                        # (B, T, H)
+        return self.loss_and_backward(self.x)
+
+    def loss_and_backward(self, x):
+        out, _ = self.gru(x)                             # (B, T, H)
         loss = (out * out).mean()
         loss.backward()
         return loss
@@ -114,7 +121,10 @@ class W3Minigrad:
 
     def step(self):
         self.layer.zero_grad()
-        out = self.layer(self.src, mask=self.mask)       # (B, T, E)
+        return self.loss_and_backward(self.src)
+
+    def loss_and_backward(self, src):
+        out = self.layer(src, mask=self.mask)            # (B, T, E)
         loss = (out * out).mean()
         loss.backward()
         return loss
@@ -141,34 +151,63 @@ class W4Minigrad:
 
 
 # -- the same steps under minigrad.compile: forward and backward replayed as array code -------
+#
+# Each compiled implementation lists its compiled steps in `compiled` (their `stats` count
+# eager calls, captures and replays) and has `prime()`: the eager call and the capture, after
+# which the weights are put back, so that the next step is a replay that starts from the
+# problem's initial weights. run.py compares that replayed step with NumPy and requires every
+# timed step to be a replay; instructions.py counts replays only.
 
-class W0MinigradCompiled(W0Minigrad):
+class _Compiled:
+    compiled: tuple = ()
+
+    def prime(self) -> None:
+        for _ in range(2):
+            self.step()
+
+
+class W0MinigradCompiled(_Compiled, W0Minigrad):
     def __init__(self, problem: Problem):
         super().__init__(problem)
         self.step = mg.compile(super().step)
+        self.compiled = (self.step,)
 
 
-class W1MinigradCompiled(W1Minigrad):
-    """zero_grad and the SGD step stay outside the compiled step (in-place updates are
-    refused inside it); forward, loss and backward are replayed."""
+class W1MinigradCompiled(_Compiled, W1Minigrad):
+    """Forward, loss and backward compiled; zero_grad and the SGD step stay outside (in-place
+    updates are refused inside a compiled step)."""
 
     def __init__(self, problem: Problem):
         super().__init__(problem)
-        self._loss_and_backward = mg.compile(self._forward_backward)
+        self._initial = {k: problem.arrays[k] for k in MLP_PARAMS}
+        self.loss_and_backward = mg.compile(super().loss_and_backward)
+        self.compiled = (self.loss_and_backward,)
 
-    def _forward_backward(self, x, targets):
-        loss = F.cross_entropy(self.model(x), targets)
-        loss.backward()
-        return loss
-
-    def step(self):
-        self.optimizer.zero_grad()
-        loss = self._loss_and_backward(self.x, self.targets)
-        self.optimizer.step()
-        return loss
+    def prime(self) -> None:
+        super().prime()
+        self.model.load_state_dict(self._initial)        # in place: the SGD steps undone
 
 
-class W2MinigradPrimitivesCompiled(W2MinigradPrimitives):
+class W2MinigradGRUCompiled(_Compiled, W2MinigradGRU):
+    """nn.GRU's forward, the loss and backward compiled; zero_grad outside."""
+
+    def __init__(self, problem: Problem):
+        super().__init__(problem)
+        self.loss_and_backward = mg.compile(super().loss_and_backward)
+        self.compiled = (self.loss_and_backward,)
+
+
+class W2MinigradPrimitivesCompiled(_Compiled, W2MinigradPrimitives):
     def __init__(self, problem: Problem):
         super().__init__(problem)
         self.step = mg.compile(super().step)
+        self.compiled = (self.step,)
+
+
+class W3MinigradCompiled(_Compiled, W3Minigrad):
+    """The encoder layer's forward, the loss and backward compiled; zero_grad outside."""
+
+    def __init__(self, problem: Problem):
+        super().__init__(problem)
+        self.loss_and_backward = mg.compile(super().loss_and_backward)
+        self.compiled = (self.loss_and_backward,)

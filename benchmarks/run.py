@@ -9,7 +9,10 @@
 1. Check: every implementation of a workload runs one step from the same initial weights, and
    its loss (or output) and gradients must match the NumPy reference (float32 tolerance,
    relative to each array's scale). An implementation that disagrees is not timed, and the run
-   exits with status 1.
+   exits with status 1. A compiled implementation (`minigrad.compile`) is primed first (its
+   eager call and its capture, then its weights put back), so the step checked is a replay;
+   every later step, timed ones included, must be a replay too (its `stats` say so), or it is
+   reported as a failure with the reasons the step gives, and not as a time.
 2. Time: BLAS runs on one thread (set below, before NumPy is imported). After warm-up, the
    implementations of a workload take turns (interleaved, rotating who goes first), each
    sample timing enough steps to last a minimum time; the table shows the median per step.
@@ -125,7 +128,13 @@ def build_and_check(workload_key: str, sizes: dict, names: list[str],
     for name in names:
         try:
             instance = workload.implementations[name].load()(problem)
+            calls = compiled_calls(instance)
+            if calls is not None:
+                instance.prime()
+                calls = compiled_calls(instance)
             result = instance.step()
+            if calls is not None:
+                check_replayed(instance, calls)
             outputs[name] = {k: np.array(v, copy=True) for k, v in
                              instance.outputs(result).items()}
             instances[name] = instance
@@ -145,6 +154,34 @@ def build_and_check(workload_key: str, sizes: dict, names: list[str],
                   f"{error:.2e} > {RTOL:.0e}", file=sys.stderr)
             del instances[name]
     return instances
+
+
+def compiled_calls(instance) -> tuple[int, int] | None:
+    """(replays, other calls: eager or capturing) of a compiled implementation's compiled
+    steps so far; None for an implementation that compiles nothing."""
+    steps = getattr(instance, "compiled", ())
+    if not steps:
+        return None
+    return (sum(s.stats.replays for s in steps),
+            sum(s.stats.eager + s.stats.captures for s in steps))
+
+
+class NotReplayed(RuntimeError):
+    """A compiled implementation's step ran eagerly or captured again where it should have
+    replayed."""
+
+
+def check_replayed(instance, before: tuple[int, int]) -> None:
+    """Raise NotReplayed unless every call of the compiled steps since `before` (from
+    compiled_calls) was a replay."""
+    replays, others = compiled_calls(instance)
+    if others == before[1] and replays > before[0]:
+        return
+    reasons = [r for s in instance.compiled for r in s.stats.reasons[-3:]]
+    if os.environ.get("MINIGRAD_COMPILE") == "0":
+        reasons.append("MINIGRAD_COMPILE=0 turns replay off")
+    raise NotReplayed(f"{others - before[1]} of {others - before[1] + replays - before[0]} "
+                      f"compiled calls did not replay ({'; '.join(reasons) or 'no reason given'})")
 
 
 # -- 2. timing ------------------------------------------------------------------------------
@@ -185,7 +222,17 @@ def measure(workload_key: str, sizes: dict, names: list[str], mode: Mode,
     label = f"{workload_key} {' '.join(f'{k}={v}' for k, v in sizes.items())}".strip()
     print(f"{label}: checking {', '.join(names)}", flush=True)
     instances = build_and_check(workload_key, sizes, names, measured)
+    calls = {name: compiled_calls(instance) for name, instance in instances.items()}
     measured.times = time_interleaved(instances, mode, clock)
+    for name, before in calls.items():
+        if before is None:
+            continue
+        try:
+            check_replayed(instances[name], before)
+        except NotReplayed as error:        # a time that is not a replay's is not reported
+            measured.problems[name] = f"timed steps not replayed: {error}"
+            del measured.times[name]
+            print(f"  {label} {name}: {error}", file=sys.stderr)
     summary = ", ".join(f"{n} {statistics.median(t) * 1e3:.3f} ms"
                         for n, t in measured.times.items())
     print(f"{label}: {summary}", flush=True)
@@ -382,14 +429,18 @@ def source_revision() -> str:
     return f"{commit} with uncommitted changes" if changes else commit
 
 
-def machine_line(mode_name: str, load_before, load_after, malloc_fixed: bool) -> str:
-    cpu = platform.processor() or platform.machine()
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo, else what `platform` knows."""
     try:
         with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f
-                       if line.startswith("model name"))
+            return next(line.split(":", 1)[1].strip() for line in f
+                        if line.startswith("model name"))
     except (OSError, StopIteration):
-        pass
+        return platform.processor() or platform.machine()
+
+
+def machine_line(mode_name: str, load_before, load_after, malloc_fixed: bool) -> str:
+    cpu = cpu_model()
     torch_version = "not installed"
     if importlib.util.find_spec("torch") is not None:
         import torch

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+import g2p
 import nn
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +44,7 @@ SHIPPED = ROOT / "examples" / "data" / "g2p-model.npz"
 FIGURES = ROOT / "examples" / "figures"
 GOLDEN = ROOT / "tests" / "examples" / "golden" / "g2p_torch_trajectory.npz"
 LEVERS = ("g2p-linear", "g2p-gru2")   # one change at a time, same 30-minute budget
+LONGER = {"g2p-long": "g2p-linear"}   # the same recipe with a longer budget: {run: its 30-min run}
 
 PUBLISHED = ROOT / "examples" / "results" / "published.json"   # numbers of others, with sources
 
@@ -176,7 +178,7 @@ def region_table(runs: dict) -> str:
     lines = ["| system | model | test WER | test PER | training cost |", "|---|---|---|---|---|"]
     lines += [f"| {r['system']} | {r['model']} | {pct(r['wer'])} | — | not stated |"
               for r in published()["references"]]
-    for name in LEVERS:
+    for name in [*LEVERS, *LONGER]:
         if name not in runs:
             continue
         m = runs[name]["metrics"]
@@ -218,20 +220,69 @@ def comparison(runs: dict, a: str, b: str) -> str:
 
 
 def region_verdict(runs: dict) -> str:
-    if not all(name in runs for name in LEVERS):
-        return "(the lever runs are not all recorded yet)"
+    recorded = [name for name in LEVERS if name in runs]
     chosen = default_run(runs)
-    other = next(name for name in LEVERS if name != chosen)
     m = runs[chosen]["metrics"]
     beam = m["test_beam"]
     blstm = published()["blstm_standard_split_wer"]
     target = "below" if beam["wer"] < blstm else "not below"
-    return (f"The default is the run with the lower dev WER, `{chosen}`. Paired, "
-            + comparison(runs, chosen, other)
-            + f" Its test WER with beam {m['config']['beam']}, {wer_se(beam)} "
-            f"(± one standard error), is {target} the {pct(blstm)} of Yao & Zweig's BiLSTM; the "
-            f"interval is wide enough that a difference of a few tenths of a point to that "
-            f"row is not resolved by one run of each.")
+    text = (f"The default is the run with the lowest dev WER, `{chosen}`"
+            + (" (the only lever recorded so far)." if len(recorded) == 1 else ". Paired, "))
+    text += " ".join(comparison(runs, chosen, other) for other in recorded if other != chosen)
+    return (text + f" Its test WER with beam {m['config']['beam']}, {wer_se(beam)} "
+            f"(± one standard error), is {target} the {pct(blstm)} of Yao & Zweig's BiLSTM.")
+
+
+def region_longer(runs: dict) -> str:
+    """Each longer run against the 30-minute run of the same recipe: dev along the way, and the
+    end on dev and test, paired."""
+    lines = []
+    for name, short in LONGER.items():
+        if name not in runs or short not in runs:
+            continue
+        long_m, short_m = runs[name]["metrics"], runs[short]["metrics"]
+        at_30 = [wer for seconds, wer in zip(long_m["curve"]["eval_seconds"],
+                                             long_m["curve"]["dev_wer"])
+                 if seconds <= short_m["train_seconds"] + 1]
+        lines.append(
+            f"`{name}` trains the recipe of `{short}` for {long_m['train_seconds'] / 60:.0f} "
+            f"CPU-minutes ({long_m['steps']:,} steps, {long_m['epochs']:.1f} epochs, against "
+            f"{short_m['steps']:,} and {short_m['epochs']:.1f}); its learning rate follows the "
+            f"same warm-up and cosine decay stretched over the longer budget. Dev WER "
+            f"(greedy): {pct(long_m['dev_greedy']['wer'])} at its kept step "
+            f"{long_m['best_step']:,}, against {pct(short_m['dev_greedy']['wer'])}"
+            + (f"; after the first {short_m['train_seconds'] / 60:.0f} minutes it read "
+               f"{pct(at_30[-1])}, with its learning rate still at "
+               f"{100 * _lr_share(long_m, short_m['train_seconds']):.0f} % of the peak"
+               if at_30 else "")
+            + f". Test WER with beam: {wer_se(long_m['test_beam'])} against "
+            f"{wer_se(short_m['test_beam'])}. Paired, " + comparison(runs, name, short))
+    return "\n\n".join(lines) or "(no longer run recorded yet)"
+
+
+def _lr_share(metrics: dict, seconds: float) -> float:
+    """The run's learning rate after `seconds` of training, as a share of its peak."""
+    config = g2p.Config(**{**metrics["config"], "lr": 1.0})
+    return g2p.learning_rate(config, g2p.run_progress(config, 0, seconds))
+
+
+def region_model(runs: dict) -> str:
+    """The default run's model and recipe, from its recorded configuration."""
+    c = runs[default_run(runs)]["metrics"]["config"]
+    readout = ("`h̃_t = tanh(W_c [h_t; c_t])`" if c["readout"] == "linear" else
+               "a second decoder GRU over `[h_t; c_t]`, which gives the decoder a memory of "
+               "where it attended")
+    attention = ("dot attention `(h_t · W_k s_j)/√H`" if c["attention"] == "dot" else
+                 f"additive attention (width {c['attention_dim']})")
+    return (f"letter embeddings ({c['embed_dim']}) → {c['enc_layers']}-layer bidirectional "
+            f"`nn.GRU` ({c['enc_hidden']} per direction) → a GRU decoder ({c['dec_hidden']}) "
+            f"started from `tanh(W [→s_S; ←s_1])` that reads the previous phoneme; "
+            f"{attention} over the encoder states; then the readout {readout} "
+            f"(`--readout {c['readout']}`); `softmax(W_o h̃_t)`. Cross-entropy with label "
+            f"smoothing {c['label_smoothing']:g}, dropout {c['dropout']:g}, Adam with a "
+            f"{100 * c['warmup']:g} % warm-up and cosine decay to 5 % of the peak {c['lr']:g}, "
+            f"gradient norm clipped at {c['clip']:g}, batches of {c['batch_size']} words of one "
+            f"exact length (no source padding)")
 
 
 def region_curve(runs: dict) -> str:
@@ -297,7 +348,8 @@ def region_parity(runs: dict) -> str:
 
 REGIONS = {"overview": region_overview, "parity": region_parity, "table": region_table,
            "levers": region_levers, "verdict": region_verdict, "curve": region_curve,
-           "errors": region_errors, "split": region_split, "figures": region_figures}
+           "errors": region_errors, "split": region_split, "figures": region_figures,
+           "longer": region_longer, "model": region_model}
 REGION = re.compile(r"(<!-- g2p: (\S+) -->\n)(.*?)(<!-- /g2p -->)", re.S)
 
 

@@ -27,6 +27,7 @@ from .ops import *  # noqa: F401,F403  (the operations: exactly the names in ops
 from . import ops as _ops
 from . import linalg
 from .compiled import compile
+from . import compiler
 
 # dtype names as PyTorch spells them (mg.tensor(x, dtype=mg.int64), t.to(mg.float64))
 float32, float64, int32, int64, bool = "float32", "float64", "int32", "int64", "bool"
@@ -37,7 +38,7 @@ __all__ = [
     "randn", "randperm", "tril_indices", "triu_indices", "manual_seed", "get_rng_state",
     "set_rng_state", "get_num_threads", "set_num_threads",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "grad",
-    "name_scope", "detect_anomaly", "tune_malloc", "compile",
+    "name_scope", "detect_anomaly", "tune_malloc", "compile", "compiler",
     "gradcheck", "check_backward", "GradcheckError", "cuda_available", "Backend",
     "register_backend", "unregister_backend", "viz", "linalg", "from_numpy", "float32",
     "float64", "int32", "int64", "bool",

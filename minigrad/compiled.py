@@ -2,14 +2,16 @@
 
     @mg.compile
     def step(x, y):
+        optimizer.zero_grad()                       # live: run again at every replay
         loss = F.cross_entropy(model(x), y)
         loss.backward()
+        nn.clip_grad_norm(model.parameters(), 1.0)  # live
+        optimizer.step()                            # live
         return loss
 
     for x, y in batches:
-        optimizer.zero_grad()
         loss = step(x, y)           # call 1 eager, call 2 captured, then replayed
-        optimizer.step()
+        scheduler.step()            # a new learning rate: read by the next replay's step
 
 Call 1 runs the step eagerly. Call 2 runs it eagerly too, while the engine reports to a
 recorder every Function it applies (class, options, which inputs are step arguments, tensors
@@ -19,6 +21,16 @@ land in `.grad`. Calls 3+ replay that record: for each operation the Function's 
 on arrays, then for each visited Function its own `backward` on arrays (the `values()` path of
 the engine, with grad mode off), then the recorded sum-to-shape, cast and accumulation steps.
 No Tensor per operation, no graph, no heap: the derivative formulas stay in one place.
+
+The record is written out once as the source of one straight-line Python function (`_Writer`;
+a program's `source` shows it), one line per forward, backward, conform or accumulation, with
+every decision the walk made fixed in the text: per operation a replay runs the Function's
+own methods and a few assignments, nothing else. Two choices follow from the capture and are
+tested: a built-in Function's forward result of one or more dimensions is an array (only a 0-d
+result, which NumPy may give as a scalar, is checked), and a built-in Function keeps state only
+through `save_for_backward` (so after a replay only those clear `saved_tensors`; a Function of
+your own is put back to the state its constructor made). CPython specialises the function's
+byte-code after its 8th call, so a replay is fastest from the 9th on.
 
 Why a record of the walk and not a second walk: the walk's order, its accumulation kinds ("set",
 "copy" then add, "add" in place) and its conform steps are read from the engine while it runs,
@@ -35,9 +47,24 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
   requires_grad; for every leaf whose `.grad` the capture replaced, that it is None again. A new
   argument signature is captured anew (at most `cache_size` of them); a failed guard on a known
   signature captures again (at most `max_recaptures` times), and then the step stays eager.
+- Live calls: a callable marked `mg.compiler.disable` (`nn`'s optimizers' `step` and
+  `zero_grad`, `clip_grad_norm`, `clip_grad_value_`) is not captured: the capture records the
+  call (the callable and its arguments as given, step arguments by position) and each replay
+  makes it again at the same point, in the grad mode it was made in, so it reads the learning
+  rate, step counts, optimizer state and the gradients just landed in `.grad` at that time.
+  Inside a live call, in-place changes and value reads are its own business. Refused: a live
+  call given a tensor the step computed, a `.grad` or an iterator (pass a list); a live call
+  that changes the step's own tensors (other than views of parameters); a live call inside a
+  backward; an operation of the step using a tensor a live call returned, a `.grad` set inside
+  the step, or a number equal to one a live call returned (all would be frozen). A live call's
+  result may be returned by the step (made again at each replay); a step that returns other
+  numbers beside it is refused (they might be computed from it; Python arithmetic on such a
+  number is not seen otherwise: do it outside). After a live call the replay reads every
+  parameter's array again. A live call inside a live call is part of it; a compiled step
+  inside one is a nested step (an error).
 - Refused during capture: reading values (`.item()`, `float(t)`, `bool(t)`, `.numpy()`,
-  `np.asarray(t)`, so also branching on values), in-place changes (`add_`, `t[i] = v`, an
-  optimizer step: call `optimizer.step()` outside the compiled step), random numbers drawn
+  `np.asarray(t)`, so also branching on values), in-place changes outside live calls (`add_`,
+  `t[i] = v`, an optimizer step of your own: mark it `mg.compiler.disable`), random numbers drawn
   other than by an operation or `mg.rand`/`mg.randn` (randint, randperm: pass them in),
   `manual_seed` inside the step, a value computed from a tensor's array outside any
   operation (argmax, isnan, one_hot, an integer-to-float cast: it would be frozen),
@@ -55,17 +82,24 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
   that changes from call to call must come in as an argument.
 - The step returns fresh Tensors (without a graph: call `backward` inside the step). No buffer
   is reused from one replay to the next, so nothing handed out is ever overwritten.
-- Learning rate and step count stay with the optimizer, outside the step, read on every call
-  (an optimizer step inside is refused rather than replayed with frozen numbers).
+- Learning rate and step count stay with the optimizer and are read by its live `step` at
+  every replay, never frozen into the program.
 - Output buffers are not reused between replays (NumPy allocates each result): simpler, and
   no replay can overwrite an array still in use.
+- Between replays a program keeps no array it computed or was given: at the end of each
+  replay its holders are emptied and each Function goes back to the state its constructor
+  made (saved values gone), so a cache of `cache_size` signatures holds parameters and
+  constants only, and the outputs handed out belong to the caller alone.
 - `MINIGRAD_COMPILE=0` in the environment when `compile` is called turns replay off.
 - `check=True` runs the first `check` replays also eagerly (random state and gradients put back
-  in between) and raises if any value or gradient differs in a single bit.
+  in between) and raises if any value or gradient differs in a single bit. A step that makes
+  live calls cannot be checked so (its updates would run twice): the check raises; check it
+  with the optimizer outside.
 """
 
 from __future__ import annotations
 
+import builtins
 import copy
 import functools
 import os
@@ -76,6 +110,7 @@ import numpy as np
 
 from . import anomaly, autograd, inplace, recording
 from .backend import _BY_ARRAY_TYPE, DRAWS, backend_of
+from .function import Function
 from .gradients import IndexedGradient
 from .ops.shape import sum_to_array
 from .grad_mode import STATE as _GRAD_STATE
@@ -101,6 +136,25 @@ def compile(fn: Callable | None = None, *, check: bool | int = False, modules=()
                                  max_recaptures=max_recaptures)
     return CompiledStep(fn, check=check, modules=modules, cache_size=cache_size,
                         max_recaptures=max_recaptures)
+
+
+def disable(fn: Callable) -> Callable:
+    """`fn` runs live, not captured, inside a compiled step (PyTorch's `torch.compiler.disable`;
+    also a decorator of methods): a capture records the call itself (the callable and its
+    arguments as given) where the step made it, and every replay calls it again at that point,
+    so it reads what it reads then (an optimizer's learning rate and step count, the gradients
+    the replay just landed in `.grad`). Outside a capture it is `fn`, called as it is. Its
+    in-place changes (an optimizer step) and value reads (a gradient norm) are allowed, within
+    the rules of the module's docstring; a call made inside another live call is part of it."""
+
+    @functools.wraps(fn)
+    def live(*args, **kwargs):
+        recorder = recording.SLOT.recorder
+        if recorder is None:
+            return fn(*args, **kwargs)
+        return recorder.live_call(fn, args, kwargs)
+
+    return live
 
 
 class Stats:
@@ -200,7 +254,7 @@ class CompiledStep:
         """Run the step eagerly under the recorder; keep the program when `keep` (call 1 only
         learns which leaves get gradients)."""
         recorder = _Recorder(tensors, signature.landed)
-        draws, stamp, generators = DRAWS.count, inplace.STATE.last, _generators()
+        draws, generators = DRAWS.count, _generators()
         previous = recording.set_recorder(recorder)
         try:
             result = self.fn(*args, **kwargs)
@@ -211,9 +265,10 @@ class CompiledStep:
         else:
             self.stats.eager += 1
         try:
-            if inplace.STATE.last != stamp:
-                raise CaptureRefused("an in-place change inside the step (an optimizer step, "
-                                     "add_, t[i] = v): make it outside the compiled step")
+            if inplace.STATE.last != recorder.stamp:
+                raise CaptureRefused("an in-place change inside the step (add_, t[i] = v, an "
+                                     "optimizer step of its own): make it outside the compiled "
+                                     "step, or in a function marked mg.compiler.disable")
             if _generators() != generators:
                 raise CaptureRefused("manual_seed inside the step: seed outside it")
             if DRAWS.count - draws != recorder.draws_inside:
@@ -239,6 +294,11 @@ class CompiledStep:
 
     def _checked_replay(self, program: _Program, tensors, args, kwargs):
         """Replay, then put random state and gradients back, run eagerly, compare exactly."""
+        if program.lives:
+            raise RuntimeError(f"minigrad.compile(check=True): {_name(self.fn)} makes live calls "
+                               f"({', '.join(_name(live[0]) for live in program.lives)}); a "
+                               f"check would run their updates twice: check the step with them "
+                               f"outside it")
         leaves = program.leaves(tensors)
         before_grads = [t.grad for t in leaves]
         rng = _rng_states()
@@ -340,7 +400,8 @@ def _module_roots(fn, given) -> list:
 class _Entry:
     """One Function application: class, options, array module, input and output values."""
 
-    __slots__ = ("cls", "options", "xp", "inputs", "output", "array_options", "fn")
+    __slots__ = ("cls", "options", "xp", "inputs", "output", "array_options", "fn", "state",
+                 "bare")
 
     def __init__(self, cls, options, xp, inputs, output, array_options):
         self.cls, self.options, self.xp = cls, options, xp
@@ -381,6 +442,11 @@ class _Recorder:
         self.landed_grads: list = []
         self.derived: dict[int, object] = {}   # id(array) -> tensor computed outside operations
         self.landed: dict[int, object] = {}
+        self.stamp = inplace.STATE.last        # the newest in-place stamp the step may have made
+        self.lives: list = []                  # (callable, args, kwargs, grad mode) in order
+        self.live_results: dict[int, tuple] = {}   # id(object a live call returned) -> (call,
+        self.live_kept: list = []                  #   path); the objects, so ids stay unique
+        self.live_numbers: list = []               # numbers live calls returned
 
     def refuse(self, reason: str) -> None:
         if self.refusal is None:
@@ -398,8 +464,25 @@ class _Recorder:
         k = self.index.get(id(t))
         if k is None:
             self._check_not_derived(t.data)
+            self._check_not_live(t)
             k = self._add(t, ("ext",))
         return k
+
+    def _check_not_live(self, t) -> None:
+        """A tensor from outside must not be one the step itself set: a .grad (it is new at
+        every call) or a live call's result (it is made again at every replay)."""
+        if id(t) in self.live_results:
+            self.refuse(f"an operation of the step uses a tensor {tuple(t.shape)} that a live "
+                        f"call ({_name(self.lives[self.live_results[id(t)][0]][0])}) returned: "
+                        f"it would be frozen; use it outside the compiled step")
+        elif id(t) in self.landed_objects:
+            self.refuse(f"an operation of the step reads a .grad {tuple(t.shape)} set inside "
+                        f"the step: it would be frozen; read gradients in a live call "
+                        f"(mg.compiler.disable) or outside the compiled step")
+        elif self.live_numbers and t.data.ndim == 0 and any(
+                t.data == n for n in self.live_numbers):
+            self.refuse(f"an operation of the step uses a number equal to one a live call "
+                        f"returned: it would be frozen; use it outside the compiled step")
 
     def _check_not_derived(self, array) -> None:
         t = self.derived.get(id(array))
@@ -425,6 +508,8 @@ class _Recorder:
         if self.walk is not None:          # an operation of a backward formula
             return out
         ins = [self._value(t) for t in inputs]
+        if self.live_numbers:
+            self._check_options_not_live(cls, options)
         array_options = self._array_options(cls, options)
         entry = _Entry(cls, dict(options), backend_of(out.data).xp, ins,
                        self._add(out, ("out", len(self.entries))), array_options)
@@ -433,6 +518,13 @@ class _Recorder:
         self.events.append(("forward", len(self.entries)))
         self.entries.append(entry)
         return out
+
+    def _check_options_not_live(self, cls, options) -> None:
+        for name, value in options.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and any(
+                    value is n or value == n for n in self.live_numbers):
+                self.refuse(f"{cls.__name__}'s option {name!r} is a number a live call "
+                            f"returned: it would be frozen; use it outside the compiled step")
 
     def _array_options(self, cls, options) -> dict:
         """Options holding arrays that are some tensor's array (or a reshaped view of one):
@@ -504,6 +596,94 @@ class _Recorder:
         if threading.get_ident() == self.thread:
             self.refuse(f"the step reads a tensor's values ({how}, .item(), float(t), bool(t) "
                         f"or a branch on values) of shape {tuple(tensor.shape)}")
+
+    # -- live calls (mg.compiler.disable) ------------------------------------------------
+    def live_call(self, fn, args, kwargs):
+        """A callable marked to run live: run it now with the recorder off (a live call inside
+        it is part of it) and record the call, to be made again at the same point of every
+        replay; refused where a replay could not make it the same way."""
+        if threading.get_ident() != self.thread:
+            self.refuse("another thread made a live call while the step was captured")
+            return fn(*args, **kwargs)
+        if self.walk is not None:
+            self.refuse(f"a live call ({_name(fn)}) inside a backward (a hook or a backward "
+                        f"formula)")
+        if inplace.STATE.last != self.stamp:
+            self.refuse("an in-place change inside the step outside a live call (add_, "
+                        "t[i] = v): make it outside the compiled step")
+        self._check_live_arguments(fn, (args, kwargs))
+        values = [(t, t._version, t.data) for k, t in enumerate(self.tensors)
+                  if self.source[k][0] != "ext"]
+        grad_mode = _GRAD_STATE.grad_enabled
+        recording.set_recorder(None)
+        try:
+            before = DRAWS.count
+            result = fn(*args, **kwargs)
+            self.draws_inside += DRAWS.count - before
+        finally:
+            recording.set_recorder(self)
+        stamp, self.stamp = self.stamp, inplace.STATE.last
+        live_memory = {id(_owner(t.data)) for k, t in enumerate(self.tensors)
+                       if self.source[k][0] == "ext"}
+        for t, version, data in values:
+            if t._version != version or t.data is not data or (
+                    inplace.changes_after(data, stamp) and
+                    id(_owner(data)) not in live_memory):      # not a view of a parameter
+                self.refuse(f"a live call ({_name(fn)}) changed a tensor {tuple(t.shape)} of "
+                            f"the step (an argument or a value it computed); a live call may "
+                            f"change only what it reads live: parameters, .grad, its own state")
+                break
+        call = len(self.lives)
+        self.lives.append((fn, args, kwargs, grad_mode))
+        self.events.append(("live", call))
+        self._note_live_result(result, call, ())
+        for t in self._known_leaves():            # .grad a live call set: the step's own
+            if t.grad is not None and id(t.grad) not in self.landed_objects:
+                self.landed_objects.add(id(t.grad))
+                self.landed_grads.append(t.grad)
+        return result
+
+    def _known_leaves(self) -> list:
+        found = [t for k, t in enumerate(self.tensors) if self.source[k][0] in ("arg", "ext")]
+        return found + [t for t, _ in self.grad_at_start.values()]
+
+    def _check_live_arguments(self, fn, x) -> None:
+        """A live call's arguments are made again at every replay from what the capture saw:
+        objects from outside the step (read when the call is made) and the step's arguments;
+        not tensors the step computed, not a .grad, not an iterator (it would be spent)."""
+        if isinstance(x, Tensor):
+            k = self.index.get(id(x))
+            if k is not None and self.source[k][0] not in ("arg", "ext"):
+                self.refuse(f"a live call ({_name(fn)}) is given a tensor {tuple(x.shape)} the "
+                            f"step computed; give it only objects from outside the step and "
+                            f"the step's arguments")
+            elif k is None:
+                self._check_not_live(x)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                self._check_live_arguments(fn, v)
+        elif isinstance(x, dict):
+            for v in x.values():
+                self._check_live_arguments(fn, v)
+        elif hasattr(x, "__next__"):
+            self.refuse(f"a live call ({_name(fn)}) is given an iterator "
+                        f"({type(x).__name__}), which a replay would find spent: pass a list")
+        elif type(x) in _BY_ARRAY_TYPE:
+            self.refuse(f"a live call ({_name(fn)}) is given an array; give it Tensors")
+
+    def _note_live_result(self, result, call: int, path: tuple) -> None:
+        """What a live call returned, so that the step may hand it out (made again at every
+        replay) but no operation of the step reads it (it would be frozen)."""
+        if isinstance(result, (list, tuple)):
+            for i, v in enumerate(result):
+                self._note_live_result(v, call, path + (i,))
+            return
+        if result is None or isinstance(result, (bool, str)):
+            return
+        self.live_results[id(result)] = (call, path)
+        self.live_kept.append(result)
+        if isinstance(result, (int, float)):
+            self.live_numbers.append(result)
 
     # -- backward -----------------------------------------------------------------------
     def backward_root(self, tensor, grad, root_grad, create_graph: bool) -> None:
@@ -622,7 +802,11 @@ class _Recorder:
         self.check_grads_at_end()
         if self.refusal is not None:
             raise CaptureRefused(self.refusal)
-        outputs = _output_plan(result, self.index, self.source, self.by_array)
+        outputs = _output_plan(result, self.index, self.source, self.by_array,
+                               self.live_results)
+        if self.live_numbers and _returns_numbers(outputs):
+            raise CaptureRefused("the step returns a number, and a live call returned one: "
+                                 "return the live call's result as it is, or tensors")
         return _Program(self, outputs)
 
 
@@ -641,8 +825,11 @@ def _is_reshape(view, array) -> bool:
             view.__array_interface__["data"][0] == array.__array_interface__["data"][0])
 
 
-def _output_plan(result, index: dict, sources: list, by_array: dict):
-    """How to rebuild the step's return value: tensors by value index, the rest as it was."""
+def _output_plan(result, index: dict, sources: list, by_array: dict, live: dict):
+    """How to rebuild the step's return value: tensors by value index, what a live call
+    returned from that call's result, the rest as it was."""
+    if id(result) in live:
+        return ("live",) + live[id(result)]
     if isinstance(result, Tensor):
         k = index.get(id(result))
         if k is None and result._fn is None and not result._requires_grad:
@@ -652,17 +839,29 @@ def _output_plan(result, index: dict, sources: list, by_array: dict):
         if k is None:
             raise CaptureRefused(f"the step returns a tensor {tuple(result.shape)} made outside "
                                  f"any operation")
-        return ("T", k, sources[k][0] == "ext", result)
+        outside = sources[k][0] == "ext"
+        return ("T", k, outside, result if outside else None)
     if isinstance(result, (list, tuple)):
-        return ("seq", type(result), [_output_plan(r, index, sources, by_array)
+        return ("seq", type(result), [_output_plan(r, index, sources, by_array, live)
                                       for r in result])
     if isinstance(result, dict):
-        return ("dict", [(key, _output_plan(v, index, sources, by_array))
+        return ("dict", [(key, _output_plan(v, index, sources, by_array, live))
                          for key, v in result.items()])
     if result is None or isinstance(result, (bool, int, float, str)):
         return ("const", result)
     raise CaptureRefused(f"the step returns a {type(result).__name__}; return tensors, "
                          f"numbers or structures of them")
+
+
+def _returns_numbers(plan) -> bool:
+    """Does the plan hand out a number fixed at capture?"""
+    if plan[0] == "const":
+        return isinstance(plan[1], (int, float)) and not isinstance(plan[1], bool)
+    if plan[0] == "seq":
+        return any(_returns_numbers(q) for q in plan[2])
+    if plan[0] == "dict":
+        return any(_returns_numbers(q) for _, q in plan[1])
+    return False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -681,16 +880,19 @@ class _Program:
         self.arg_holders: list = []                       # (holder, argument position)
         self.externals: list = []                         # (tensor, guard)
         self.leaf_objects: dict = {}                      # value index -> tensor from outside
+        self.owned: list = []                             # the holders of the program's values
+        self.shapes = [tuple(t.shape) for t in recorder.tensors]
         for k in range(n):
             t = recorder.tensors[k]
             if sources[k][0] == "ext":
                 self.holders.append(_external(t))
                 self.externals.append((t, _guard_of(t)))
                 self.leaf_objects[k] = t
-            else:
+            else:                          # empty between replays (see `_drop`)
                 holder = Tensor._from_array(t.data)
                 holder._requires_grad = t._requires_grad
                 self.holders.append(holder)
+                self.owned.append(holder)
                 if sources[k][0] == "arg":
                     self.arg_holders.append((holder, sources[k][1]))
         self.sources = sources
@@ -698,8 +900,13 @@ class _Program:
         self.entries = recorder.entries
         for entry in self.entries:
             entry.fn = self._function(entry)
+            # the Function as made, before any forward, for `_reset` (built-ins need none, and
+            # an instance whose __dict__ was never read keeps CPython's faster attribute reads)
+            entry.state = None if _built_in(entry.cls) else dict(vars(entry.fn))
+            entry.bare = entry.fn
+            for name in entry.array_options:     # read live at each replay: not kept here
+                entry.options[name] = None
         self.events = recorder.events
-        self.grad_holder = Tensor._from_array(np.zeros(()))
         self.must_be_none: list = []                      # leaves whose grad must be None
         for kind, walk in self.events:
             if kind != "backward":
@@ -711,17 +918,22 @@ class _Program:
                     self.must_be_none.append(k)
         self.ext_values = {id(t): k for k, t in enumerate(recorder.tensors)
                            if sources[k][0] == "ext"}
-        self.n_values = n
-        self.plan = self._plan()
         self.clears = [("arg", recorder.source[recorder.index[id(t)]][1])
                        if id(t) in recorder.index and
                        recorder.source[recorder.index[id(t)]][0] == "arg" else ("obj", t)
                        for t in recorder.clears]
+        for holder in self.owned:                         # the capture's arrays: not kept
+            holder.data = None
+        self.array_types = [type(t.data) for t in recorder.tensors]
+        arg_of = {id(recorder.tensors[k]): s[1] for k, s in enumerate(sources) if s[0] == "arg"}
+        self.lives = [(fn, _template(args, arg_of), _template(kwargs, arg_of), mode)
+                      for fn, args, kwargs, mode in recorder.lives]
+        self.source, self.run = _Writer(self).function()
 
     def _function(self, entry: _Entry):
         """A Function of the entry's class wired to the holders, to run forward and backward
         on arrays."""
-        fn = entry.cls(**entry.options)
+        fn = entry.cls(**entry.options) if not entry.array_options else Function()
         fn.xp = entry.xp
         fn.inputs = tuple(self.holders[k] for k in entry.inputs)
         holder = self.holders[entry.output]
@@ -742,7 +954,7 @@ class _Program:
                         f"{_guard_of(t)}")
         for k in self.must_be_none:
             if self._leaf(k, tensors).grad is not None:
-                return (f"a leaf {tuple(self.holders[k].shape)} has a .grad now, and had none "
+                return (f"a leaf {self.shapes[k]} has a .grad now, and had none "
                         f"when captured (the replay would replace it)")
         for t in tensors:
             if id(t) in self.ext_values:
@@ -764,108 +976,393 @@ class _Program:
                         found.append(t)
         return found
 
-    # -- replay ---------------------------------------------------------------------------
-    def run(self, tensors):
-        holders = self.holders
-        for holder, position in self.arg_holders:
-            holder.data = tensors[position].data
-        for kind, t in self.clears:                 # zero_grad() inside the step
-            (tensors[t] if kind == "arg" else t).grad = None
-        with _GradMode(False):
-            for kind, event in self.plan:
-                if kind == "forwards":
-                    self._forwards(event)
-                elif kind == "backward":
-                    self._backward(event, tensors)
-                elif kind == "random":
-                    self._draw(event)
-                else:
-                    self._kernel(event)
-        return _rebuild(self.outputs, holders, self.arg_of_value, tensors)
-
-    def _forwards(self, run: list) -> None:
-        """A run of operations: each Function's forward on its inputs' arrays."""
-        arrays, store = _BY_ARRAY_TYPE, _store
-        for entry, ins, out in run:
-            fn = entry.fn if not entry.array_options else self._with_live_options(entry)
-            result = fn.forward(*[h.data for h in ins])
-            if type(result) not in arrays:
-                result = entry.xp.asarray(result)
-            store(out, result)
-
-    def _plan(self) -> list:
-        """The events with consecutive operations grouped, each with its holders."""
-        plan: list = []
-        for kind, event in self.events:
-            if kind != "forward":
-                plan.append((kind, event))
-                continue
-            entry = self.entries[event]
-            step = (entry, tuple(self.holders[k] for k in entry.inputs),
-                    self.holders[entry.output])
-            if plan and plan[-1][0] == "forwards":
-                plan[-1][1].append(step)
-            else:
-                plan.append(("forwards", [step]))
-        return plan
-
-    def _kernel(self, k: int) -> None:
-        _, (function, *leading), ins = self.sources[k]
-        holders = self.holders
-        self.holders[k].data = function(*leading, *[holders[i].data for i in ins])
-
-    def _draw(self, k: int) -> None:
-        _, kind, shape, dtype, backend, index = self.sources[k]
-        self.holders[k].data = backend.random(kind, shape, dtype, index)
-
+    # -- replay: `run(tensors)` is written by `_Writer` ---------------------------------------
     def _with_live_options(self, entry: _Entry):
+        """The entry's Function made with its array options read now (they are some tensor's
+        array at this replay)."""
         options = dict(entry.options)
         for name, plan in entry.array_options.items():
             options[name] = _live_option(plan, self.holders)
         fn = entry.cls(**options)
-        fn.xp, fn.inputs, fn._output_ref = entry.xp, entry.fn.inputs, entry.fn._output_ref
-        entry.fn = fn
+        fn.xp, fn.inputs, fn._output_ref = entry.xp, entry.bare.inputs, entry.bare._output_ref
         return fn
 
-    def _backward(self, walk: _Walk, tensors) -> None:
-        holders = self.holders
-        grads: list = [None] * self.n_values
-        if walk.seed is None:
-            root = holders[walk.root].data
-            grads[walk.root] = backend_of(root).xp.ones(root.shape, dtype=root.dtype)
-        else:
-            grads[walk.root] = holders[walk.seed].data.astype(holders[walk.root].dtype)
-        grad_holder = self.grad_holder
-        entries = self.entries
-        for e, edges in walk.visits:
-            entry = entries[e]
-            g = grads[entry.output]
-            grads[entry.output] = None
-            if type(g) is IndexedGradient:
-                g = g.dense()
-            grad_holder.data = g
-            input_grads = entry.fn.backward(grad_holder)
-            if type(input_grads) is not tuple:
-                input_grads = (input_grads,)
-            for i, target, conform, kind in edges:
-                gx = input_grads[i]
-                if conform is not None or type(gx) is Tensor:
-                    gx = _conform(gx, conform, holders[target], entry)
-                if kind == "set":
-                    grads[target] = gx                   # the first gradient, as it is
-                else:
-                    _accumulate(grads, target, gx, kind)
-        for k, kind, copy_it in walk.landings:
-            g = grads[k]
-            if type(g) is IndexedGradient:
-                g, copy_it = g.dense(), False
-            elif copy_it:
-                g = g.copy()
-            t = self._leaf(k, tensors)
-            if kind == "add" and t.grad is not None:
-                t.grad = Tensor._from_array(t.grad.data + g)
+
+class _Writer:
+    """A program's replay written as one straight-line Python function, so that nothing but
+    the step's own arithmetic runs per operation: no loop over a plan, no dispatch on event
+    kinds, the walk's recorded decisions (where each gradient goes, whether it is conformed,
+    how it is accumulated) fixed in the text. Each line still calls the Function's own
+    `forward` and `backward`, so every derivative stays written once. For W0's first pair:
+
+        v0 = tensors[0].data                 # an argument's array
+        v1 = p1.data                         # a parameter, read live
+        v2 = op0.forward(v0, v1)             # Mul
+        h2.data = v2                         # a holder: a backward formula reads it
+        ...
+        g3 = _ones(v3)                       # backward from v3
+        r = op1.backward(g3)                 # Add
+        g2 = r[0]                            # "set": the first gradient, as it is
+        g1 = r[1]
+        ...
+        g1 = _owned_copy(g1)                 # "copy": the walk's own buffer, then added
+        g1 += r[1]
+        _land(p1, g1, "set", True)           # into .grad
+
+    Names: vK the array of value K, hK its holder (the Tensor a backward formula reads as
+    `self.inputs`/`self.output`; filled only when some backward or option reads it, emptied
+    at the end), pK a tensor from outside, gK its gradient, opE the Function of operation E.
+    The program's `source` holds the text."""
+
+    def __init__(self, program: _Program):
+        self.program = program
+        self.names: dict = {"_GradMode": _GradMode, "_conform": _conform, "_land": _land,
+                            "_owned_copy": _owned_copy, "_ones": _ones, "_as_array": _as_array,
+                            "_wrap": Tensor._from_array, "_reset": _reset}
+        self.lines: list[str] = []
+        self.read = self._values_read_through_holders()
+
+    def _values_read_through_holders(self) -> set:
+        """Values whose holder must hold their array: inputs and outputs of the operations a
+        backward visits, and arrays an operation's options read."""
+        p, read = self.program, set()
+        for kind, walk in p.events:
+            if kind == "backward":
+                for e, _ in walk.visits:
+                    entry = p.entries[e]
+                    read.update(entry.inputs)
+                    if entry.cls.needs_output:
+                        read.add(entry.output)
+        for entry in p.entries:
+            for plan in entry.array_options.values():
+                read.update(_values_of_plan(plan))
+        return {k for k in read if p.sources[k][0] != "ext"}
+
+    def name(self, name: str, value) -> str:
+        self.names[name] = value
+        return name
+
+    def holder(self, k: int) -> str:
+        p = self.program
+        if p.sources[k][0] == "ext":
+            return f"p{k}"
+        return self.name(f"h{k}", p.holders[k])
+
+    def emit(self, line: str, indent: int = 2) -> None:
+        self.lines.append("    " * indent + line)
+
+    def function(self):
+        """(source, the replay function)."""
+        p = self.program
+        self.lines.append("def replay(tensors):")
+        for k, source in enumerate(p.sources):
+            if source[0] == "arg":
+                self.emit(f"v{k} = tensors[{source[1]}].data", 1)
+                if k in self.read:
+                    self.emit(f"{self.holder(k)}.data = v{k}", 1)
+            elif source[0] == "ext":
+                self.name(f"p{k}", p.holders[k])
+                self.emit(f"v{k} = p{k}.data                  # read live", 1)
+        for i, (kind, t) in enumerate(p.clears):          # zero_grad() inside the step
+            target = f"tensors[{t}]" if kind == "arg" else self.name(f"cleared{i}", t)
+            self.emit(f"{target}.grad = None", 1)
+        self.emit("try:", 1)
+        self.emit("with _GradMode(False):", 2)
+        for kind, event in p.events:
+            if kind == "forward":
+                self._operation(event)
+            elif kind == "backward":
+                self._walk(event)
+            elif kind == "live":
+                self._live(event)
             else:
-                t.grad = Tensor._from_array(g)
+                self._made(event)
+        self.emit(f"result = {self._output(p.outputs)}", 3)
+        self.emit("finally:", 1)
+        for k in sorted(self.read):
+            self.emit(f"h{k}.data = None", 2)
+        resets = [self._reset(e, entry) for e, entry in enumerate(p.entries)]
+        for line in filter(None, resets):
+            self.emit(line, 2)
+        if not self.read and not any(resets):
+            self.emit("pass", 2)
+        self.emit("return result", 1)
+        source = "\n".join(self.lines) + "\n"
+        code = builtins.compile(source, f"<replay of {len(p.entries)} operations>", "exec")
+        exec(code, self.names)
+        return source, self.names["replay"]
+
+    def _operation(self, e: int) -> None:
+        """Operation e: its Function's forward on the input arrays."""
+        p = self.program
+        entry = p.entries[e]
+        k = entry.output
+        if entry.array_options:          # a Function made now, with its options read live
+            self.name(f"live{e}", functools.partial(p._with_live_options, entry))
+            self.emit(f"op{e} = live{e}()", 3)
+        else:
+            self.name(f"op{e}", entry.fn)
+        arguments = ", ".join(f"v{i}" for i in entry.inputs)
+        self.emit(f"v{k} = op{e}.forward({arguments})  # {entry.cls.__name__}", 3)
+        array_type = p.array_types[k]
+        if not (_built_in(entry.cls) and p.shapes[k]):   # NumPy gives 0-d results as scalars
+            self.name(_type_name(array_type), array_type)
+            self.emit(f"if type(v{k}) is not {_type_name(array_type)}:", 3)
+            self.emit(f"v{k} = _as_array(v{k}, op{e}.xp)", 4)
+        self._keep(k)
+
+    def _keep(self, k: int) -> None:
+        """Value k's array into its holder, when something reads it there."""
+        if k in self.read:
+            self.emit(f"{self.holder(k)}.data = v{k}", 3)
+
+    def _made(self, k: int) -> None:
+        """A random tensor drawn again, or a tensor computed outside a Function again."""
+        source = self.program.sources[k]
+        if source[0] == "random":
+            _, kind, shape, dtype, backend, index = source
+            self.name(f"random{k}", functools.partial(backend.random, kind, shape, dtype, index))
+            self.emit(f"v{k} = random{k}()", 3)
+        else:
+            _, (function, *leading), ins = source
+            self.name(f"kernel{k}", functools.partial(function, *leading))
+            self.emit(f"v{k} = kernel{k}({', '.join(f'v{i}' for i in ins)})", 3)
+        self._keep(k)
+
+    def _live(self, call: int) -> None:
+        """A live call made again, in the grad mode it was made in, with the step's arguments
+        of this call; then every tensor from outside read again (the call may have given one
+        a new array)."""
+        p = self.program
+        fn, args, kwargs, mode = p.lives[call]
+        if _has_arguments((args, kwargs)):
+            self.name(f"call{call}", functools.partial(_call_live, fn, args, kwargs))
+            line = f"returned_by{call} = call{call}(tensors)  # {_name(fn)}, live"
+        else:
+            self.name(f"call{call}", functools.partial(fn, *args, **kwargs))
+            line = f"returned_by{call} = call{call}()  # {_name(fn)}, live"
+        if mode:
+            self.emit("with _GradMode(True):", 3)
+            self.emit(line, 4)
+        else:
+            self.emit(line, 3)
+        for k, source in enumerate(p.sources):
+            if source[0] == "ext":
+                self.emit(f"v{k} = p{k}.data", 3)
+
+    def _walk(self, walk: _Walk) -> None:
+        """One backward as the engine walked it: each visited Function's own backward, each
+        gradient conformed and kept or accumulated as recorded, then the landings."""
+        p = self.program
+        root = walk.root
+        if walk.seed is None:
+            self.emit(f"g{root} = _ones(v{root})               # backward from v{root}", 3)
+        else:
+            self.emit(f"g{root} = v{walk.seed}.astype(v{root}.dtype)  # backward from v{root}", 3)
+        indexed: set = set()                  # gradients held as an IndexedGradient now
+        for e, edges in walk.visits:
+            entry = p.entries[e]
+            k = entry.output
+            if k in indexed:
+                self.emit(f"g{k} = g{k}.dense()", 3)
+            grad = f"g{k}" if entry.cls.array_grad else f"_wrap(g{k})"
+            # each input's gradient straight into its gradient's name where it is kept as
+            # returned, else into rI to be conformed or added; `_` for inputs that get none
+            plain = {i: target for i, target, conform, kind in edges
+                     if kind == "set" and conform is None}
+            got = [f"g{plain[i]}" if i in plain else f"r{i}"
+                   if any(edge[0] == i for edge in edges) else "_"
+                   for i in range(len(entry.inputs))]
+            call = f"op{e}.backward({grad})  # {entry.cls.__name__}"
+            if len(got) == 1:                    # one input: a tuple of one or the gradient
+                self.emit(f"{got[0]} = {call}", 3)
+                self.emit(f"if type({got[0]}) is tuple:", 3)
+                self.emit(f"({got[0]},) = {got[0]}", 4)
+            else:
+                self.emit(f"{', '.join(got)} = {call}", 3)
+            self.emit(f"del g{k}", 3)
+            for i, target, conform, kind in edges:
+                is_indexed = conform is not None and conform[0] == "indexed"
+                if i in plain:
+                    indexed.discard(target)
+                    continue
+                gx = f"r{i}"
+                if conform is not None:
+                    gx = (f"_conform({gx}, {self.name(f'conform{e}_{i}', conform)}, "
+                          f"{self.holder(target)}, {entry.cls.__name__!r})")
+                if kind == "set":
+                    self.emit(f"g{target} = {gx}", 3)
+                    if is_indexed:
+                        indexed.add(target)
+                    else:
+                        indexed.discard(target)
+                    continue
+                if kind == "copy":
+                    self.emit(f"g{target} = _owned_copy(g{target})", 3)
+                    indexed.discard(target)
+                if is_indexed:
+                    self.emit(f"{gx}.add_into(g{target})", 3)
+                else:
+                    self.emit(f"g{target} += {gx}", 3)
+        for k, kind, copy_it in walk.landings:
+            self.emit(f"_land({self._leaf(k)}, g{k}, {kind!r}, {copy_it})", 3)
+
+    def _leaf(self, k: int) -> str:
+        position = self.program.arg_of_value.get(k)
+        return f"p{k}" if position is None else f"tensors[{position}]"
+
+    def _output(self, plan) -> str:
+        """The expression that rebuilds the step's return value."""
+        kind = plan[0]
+        if kind == "T":
+            k = plan[1]
+            if k in self.program.arg_of_value:
+                return f"tensors[{self.program.arg_of_value[k]}]"
+            if plan[2]:                          # a tensor from outside: the tensor itself
+                return self.name(f"returned{k}", plan[3])
+            return f"_wrap(v{k})"
+        if kind == "seq":
+            parts = [self._output(q) for q in plan[2]]
+            if plan[1] is list:
+                return "[" + ", ".join(parts) + "]"
+            if plan[1] is tuple:
+                return "(" + "".join(part + ", " for part in parts) + ")"
+            n = len(self.names)
+            return f"{self.name(f'sequence{n}', plan[1])}([{', '.join(parts)}])"
+        if kind == "dict":
+            items = []
+            for key, q in plan[1]:
+                n = len(self.names)
+                items.append(f"{self.name(f'key{n}', key)}: {self._output(q)}")
+            return "{" + ", ".join(items) + "}"
+        if kind == "live":
+            return f"returned_by{plan[1]}" + "".join(f"[{i}]" for i in plan[2])
+        n = len(self.names)
+        return self.name(f"constant{n}", plan[1])
+
+    def _reset(self, e: int, entry: _Entry) -> str | None:
+        """The line that puts operation e's Function back as its constructor made it, after
+        the replay: its saved values let go (a built-in Function keeps state only through
+        save_for_backward, see tests), anything another Function set on itself removed."""
+        if entry.array_options:
+            return None                  # made anew at each replay, and dropped with it
+        if _built_in(entry.cls):
+            if "save_for_backward" in entry.cls.forward.__code__.co_names:
+                return f"op{e}.saved_tensors = ()"
+            return None
+        self.name(f"state{e}", entry.state)
+        return f"_reset(op{e}, state{e})"
+
+
+class _Argument:
+    """In a live call's recorded arguments: the step's tensor argument at this position, the
+    one of the call being replayed."""
+
+    __slots__ = ("position",)
+
+    def __init__(self, position: int):
+        self.position = position
+
+
+def _template(x, arg_of: dict):
+    """A live call's arguments with the step's tensor arguments marked by position."""
+    if isinstance(x, Tensor) and id(x) in arg_of:
+        return _Argument(arg_of[id(x)])
+    if isinstance(x, (list, tuple)):
+        return _rebuilt(x, [_template(v, arg_of) for v in x])
+    if isinstance(x, dict):
+        return {key: _template(v, arg_of) for key, v in x.items()}
+    return x
+
+
+def _rebuilt(x, items: list):
+    """A list or tuple (a named tuple too) of x's type holding items."""
+    return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
+
+
+def _has_arguments(x) -> bool:
+    if isinstance(x, _Argument):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_has_arguments(v) for v in x)
+    if isinstance(x, dict):
+        return any(_has_arguments(v) for v in x.values())
+    return False
+
+
+def _filled(x, tensors):
+    if isinstance(x, _Argument):
+        return tensors[x.position]
+    if isinstance(x, (list, tuple)) and _has_arguments(x):
+        return _rebuilt(x, [_filled(v, tensors) for v in x])
+    if isinstance(x, dict) and _has_arguments(x):
+        return {key: _filled(v, tensors) for key, v in x.items()}
+    return x
+
+
+def _call_live(fn, args, kwargs, tensors):
+    """A live call whose arguments include the step's: made with this call's tensors."""
+    return fn(*_filled(args, tensors), **_filled(kwargs, tensors))
+
+
+def _owner(array):
+    """The array whose memory `array` reads (itself, or the base of a view)."""
+    base = getattr(array, "base", None)
+    return array if base is None else base
+
+
+def _built_in(cls) -> bool:
+    """Is cls one of minigrad's own Functions (whose forward keeps state only through
+    save_for_backward and returns an array for every result of one element or more)?"""
+    return cls.__module__.startswith("minigrad.")
+
+
+def _type_name(array_type) -> str:
+    return "ndarray" if array_type is np.ndarray else f"array_type_{id(array_type)}"
+
+
+def _values_of_plan(plan) -> list:
+    if plan[0] in ("array", "reshape"):
+        return [plan[1]]
+    if plan[0] == "seq":
+        return [k for q in plan[2] for k in _values_of_plan(q)]
+    return []
+
+
+def _ones(root):
+    """The gradient a backward without an explicit one starts from: ∂root/∂root."""
+    return backend_of(root).xp.ones(root.shape, dtype=root.dtype)
+
+
+def _as_array(result, xp):
+    """A forward's result as an array (NumPy returns scalars from 0-d operands)."""
+    return result if type(result) in _BY_ARRAY_TYPE else xp.asarray(result)
+
+
+def _owned_copy(g):
+    """A value's second gradient arrived: the walk's own buffer, which the first (that may be
+    shared: Add hands one array to both inputs) is copied into and the rest are added to."""
+    return autograd._dense(g, copy=True)
+
+
+def _land(t, g, kind: str, copy_it: bool) -> None:
+    """A leaf's complete gradient into its .grad, as the walk landed it: set, or added to the
+    .grad it already had; copied when the walk did not own it."""
+    if type(g) is IndexedGradient:
+        g = g.dense()
+    elif copy_it:
+        g = g.copy()
+    if kind == "add" and t.grad is not None:
+        t.grad = Tensor._from_array(t.grad.data + g)
+    else:
+        t.grad = Tensor._from_array(g)
+
+
+def _reset(fn, state: dict) -> None:
+    """A Function back to its state when made."""
+    now = vars(fn)
+    now.clear()
+    now.update(state)
 
 
 def _external(t):
@@ -874,13 +1371,7 @@ def _external(t):
     return t
 
 
-def _store(holder, array) -> None:
-    """The output array of an operation into its holder (a new array each replay: arrays
-    handed out earlier are never written into)."""
-    holder.data = array
-
-
-def _conform(g, conform, x, entry):
+def _conform(g, conform, x, name: str):
     """What the walk did to gradient g for input x: dense arrays summed back to x's shape and
     cast to its dtype; an IndexedGradient's values cast."""
     if type(g) is IndexedGradient:
@@ -892,27 +1383,12 @@ def _conform(g, conform, x, entry):
     if conform is not None:
         shape, dtype = conform
         if shape is not None:
-            g = sum_to_array(g, shape, entry.cls.__name__)
+            g = sum_to_array(g, shape, name)
         if dtype is not None:
             g = g.astype(dtype)
     if type(g) not in _BY_ARRAY_TYPE:
         g = backend_of(x.data).xp.asarray(g)
     return g
-
-
-def _accumulate(grads: list, k: int, g, kind: str) -> None:
-    """The walk's accumulation, as recorded: "set" stores g (possibly shared), "copy" makes
-    the first owned buffer and adds into it, "add" adds into that buffer in place."""
-    if kind == "set":
-        grads[k] = g
-        return
-    previous = grads[k]
-    if kind == "copy":
-        previous = grads[k] = autograd._dense(previous, copy=True)
-    if type(g) is IndexedGradient:
-        g.add_into(previous)
-    else:
-        previous += g
 
 
 def _live_option(plan, holders):
@@ -924,22 +1400,6 @@ def _live_option(plan, holders):
     if kind == "const":
         return plan[1]
     return plan[1](_live_option(p, holders) for p in plan[2])
-
-
-def _rebuild(plan, holders, arg_of_value, tensors):
-    kind = plan[0]
-    if kind == "T":
-        k = plan[1]
-        if k in arg_of_value:
-            return tensors[arg_of_value[k]]
-        if plan[2]:                              # a tensor from outside: the tensor itself
-            return plan[3]
-        return Tensor._from_array(holders[k].data)
-    if kind == "seq":
-        return plan[1](_rebuild(p, holders, arg_of_value, tensors) for p in plan[2])
-    if kind == "dict":
-        return {key: _rebuild(p, holders, arg_of_value, tensors) for key, p in plan[1]}
-    return plan[1]
 
 
 def _guard_of(t) -> tuple:

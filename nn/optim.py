@@ -69,8 +69,10 @@ class Optimizer:
                 yield index, p, group
                 index += 1
 
+    @mg.compiler.disable
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Reset the gradients of every parameter (to None, or to zeros)."""
+        """Reset the gradients of every parameter (to None, or to zeros). Inside a compiled
+        step it runs live at every replay."""
         for group in self.param_groups:
             for p in group["params"]:
                 if set_to_none or p.grad is None:
@@ -78,9 +80,11 @@ class Optimizer:
                 else:
                     p.grad = mg.zeros_like(p)
 
+    @mg.compiler.disable
     @mg.no_grad()
     def step(self) -> None:
-        """One update of every parameter that has a gradient."""
+        """One update of every parameter that has a gradient. Inside a compiled step it runs
+        live at every replay: it reads the learning rate, step counts and gradients then."""
         states = self.state
         modules = {}                       # array type -> array module, looked up once a step
         index = -1
@@ -353,9 +357,15 @@ def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0,
     total = (Σ_p ‖g_p‖ⁿ)^(1/n) over every parameter with a gradient (n = norm_type, inf for the
     largest |g|); when total > max_norm each gradient is multiplied by max_norm / (total + 1e-6).
     Returns total, the norm before clipping, as a float. With `error_if_nonfinite`, a NaN or
-    infinite total raises RuntimeError and leaves the gradients as they were.
+    infinite total raises RuntimeError and leaves the gradients as they were. Inside a compiled
+    step it runs live at every replay (its result may be returned by the step, not used in it).
     """
-    params = _parameters(parameters)
+    return _clip_grad_norm(_parameters(parameters), max_norm, norm_type, error_if_nonfinite)
+
+
+@mg.compiler.disable
+def _clip_grad_norm(params: list, max_norm: float, norm_type: float,
+                    error_if_nonfinite: bool) -> float:
     grads = [p.grad for p in params if p.grad is not None]
     if not grads:
         return 0.0
@@ -382,21 +392,33 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
                     error_if_nonfinite: bool = False) -> mg.Tensor:
     """PyTorch's spelling of `clip_grad_norm`, with PyTorch's result: the total norm as a
     0-d Tensor of the gradients' dtype (`.item()` gives the number)."""
-    params = _parameters(parameters)
+    return _clip_grad_norm_tensor(_parameters(parameters), max_norm, norm_type,
+                                  error_if_nonfinite)
+
+
+@mg.compiler.disable
+def _clip_grad_norm_tensor(params: list, max_norm: float, norm_type: float,
+                           error_if_nonfinite: bool) -> mg.Tensor:
     dtypes = [p.grad.dtype for p in params if p.grad is not None]
-    total = clip_grad_norm(params, max_norm, norm_type, error_if_nonfinite)
+    total = _clip_grad_norm(params, max_norm, norm_type, error_if_nonfinite)
     return mg.tensor(total, dtype=dtypes[0] if dtypes else "float32")
 
 
 def clip_grad_value_(parameters, clip_value: float) -> None:
-    """Clamp every gradient elementwise to [−clip_value, clip_value], as PyTorch's."""
+    """Clamp every gradient elementwise to [−clip_value, clip_value], as PyTorch's (live inside
+    a compiled step)."""
     clip_value = float(clip_value)
     if not clip_value >= 0:
         raise ValueError(f"clip_grad_value_: clip_value must be >= 0, got {clip_value}")
-    with mg.no_grad():
-        for p in _parameters(parameters):
-            if p.grad is not None:
-                p.grad = mg.clip(p.grad, -clip_value, clip_value)
+    _clip_grad_value(_parameters(parameters), clip_value)
+
+
+@mg.compiler.disable
+@mg.no_grad()
+def _clip_grad_value(params: list, clip_value: float) -> None:
+    for p in params:
+        if p.grad is not None:
+            p.grad = mg.clip(p.grad, -clip_value, clip_value)
 
 
 def _parameters(parameters) -> list[mg.Tensor]:

@@ -515,21 +515,54 @@ def _same(a, b) -> bool:
         np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
 
 
-def _compiled_calls(program: Program, compiled: bool, zero_grads: bool):
+def _live_update(params: dict, hyper: dict, zero_grads: bool):
+    """The optimizer inside the step: clearing the gradients (when the arm clears them) and an
+    SGD update with the learning rate in `hyper`, each marked to run live at every replay."""
+    @mg.compiler.disable
+    def zero_grad():
+        for p in params.values():
+            p.grad = None
+
+    @mg.compiler.disable
+    @mg.no_grad()
+    def update():
+        for p in params.values():
+            if p.grad is not None:
+                p.sub_(hyper["lr"] * p.grad)
+
+    return (zero_grad if zero_grads else None), update
+
+
+def _compiled_calls(program: Program, compiled: bool, zero_grads: bool, inside: bool = False):
     """The results of every call: (outputs, loss, each argument's and parameter's .grad) as
-    NumPy arrays, the output Tensors themselves, and the step."""
+    NumPy arrays, the output Tensors themselves, and the step. With `inside`, the optimizer
+    (clearing and the update) is in the step, live, with a learning rate changed every call."""
     params, step = _compiled_setup(program)
+    hyper = {"lr": 0.125}
+    if inside:
+        zero_grad, update = _live_update(params, hyper, zero_grads)
+        inner = step
+
+        def step(*args):
+            if zero_grad is not None:
+                zero_grad()
+            result = inner(*args)
+            update()
+            return result
     run = mg.compile(step) if compiled else step
     results, handed_out = [], []
     for call in range(COMPILED_CALLS):
         args = _arguments(program, params, call)
-        if zero_grads:
+        if zero_grads and not inside:
             for p in params.values():
                 p.grad = None
         outputs, total = run(*args)
         handed_out.append(outputs)
         grads = [None if t.grad is None else t.grad.numpy() for t in args + list(params.values())]
         results.append(([o.numpy() for o in outputs], total.numpy(), grads))
+        if inside:
+            hyper["lr"] *= 0.75                  # a schedule, read by the replayed update
+            continue
         with mg.no_grad():                       # the optimizer's in-place update
             for p in params.values():
                 if p.grad is not None:
@@ -537,19 +570,20 @@ def _compiled_calls(program: Program, compiled: bool, zero_grads: bool):
     return results, handed_out, run
 
 
-def check_compiled(program: Program) -> tuple[list[str], str | None]:
+def check_compiled(program: Program, inside: bool = False) -> tuple[list[str], str | None]:
     """The program as a compiled step against the same step run eagerly, exactly: every output,
-    loss and gradient of every call, and outputs handed out earlier unchanged by later calls.
-    Returns the problems, and why the step was not replayed (None when it was)."""
+    loss and gradient of every call, and outputs handed out earlier unchanged by later calls
+    (with `inside`, the optimizer step made inside the step). Returns the problems, and why
+    the step was not replayed (None when it was)."""
     zero_grads = len(program.nodes) % 2 == 0       # else gradients accumulate over calls
     problems: list[str] = []
     with simulated_device(), np.errstate(all="ignore"):
         try:
-            eager, eager_out, _ = _compiled_calls(program, False, zero_grads)
+            eager, eager_out, _ = _compiled_calls(program, False, zero_grads, inside)
         except Exception as error:                 # noqa: BLE001 - the eager oracles' business
             return [], f"the eager step raises {type(error).__name__}"
         try:
-            compiled, handed_out, run = _compiled_calls(program, True, zero_grads)
+            compiled, handed_out, run = _compiled_calls(program, True, zero_grads, inside)
         except Exception as error:                 # noqa: BLE001 - any raise is a finding
             return [f"[compiled] raised {type(error).__name__}: {error}"], None
     if run.stats.replays == 0:
@@ -572,13 +606,14 @@ def check_compiled(program: Program) -> tuple[list[str], str | None]:
     return problems, None
 
 
-def run_compiled(n: int, seed: int = 0, ops=None) -> tuple[list[Failure], dict]:
+def run_compiled(n: int, seed: int = 0, ops=None,
+                 inside: bool = False) -> tuple[list[Failure], dict]:
     """Programs 0 … n−1 of the run seeded `seed` through `check_compiled`: the failures, and
     how many programs were replayed or not, with the reasons."""
     failures, counts = [], {"replayed": 0}
     for index in range(n):
         program = program_at(seed, index, ops)
-        problems, skipped = check_compiled(program)
+        problems, skipped = check_compiled(program, inside)
         if skipped is not None:
             counts[skipped] = counts.get(skipped, 0) + 1
             continue
@@ -589,15 +624,16 @@ def run_compiled(n: int, seed: int = 0, ops=None) -> tuple[list[Failure], dict]:
 
 
 @functools.lru_cache(maxsize=8)
-def _compiled_baseline(n: int, seed: int, ops: tuple | None) -> frozenset:
-    return frozenset(f.index for f in run_compiled(n, seed, ops)[0])
+def _compiled_baseline(n: int, seed: int, ops: tuple | None, inside: bool) -> frozenset:
+    return frozenset(f.index for f in run_compiled(n, seed, ops, inside)[0])
 
 
-def new_compiled_failures(plant, n: int = 60, seed: int = 0, ops=None) -> list[Failure]:
-    """`new_failures` for the compiled-step arm."""
+def new_compiled_failures(plant, n: int = 60, seed: int = 0, ops=None,
+                          inside: bool = False) -> list[Failure]:
+    """`new_failures` for the compiled-step arm (with `inside`, its optimizer inside)."""
     ops = None if ops is None else tuple(ops)
-    before = _compiled_baseline(n, seed, ops)
+    before = _compiled_baseline(n, seed, ops, inside)
     with pytest.MonkeyPatch.context() as patch:
         plant(patch)
-        after, _ = run_compiled(n, seed, ops)
+        after, _ = run_compiled(n, seed, ops, inside)
     return [f for f in after if f.index not in before]

@@ -9,12 +9,14 @@ bugs planted in the replay that the arm must catch.
 
 from __future__ import annotations
 
+import inspect
 import os
 
 import numpy as np
 
 import minigrad as mg
 from minigrad import compiled as compiled_module
+from minigrad.gradients import IndexedGradient
 
 from .harness import new_compiled_failures, run_compiled
 
@@ -30,15 +32,56 @@ def test_random_programs_replay_exactly():
     assert counts["replayed"] >= 0.8 * PROGRAMS, counts
 
 
+def test_random_programs_replay_exactly_with_the_optimizer_step_inside():
+    """The same programs with clearing and an SGD update inside the step, run live at every
+    replay (mg.compiler.disable), the learning rate changed between calls."""
+    failures, counts = run_compiled(PROGRAMS // 2, SEED, inside=True)
+    assert not failures, "\n\n".join(str(f) for f in failures[:3])
+    assert counts["replayed"] >= 0.8 * (PROGRAMS // 2), counts
+
+
+def test_a_skipped_live_call_is_caught():
+    """The optimizer's live call recorded but not made at replay."""
+    def plant(patch):
+        patch.setattr(compiled_module._Writer, "_live", lambda writer, call: None)
+    assert new_compiled_failures(plant, n=20, ops=ARITHMETIC, inside=True)
+
+
+def test_a_live_call_with_its_learning_rate_frozen_is_caught():
+    """The live update replayed with the learning rate it read at capture."""
+    real = compiled_module._Writer._live
+
+    def frozen(writer, call):
+        fn, args, kwargs, mode = writer.program.lives[call]
+        inner = inspect.unwrap(fn)
+        cells = [c.cell_contents for c in getattr(inner, "__closure__", None) or ()]
+        hyper = next((c for c in cells if isinstance(c, dict) and "lr" in c), None)
+        if hyper is not None:
+            captured = dict(hyper)
+
+            def with_frozen_lr(*a, **k):
+                now = dict(hyper)
+                hyper.update(captured)
+                try:
+                    return fn(*a, **k)
+                finally:
+                    hyper.update(now)
+            writer.program.lives[call] = (with_frozen_lr, args, kwargs, mode)
+        real(writer, call)
+
+    def plant(patch):
+        patch.setattr(compiled_module._Writer, "_live", frozen)
+    assert new_compiled_failures(plant, n=20, ops=ARITHMETIC, inside=True)
+
+
 def test_a_wrong_accumulation_kind_is_caught():
     """The second gradient of a value added in place into the first, which may be shared
     (Add hands one array to both inputs), instead of into a new buffer."""
-    real = compiled_module._accumulate
+    real = compiled_module._owned_copy
 
-    def plant(patch):
-        patch.setattr(compiled_module, "_accumulate",
-                      lambda grads, k, g, kind: real(grads, k, g,
-                                                     "add" if kind == "copy" else kind))
+    def plant(patch):                  # "copy" replayed as "add": no buffer of the walk's own
+        patch.setattr(compiled_module, "_owned_copy",
+                      lambda g: real(g) if type(g) is IndexedGradient else g)
     assert new_compiled_failures(plant, n=30, ops=ARITHMETIC)
 
 
@@ -46,7 +89,7 @@ def test_a_skipped_conform_is_caught():
     """Gradients not summed back to their input's shape (nor cast to its dtype)."""
     def plant(patch):
         patch.setattr(compiled_module, "_conform",
-                      lambda g, conform, x, entry: g.data if isinstance(g, mg.Tensor) else g)
+                      lambda g, conform, x, name: g.data if isinstance(g, mg.Tensor) else g)
     assert new_compiled_failures(plant, n=30, ops=["add", "mul", "sum", "tanh"])
 
 
@@ -65,15 +108,26 @@ def test_a_stale_parameter_is_caught():
 def test_a_reused_buffer_still_live_is_caught():
     """Each operation's output written into the array it had at the previous replay, which the
     caller may still hold (an output handed out) or a backward may still need."""
-    def reuse(holder, array):
-        old = holder.data
+    kept: dict = {}                      # (program, value) -> the array of the last replay
+
+    def reuse(where, array):
+        old = kept.get(where)
         if type(old) is np.ndarray and type(array) is np.ndarray and old.shape == array.shape \
                 and old.dtype == array.dtype and old.flags.writeable and \
                 not np.may_share_memory(old, array):
             old[...] = array
-        else:
-            holder.data = array
+            array = old
+        kept[where] = array
+        return array
+
+    real = compiled_module._Writer._keep
+
+    def keep(writer, k):               # each operation's result written into the last one's
+        writer.name("_reuse", reuse)
+        writer.emit(f"v{k} = _reuse(({id(writer.program)}, {k}), v{k})", 3)
+        real(writer, k)
 
     def plant(patch):
-        patch.setattr(compiled_module, "_store", reuse)
+        kept.clear()
+        patch.setattr(compiled_module._Writer, "_keep", keep)
     assert new_compiled_failures(plant, n=30, ops=ARITHMETIC)

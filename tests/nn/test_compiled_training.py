@@ -108,3 +108,126 @@ def test_eval_mode_is_guarded(bind):
     for _ in range(3):
         np.testing.assert_array_equal(run(x).numpy(), expected)
     assert run.stats.captures == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole training step compiled: zero_grad, backward, clipping and the optimizer step inside,
+# each run live at every replay (mg.compiler.disable), with the learning rate changed between
+# calls by a scheduler.
+
+def _whole_step_run(make_optimizer, compiled: bool, clip: str | None = "norm", calls: int = 7,
+                    zero_grad_inside: bool = True, make=_mlp):
+    mg.manual_seed(0)
+    model = make()
+    optimizer = make_optimizer(model.parameters())
+    scheduler = nn.optim.StepLR(optimizer, step_size=2, gamma=0.5)
+    rng = np.random.default_rng(1)
+    data = [(mg.tensor(rng.standard_normal((6, 4))), mg.tensor(rng.integers(0, 3, 6)))
+            for _ in range(calls)]
+
+    def step(x, y):
+        if zero_grad_inside:
+            optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        if clip == "norm":
+            total = nn.clip_grad_norm(model.parameters(), 0.5)
+        elif clip == "value":
+            nn.optim.clip_grad_value_(model.parameters(), 0.05)
+        optimizer.step()
+        return (loss, total) if clip == "norm" else loss
+
+    run = mg.compile(step) if compiled else step
+    mg.manual_seed(7)
+    history = []
+    for x, y in data:
+        if not zero_grad_inside:
+            optimizer.zero_grad()
+        out = run(x, y)
+        loss, total = out if clip == "norm" else (out, None)
+        history.append((loss.numpy(), total, [p.numpy() for p in model.parameters()],
+                        [p.grad.numpy() for p in model.parameters()]))
+        scheduler.step()                           # a new learning rate every second call
+    return history, run
+
+
+def _assert_same_history(eager, compiled):
+    for (loss, total, weights, grads), (loss_c, total_c, weights_c, grads_c) in \
+            zip(eager, compiled):
+        np.testing.assert_array_equal(loss, loss_c)
+        assert total == total_c or (total != total and total_c != total_c)
+        for a, b in zip(weights + grads, weights_c + grads_c):
+            np.testing.assert_array_equal(a, b)
+
+
+OPTIMIZERS = {
+    "sgd-momentum": lambda params: nn.optim.SGD(params, lr=0.1, momentum=0.9, nesterov=True,
+                                                weight_decay=1e-3),
+    "adam": lambda params: nn.optim.Adam(params, lr=0.05),
+    "adamw": lambda params: nn.optim.AdamW(params, lr=0.05),
+}
+
+
+@pytest.mark.parametrize("clip", ["norm", "value", None])
+@pytest.mark.parametrize("name", list(OPTIMIZERS))
+def test_the_whole_training_step_compiled_equals_eager_bit_for_bit(name, clip):
+    eager, _ = _whole_step_run(OPTIMIZERS[name], compiled=False, clip=clip)
+    replayed, run = _whole_step_run(OPTIMIZERS[name], compiled=True, clip=clip)
+    assert run.stats.replays == len(eager) - 2 and run.stats.eager == 1, run.stats
+    assert run.stats.captures == 1, run.stats
+    _assert_same_history(eager, replayed)
+
+
+@pytest.mark.parametrize("make", [_mlp, lambda: nn.Linear(4, 3)], ids=["mlp", "linear"])
+def test_zero_grad_outside_and_the_optimizer_inside_replay_exactly(make):
+    eager, _ = _whole_step_run(OPTIMIZERS["adam"], compiled=False, zero_grad_inside=False,
+                               make=make)
+    replayed, run = _whole_step_run(OPTIMIZERS["adam"], compiled=True, zero_grad_inside=False,
+                                    make=make)
+    assert run.stats.replays == len(eager) - 2, run.stats
+    _assert_same_history(eager, replayed)
+
+
+def _plant_in_live_calls(patch, change):
+    """Replays whose live calls are replaced by change(fn, args, kwargs) -> a callable."""
+    from minigrad import compiled as compiled_module
+    real = compiled_module._Writer._live
+
+    def live(writer, call):
+        fn, args, kwargs, mode = writer.program.lives[call]
+        writer.program.lives[call] = (change(fn, args, kwargs), (), {}, mode)
+        real(writer, call)
+    patch.setattr(compiled_module._Writer, "_live", live)
+
+
+@pytest.mark.parametrize("plant", ["frozen lr", "skipped step"])
+def test_a_frozen_learning_rate_or_a_skipped_live_call_is_caught(plant, monkeypatch):
+    """The comparison above fails when a replay makes the optimizer step with the learning rate
+    of the capture, or not at all."""
+    def frozen_lr(fn, args, kwargs):
+        if getattr(fn, "__name__", "") != "step":
+            return lambda: fn(*args, **kwargs)
+        optimizer = args[0]
+        captured = [group["lr"] for group in optimizer.param_groups]
+
+        def step():
+            now = [group["lr"] for group in optimizer.param_groups]
+            for group, lr in zip(optimizer.param_groups, captured):
+                group["lr"] = lr
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                for group, lr in zip(optimizer.param_groups, now):
+                    group["lr"] = lr
+        return step
+
+    def skipped(fn, args, kwargs):
+        return (lambda: None) if getattr(fn, "__name__", "") == "step" else \
+            (lambda: fn(*args, **kwargs))
+
+    eager, _ = _whole_step_run(OPTIMIZERS["sgd-momentum"], compiled=False)
+    _plant_in_live_calls(monkeypatch, frozen_lr if plant == "frozen lr" else skipped)
+    replayed, run = _whole_step_run(OPTIMIZERS["sgd-momentum"], compiled=True)
+    assert run.stats.replays == len(eager) - 2, run.stats
+    with pytest.raises(AssertionError):
+        _assert_same_history(eager, replayed)

@@ -334,6 +334,37 @@ def test_a_kept_loss_keeps_no_activations_after_backward():
         loss.backward()
 
 
+@pytest.mark.parametrize("on_device", [False, True])
+def test_a_freed_graph_still_describes_each_input_it_let_go(on_device, sim_device):
+    """After a backward without retain_graph each input other than a leaf that requires grad
+    is a stub: no values, but the tensor's shape, dtype, name, device, producer and
+    requires_grad, one stub per tensor however many operations read it, and the tensor itself
+    while something else keeps it alive."""
+    from minigrad.gradients import SpentTensor
+    device = sim_device if on_device else "cpu"
+    x = mg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True, device=device)
+    scale = mg.tensor(np.full((2, 3), 2.0, dtype=np.float32), device=device)   # a constant
+    hidden = x * scale
+    hidden.name = "hidden"
+    maker = hidden.grad_fn
+    squared = hidden * hidden                             # hidden read twice by one node
+    loss = (squared.exp() * 1.0).sum()
+    loss.backward()
+    a, b = squared.grad_fn.inputs
+    assert a is b and isinstance(a, SpentTensor)          # one stub for the one tensor
+    assert a.tensor is hidden                             # alive: the test holds it
+    assert (a.shape, a.ndim, a.dtype, a.name, a.device) == ((2, 3), 2, np.float64, "hidden",
+                                                            device)
+    assert a._fn is maker and a._requires_grad is True    # as the walk and pictures read it
+    x_kept, c = maker.inputs
+    assert x_kept is x                                    # a leaf that requires grad stays
+    assert isinstance(c, SpentTensor) and c._fn is None and c._requires_grad is False
+    assert (c.shape, c.dtype, c.device, c.name) == ((2, 3), np.float32, device, None)
+    del scale
+    gc.collect()
+    assert c.tensor is None                               # nothing else held the constant
+
+
 def test_a_hook_handle_holds_its_tensor_weakly():
     x = mg.tensor([1.0], requires_grad=True)
     y = x * 2

@@ -256,7 +256,10 @@ def region_longer(runs: dict) -> str:
                f"{100 * _lr_share(long_m, short_m['train_seconds']):.0f} % of the peak"
                if at_30 else "")
             + f". Test WER with beam: {wer_se(long_m['test_beam'])} against "
-            f"{wer_se(short_m['test_beam'])}. Paired, " + comparison(runs, name, short))
+            f"{wer_se(short_m['test_beam'])}. Paired, " + comparison(runs, name, short)
+            + f" The training loss of the last 50 steps (label smoothing and dropout included) "
+            f"ended at {long_m['final_loss']:.3f} against {short_m['final_loss']:.3f}: the "
+            f"longer run did not fit its training words much better either.")
     return "\n\n".join(lines) or "(no longer run recorded yet)"
 
 

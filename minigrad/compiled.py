@@ -110,7 +110,7 @@ import numpy as np
 
 from . import anomaly, autograd, inplace, recording
 from .backend import _BY_ARRAY_TYPE, DRAWS, backend_of
-from .function import Function
+from .function import _FORMULA_BACKWARDS, Function
 from .gradients import IndexedGradient
 from .ops.shape import sum_to_array
 from .grad_mode import STATE as _GRAD_STATE
@@ -1028,8 +1028,12 @@ class _Writer:
         p, read = self.program, set()
         for kind, walk in p.events:
             if kind == "backward":
-                for e, _ in walk.visits:
+                for e, edges in walk.visits:
                     entry = p.entries[e]
+                    read.update(target for _, target, conform, _ in edges
+                                if conform is not None)          # `_conform` reads its input
+                    if _formula(entry.cls) is not None:          # given the arrays themselves
+                        continue
                     read.update(entry.inputs)
                     if entry.cls.needs_output:
                         read.add(entry.output)
@@ -1173,7 +1177,12 @@ class _Writer:
             got = [f"g{plain[i]}" if i in plain else f"r{i}"
                    if any(edge[0] == i for edge in edges) else "_"
                    for i in range(len(entry.inputs))]
-            call = f"op{e}.backward({grad})  # {entry.cls.__name__}"
+            formula = _formula(entry.cls)
+            if formula is not None:    # the backward's own formula, on the arrays held here
+                values = ", ".join(self._formula_values(entry, formula))
+                call = f"op{e}.gradients({values})  # {entry.cls.__name__}"
+            else:
+                call = f"op{e}.backward({grad})  # {entry.cls.__name__}"
             if len(got) == 1:                    # one input: a tuple of one or the gradient
                 self.emit(f"{got[0]} = {call}", 3)
                 self.emit(f"if type({got[0]}) is tuple:", 3)
@@ -1206,6 +1215,18 @@ class _Writer:
                     self.emit(f"g{target} += {gx}", 3)
         for k, kind, copy_it in walk.landings:
             self.emit(f"_land({self._leaf(k)}, g{k}, {kind!r}, {copy_it})", 3)
+
+    def _formula_values(self, entry: _Entry, formula: tuple) -> list[str]:
+        """What `values` gives a `gradients` formula, as the replay's names: the gradient, the
+        inputs' arrays, the output's array (each as the class asks)."""
+        needs_inputs, needs_output = formula
+        k = entry.output
+        values = [f"g{k}"]
+        if needs_inputs:
+            values.extend(f"v{i}" for i in entry.inputs)
+        if needs_output:
+            values.append(f"v{k}")
+        return values
 
     def _leaf(self, k: int) -> str:
         position = self.program.arg_of_value.get(k)
@@ -1315,6 +1336,17 @@ def _built_in(cls) -> bool:
     """Is cls one of minigrad's own Functions (whose forward keeps state only through
     save_for_backward and returns an array for every result of one element or more)?"""
     return cls.__module__.startswith("minigrad.")
+
+
+def _formula(cls) -> tuple | None:
+    """(needs_inputs, needs_output) when cls's backward is its `gradients` formula on `values`
+    of the gradient, the inputs and the output (see function.py): a replay then calls that
+    formula with its arrays, which is what `values` gives when no graph of the backward is
+    recorded. None when cls writes its own backward."""
+    return _FORMULA_VALUES.get(cls.backward)
+
+
+_FORMULA_VALUES = {backward: needs for needs, backward in _FORMULA_BACKWARDS.items()}
 
 
 def _type_name(array_type) -> str:

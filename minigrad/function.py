@@ -67,6 +67,7 @@ class Function:
     xp = _numpy                # the array module of the inputs, set by apply()
     differentiable = True      # False in a subclass whose output never carries a gradient
     needs_output = True        # False: backward never reads self.output, so no weakref is made
+    needs_inputs = True        # False: the `gradients` formula is given no input values
     # True: `backward` may be given the gradient as a bare array when no graph of it is recorded
     # (it reads grad only through `values`, or as an array would be read), which spares a
     # Tensor per node; minigrad's own backwards (see __init_subclass__) and FusedFunction's
@@ -74,6 +75,9 @@ class Function:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if "gradients" in cls.__dict__ and "backward" not in cls.__dict__:
+            # `gradients` on the values it is given, chosen once here rather than per call
+            cls.backward = _FORMULA_BACKWARDS[cls.needs_inputs, cls.needs_output]
         if "backward" in cls.__dict__ and "array_grad" not in cls.__dict__:
             cls.array_grad = cls.__module__.startswith("minigrad.")  # a class of your own: False
 
@@ -83,7 +87,18 @@ class Function:
 
     def backward(self, grad):
         """∂L/∂input for each input, given grad = ∂L/∂output (a Tensor): a tuple when there are
-        several inputs, None for an input that gets no gradient."""
+        several inputs, None for an input that gets no gradient. A class that writes
+        `gradients` instead gets a backward that calls it (see `_FORMULA_BACKWARDS`)."""
+        raise NotImplementedError(f"{type(self).__name__}.backward")
+
+    def gradients(self, g, *values):
+        """A backward written as one formula of plain values, for a class that does not write
+        `backward` itself: g = ∂L/∂output, then the inputs' values (unless the class sets
+        needs_inputs = False) and the output's (unless needs_output = False), arrays or, under
+        create_graph, Tensors, as `values` gives them. Returns what `backward` does (for one
+        input, its gradient alone). It reads from `self` only its options and which inputs
+        require grad (`self.inputs[i]._requires_grad`), so that `minigrad.compile`'s replay can
+        call it with the arrays it holds."""
         raise NotImplementedError(f"{type(self).__name__}.backward")
 
     def save_for_backward(self, *arrays) -> None:
@@ -187,6 +202,36 @@ def _link(fn, inputs: tuple, result, scope: str) -> None:
     result._fn = fn
 
 
+def _formula_of_inputs_and_output(self, grad):
+    values = self.values(grad, *self.inputs, self.output)
+    if len(values) == 3:                     # written out: cheaper than a call with *
+        return self.gradients(values[0], values[1], values[2])
+    return self.gradients(*values)
+
+
+def _formula_of_inputs(self, grad):
+    values = self.values(grad, *self.inputs)
+    if len(values) == 3:                     # written out: cheaper than a call with *
+        return self.gradients(values[0], values[1], values[2])
+    return self.gradients(*values)
+
+
+def _formula_of_output(self, grad):
+    g, y = self.values(grad, self.output)
+    return self.gradients(g, y)
+
+
+def _formula_of_gradient(self, grad):
+    (g,) = self.values(grad)
+    return self.gradients(g)
+
+
+# The backward of a class that writes `gradients`: the formula on `values` of the gradient, the
+# inputs (unless needs_inputs is False) and the output (unless needs_output is False); keyed by
+# (needs_inputs, needs_output)
+_FORMULA_BACKWARDS = {(True, True): _formula_of_inputs_and_output,
+                      (True, False): _formula_of_inputs,
+                      (False, True): _formula_of_output, (False, False): _formula_of_gradient}
 _new_tensor = object.__new__
 _ndarray = _numpy.ndarray
 _sequence = itertools.count()      # creation order of recorded Functions

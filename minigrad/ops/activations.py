@@ -31,11 +31,12 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 class Sigmoid(Function):
     """y = σ(x) = 1 / (1 + e⁻ˣ)"""
 
+    needs_inputs = False
+
     def forward(self, x):
         return _sigmoid(self.xp, x)
 
-    def backward(self, grad):
-        g, y = self.values(grad, self.output)
+    def gradients(self, g, y):
         # ∂y/∂x = σ(x)(1 − σ(x)) = y(1 − y)
         return g * (y * (1 - y))
 

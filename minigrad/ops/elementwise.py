@@ -17,13 +17,12 @@ from .common import as_float, lift, pair
 class Add(Function):
     """z = a + b"""
 
-    needs_output = False
+    needs_output = needs_inputs = False
 
     def forward(self, a, b):
         return a + b
 
-    def backward(self, grad):
-        (g,) = self.values(grad)
+    def gradients(self, g):
         # ∂z/∂a = ∂z/∂b = 1
         return g, g
 
@@ -35,13 +34,12 @@ def add(a, b) -> Tensor:
 class Sub(Function):
     """z = a − b"""
 
-    needs_output = False
+    needs_output = needs_inputs = False
 
     def forward(self, a, b):
         return a - b
 
-    def backward(self, grad):
-        (g,) = self.values(grad)
+    def gradients(self, g):
         # ∂z/∂a = 1, ∂z/∂b = −1
         return g, (-g if self.inputs[1]._requires_grad else None)
 
@@ -58,8 +56,7 @@ class Mul(Function):
     def forward(self, a, b):
         return a * b
 
-    def backward(self, grad):
-        g, a, b = self.values(grad, *self.inputs)
+    def gradients(self, g, a, b):
         needs_a, needs_b = self.inputs[0]._requires_grad, self.inputs[1]._requires_grad
         # ∂z/∂a = b, ∂z/∂b = a
         return (g * b if needs_a else None), (g * a if needs_b else None)
@@ -240,11 +237,12 @@ def abs(x: Tensor) -> Tensor:
 class Tanh(Function):
     """y = tanh(x)"""
 
+    needs_inputs = False
+
     def forward(self, x):
         return self.xp.tanh(x)
 
-    def backward(self, grad):
-        g, y = self.values(grad, self.output)
+    def gradients(self, g, y):
         # ∂y/∂x = 1 − tanh²(x) = 1 − y²
         return g * (1 - y * y)
 

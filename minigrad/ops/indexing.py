@@ -8,7 +8,6 @@ import numpy as np
 
 from ..function import Function
 from ..gradients import IndexedGradient
-from ..grad_mode import is_grad_enabled
 from ..backend import backend_of
 from ..tensor import Tensor
 from .common import axis_or_dim, constant, keepdims_or_keepdim, one_axis
@@ -27,14 +26,12 @@ class GetItem(Function):
     def forward(self, x):
         return x[self.index]
 
-    def backward(self, grad):
+    def gradients(self, g, x):
         # ∂L/∂x[i] = Σ over the output positions that read x[i] of ∂L/∂y
-        shape = self.inputs[0].shape
-        if is_grad_enabled():                 # recorded (create_graph): a differentiable op
-            return IndexAdd.apply(grad, shape=shape, index=self.index, is_basic=self.is_basic)
+        if isinstance(g, Tensor):             # recorded (create_graph): a differentiable op
+            return IndexAdd.apply(g, shape=x.shape, index=self.index, is_basic=self.is_basic)
         # else zero but at the index, left unfilled so slices of one tensor share a buffer
-        (g,) = self.values(grad)
-        return IndexedGradient(shape, self.index, self.is_basic, g, self.xp)
+        return IndexedGradient(x.shape, self.index, self.is_basic, g, self.xp)
 
 
 def _index_add(xp, shape, index, is_basic, g):

@@ -24,8 +24,7 @@ class MatMul(Function):
             return out.reshape(a.shape[:-1] + (b.shape[1],))
         return a @ b
 
-    def backward(self, grad):
-        g, a, b = self.values(grad, *self.inputs)
+    def gradients(self, g, a, b):
         needs_a, needs_b = self.inputs[0]._requires_grad, self.inputs[1]._requires_grad
         # ∂L/∂A = G Bᵀ, ∂L/∂B = Aᵀ G (the engine sums both over broadcast batch axes)
         if a.ndim > 2 and b.ndim == 2:

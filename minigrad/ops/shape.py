@@ -47,7 +47,7 @@ def reshape(x: Tensor, *shape) -> Tensor:
 class Transpose(Function):
     """y = x with its axes permuted: y.shape[i] = x.shape[axes[i]]."""
 
-    needs_output = False
+    needs_output = needs_inputs = False
 
     def __init__(self, axes):
         self.axes = axes
@@ -55,8 +55,7 @@ class Transpose(Function):
     def forward(self, x):
         return x.transpose(self.axes)
 
-    def backward(self, grad):
-        (g,) = self.values(grad)
+    def gradients(self, g):
         # a permutation's adjoint is its inverse: ∂L/∂x = transpose(∂L/∂y, axes⁻¹)
         return g.transpose(_inverse_permutation(self.axes))
 

@@ -131,3 +131,17 @@ def test_a_reused_buffer_still_live_is_caught():
         kept.clear()
         patch.setattr(compiled_module._Writer, "_keep", keep)
     assert new_compiled_failures(plant, n=30, ops=ARITHMETIC)
+
+
+def test_a_formula_given_its_inputs_in_the_wrong_order_is_caught():
+    """A backward written as a `gradients` formula called by the replay with its inputs'
+    arrays swapped (Mul's ∂a would read a instead of b)."""
+    real = compiled_module._Writer._formula_values
+
+    def swapped(writer, entry, formula):
+        values = real(writer, entry, formula)
+        return values[:1] + values[1:][::-1]
+
+    def plant(patch):
+        patch.setattr(compiled_module._Writer, "_formula_values", swapped)
+    assert new_compiled_failures(plant, n=30, ops=["mul", "matmul", "sub", "add"])

@@ -18,14 +18,17 @@ recorder every Function it applies (class, options, which inputs are step argume
 from outside such as parameters, or earlier results), the backward walk (the order it visits
 Functions, how each gradient was conformed to its input and accumulated) and where gradients
 land in `.grad`. Calls 3+ replay that record: for each operation the Function's own `forward`
-on arrays, then for each visited Function its own `backward` on arrays (the `values()` path of
-the engine, with grad mode off), then the recorded sum-to-shape, cast and accumulation steps.
-No Tensor per operation, no graph, no heap: the derivative formulas stay in one place.
+on arrays, then for each visited Function its own derivative on arrays: a Function that writes
+its derivative as a `gradients` formula (the built-in elementwise, matmul, transpose, indexing
+and activation primitives) gets the arrays the replay holds, as `values()` would give them;
+any other its own `backward` (the `values()` path of the engine, with grad mode off); then the
+recorded sum-to-shape, cast and accumulation steps. No Tensor per operation, no graph, no
+heap: the derivative formulas stay in one place.
 
 The record is written out once as the source of one straight-line Python function (`_Writer`;
 a program's `source` shows it), one line per forward, backward, conform or accumulation, with
 every decision the walk made fixed in the text: per operation a replay runs the Function's
-own methods and a few assignments, nothing else. Two choices follow from the capture and are
+own forward and derivative and a few assignments, nothing else. Two choices follow from the capture and are
 tested: a built-in Function's forward result of one or more dimensions is an array (only a 0-d
 result, which NumPy may give as a scalar, is checked), and a built-in Function keeps state only
 through `save_for_backward` (so after a replay only those clear `saved_tensors`; a Function of
@@ -993,25 +996,27 @@ class _Writer:
     the step's own arithmetic runs per operation: no loop over a plan, no dispatch on event
     kinds, the walk's recorded decisions (where each gradient goes, whether it is conformed,
     how it is accumulated) fixed in the text. Each line still calls the Function's own
-    `forward` and `backward`, so every derivative stays written once. For W0's first pair:
+    `forward` and its `gradients` formula (given the arrays held in local names) or its
+    `backward`, so every derivative stays written once. For W0's first pair:
 
-        v0 = tensors[0].data                 # an argument's array
-        v1 = p1.data                         # a parameter, read live
+        v0 = p0.data                         # a tensor from outside, read live
+        v1 = p1.data
         v2 = op0.forward(v0, v1)             # Mul
-        h2.data = v2                         # a holder: a backward formula reads it
+        v3 = op1.forward(v2, v1)             # Add
         ...
-        g3 = _ones(v3)                       # backward from v3
-        r = op1.backward(g3)                 # Add
-        g2 = r[0]                            # "set": the first gradient, as it is
-        g1 = r[1]
-        ...
+        g3 = v6.astype(v3.dtype)             # backward from v3, with the gradient given
+        g2, g1 = op1.gradients(g3)           # Add: "set", each gradient as it is
+        del g3
+        g0, r1 = op0.gradients(g2, v0, v1)   # Mul
+        del g2
         g1 = _owned_copy(g1)                 # "copy": the walk's own buffer, then added
-        g1 += r[1]
-        _land(p1, g1, "set", True)           # into .grad
+        g1 += r1
+        _land(p1, g1, "set", False)          # into .grad
 
-    Names: vK the array of value K, hK its holder (the Tensor a backward formula reads as
-    `self.inputs`/`self.output`; filled only when some backward or option reads it, emptied
-    at the end), pK a tensor from outside, gK its gradient, opE the Function of operation E.
+    Names: vK the array of value K, hK its holder (the Tensor a `backward` method reads as
+    `self.inputs`/`self.output`; filled only when some backward, conform or option reads it,
+    emptied at the end), pK a tensor from outside, gK its gradient, rI a gradient to be
+    conformed or added, opE the Function of operation E.
     The program's `source` holds the text."""
 
     def __init__(self, program: _Program):
@@ -1155,7 +1160,7 @@ class _Writer:
                 self.emit(f"v{k} = p{k}.data", 3)
 
     def _walk(self, walk: _Walk) -> None:
-        """One backward as the engine walked it: each visited Function's own backward, each
+        """One backward as the engine walked it: each visited Function's own derivative, each
         gradient conformed and kept or accumulated as recorded, then the landings."""
         p = self.program
         root = walk.root

@@ -55,7 +55,9 @@ class Function:
     (the array module of the inputs' device), `self.save_for_backward(*a)` and
     `self.saved_tensors` for anything else backward needs (freed after backward), and
     `self.values(grad, *self.inputs)` / `self.ops` to write one backward that computes on bare
-    arrays unless create_graph records it (the built-in primitives do; see `values`).
+    arrays unless create_graph records it (the built-in primitives do; see `values`). Instead of
+    `backward`, a class may write `gradients(self, g, *values)`, the same formula on the values
+    `values` gives (see `gradients`): `minigrad.compile`'s replay then calls it with its arrays.
     """
 
     inputs: tuple = ()

@@ -676,6 +676,49 @@ def test_the_replay_is_written_as_calls_of_each_functions_own_methods():
     assert "_owned_copy(g" in source             # w's second gradient: the walk's own buffer
 
 
+
+class _Cube(mg.Function):
+    """y = x³, its derivative written as a `gradients` formula (a class of one's own)."""
+
+    def forward(self, x):
+        return x ** 3
+
+    def gradients(self, g, x, y):
+        # ∂y/∂x = 3x²
+        return g * 3 * x * x
+
+
+def test_a_formula_of_ones_own_is_given_the_arrays_and_replays_exactly():
+    rng = np.random.default_rng(8)
+    (w,) = _params(rng, (2, 3))
+    x0 = rng.standard_normal((2, 3))
+
+    def step(x):
+        loss = (_Cube.apply(x * w) * w).sum()
+        loss.backward()
+        return loss
+
+    # eager: the formula is the backward (x³'s second derivative too, under create_graph)
+    x = mg.tensor(x0, requires_grad=True)
+    (g,) = mg.grad(_Cube.apply(x).sum(), [x], create_graph=True)
+    np.testing.assert_allclose(g.numpy(), 3 * x0 ** 2)
+    g.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 6 * x0)
+
+    run = mg.compile(step)
+    for _ in range(4):
+        w.grad = None
+        replayed = run(mg.tensor(x0)).numpy()
+        replayed_grad = w.grad.numpy()
+        w.grad = None
+        np.testing.assert_array_equal(step(mg.tensor(x0)).numpy(), replayed)
+        np.testing.assert_array_equal(w.grad.numpy(), replayed_grad)
+    assert run.stats.replays == 2
+    (signature,) = run._signatures.values()
+    assert ".gradients(g" in next(line for line in signature.program.source.splitlines()
+                                  if "# _Cube" in line and "= op" in line and "forward" not in line)
+
+
 # -- live calls (mg.compiler.disable): the optimizer step inside the compiled step -----------
 
 def _sgd(params, hyper):

@@ -167,7 +167,8 @@ def wer_se(scores: dict) -> str:
 def describe(c: dict) -> str:
     readout = "second decoder GRU" if c["readout"] == "gru" else "tanh(W_c [h; c])"
     return (f"BiGRU {c['enc_layers']}×{c['enc_hidden']}, GRU {c['dec_hidden']}, "
-            f"{c['attention']} attention, readout {readout}, batch {c['batch_size']}")
+            f"{c['attention']} attention, readout {readout}, batch {c['batch_size']}"
+            + (", locked dropout" if c.get("dropout_kind") == "locked" else ""))
 
 
 def published() -> dict:
@@ -282,7 +283,9 @@ def region_model(runs: dict) -> str:
             f"started from `tanh(W [→s_S; ←s_1])` that reads the previous phoneme; "
             f"{attention} over the encoder states; then the readout {readout} "
             f"(`--readout {c['readout']}`); `softmax(W_o h̃_t)`. Cross-entropy with label "
-            f"smoothing {c['label_smoothing']:g}, dropout {c['dropout']:g}, Adam with a "
+            f"smoothing {c['label_smoothing']:g}, dropout {c['dropout']:g}"
+            f"{' (locked: one draw per word and feature)' if c.get('dropout_kind') == 'locked' else ''}"
+            f", Adam with a "
             f"{100 * c['warmup']:g} % warm-up and cosine decay to 5 % of the peak {c['lr']:g}, "
             f"gradient norm clipped at {c['clip']:g}, batches of {c['batch_size']} words of one "
             f"exact length (no source padding)")

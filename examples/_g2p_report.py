@@ -45,6 +45,7 @@ FIGURES = ROOT / "examples" / "figures"
 GOLDEN = ROOT / "tests" / "examples" / "golden" / "g2p_torch_trajectory.npz"
 LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3")   # one change at a time, 30 minutes each
 LONGER = {"g2p-long": "g2p-linear"}   # the same recipe with a longer budget: {run: its 30-min run}
+SEEDS = {"g2p-linear-seed1": "g2p-linear"}   # the same recipe and budget, another seed
 
 PUBLISHED = ROOT / "examples" / "results" / "published.json"   # numbers of others, with sources
 
@@ -265,6 +266,23 @@ def region_longer(runs: dict) -> str:
     return "\n\n".join(lines) or "(no longer run recorded yet)"
 
 
+def region_seeds(runs: dict) -> str:
+    """Each run with another seed against the same recipe's run: how far apart the seed alone
+    puts two runs, beside the other differences measured."""
+    lines = []
+    for name, first in SEEDS.items():
+        if name not in runs or first not in runs:
+            continue
+        a, b = runs[name]["metrics"], runs[first]["metrics"]
+        lines.append(
+            f"`{name}` repeats `{first}` with seed {a['run']['seed']} "
+            f"(another initialisation, dropout draws and batch order; {a['steps']:,} steps "
+            f"against {b['steps']:,}). Dev WER (greedy) {pct(a['dev_greedy']['wer'])} against "
+            f"{pct(b['dev_greedy']['wer'])}; test WER with beam {wer_se(a['test_beam'])} "
+            f"against {wer_se(b['test_beam'])}. Paired, " + comparison(runs, name, first))
+    return "\n\n".join(lines) or "(no second seed recorded yet)"
+
+
 def _lr_share(metrics: dict, seconds: float) -> float:
     """The run's learning rate after `seconds` of training, as a share of its peak."""
     config = g2p.Config(**{**metrics["config"], "lr": 1.0})
@@ -356,7 +374,7 @@ def region_parity(runs: dict) -> str:
 REGIONS = {"overview": region_overview, "parity": region_parity, "table": region_table,
            "levers": region_levers, "verdict": region_verdict, "curve": region_curve,
            "errors": region_errors, "split": region_split, "figures": region_figures,
-           "longer": region_longer, "model": region_model}
+           "longer": region_longer, "model": region_model, "seeds": region_seeds}
 REGION = re.compile(r"(<!-- g2p: (\S+) -->\n)(.*?)(<!-- /g2p -->)", re.S)
 
 

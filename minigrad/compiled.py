@@ -28,12 +28,13 @@ heap: the derivative formulas stay in one place.
 The record is written out once as the source of one straight-line Python function (`_Writer`;
 a program's `source` shows it), one line per forward, backward, conform or accumulation, with
 every decision the walk made fixed in the text: per operation a replay runs the Function's
-own forward and derivative and a few assignments, nothing else. Two choices follow from the capture and are
-tested: a built-in Function's forward result of one or more dimensions is an array (only a 0-d
-result, which NumPy may give as a scalar, is checked), and a built-in Function keeps state only
-through `save_for_backward` (so after a replay only those clear `saved_tensors`; a Function of
-your own is put back to the state its constructor made). CPython specialises the function's
-byte-code after its 8th call, so a replay is fastest from the 9th on.
+own forward and derivative and a few assignments, nothing else. Two choices follow from the
+capture and are tested: a built-in Function's forward result of one or more dimensions is an
+array (only a 0-d result, which NumPy may give as a scalar, is checked), and a built-in
+Function keeps state only through `save_for_backward` (so after a replay only those clear
+`saved_tensors`; a Function of your own is put back to the state its constructor made).
+CPython specialises the function's byte-code after its 8th call, so a replay is fastest from
+the 9th on.
 
 Why a record of the walk and not a second walk: the walk's order, its accumulation kinds ("set",
 "copy" then add, "add" in place) and its conform steps are read from the engine while it runs,

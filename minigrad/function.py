@@ -234,6 +234,7 @@ def _formula_of_gradient(self, grad):
 _FORMULA_BACKWARDS = {(True, True): _formula_of_inputs_and_output,
                       (True, False): _formula_of_inputs,
                       (False, True): _formula_of_output, (False, False): _formula_of_gradient}
+
 _new_tensor = object.__new__
 _ndarray = _numpy.ndarray
 _sequence = itertools.count()      # creation order of recorded Functions

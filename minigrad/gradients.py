@@ -3,6 +3,7 @@ what a freed graph keeps of the tensors it no longer needs."""
 
 from __future__ import annotations
 
+import sys
 import weakref
 
 import numpy as np
@@ -58,8 +59,9 @@ class SpentTensor:
 
     `release` fills the slots itself (one per graph edge it cuts, so it makes no call per
     stub); what follows from them is computed when read: a stub stands for a tensor made by an
-    operation (which requires grad) or for a constant (which does not), and `_device` is set
-    only for an array that is not NumPy's."""
+    operation (which requires grad) or for a constant (which does not), `_device` is set only
+    for an array that is not NumPy's, and `_tensor` is a weak reference only when something
+    else still held the tensor as the graph let it go (None otherwise: it went with the graph)."""
 
     __slots__ = ("_fn", "shape", "dtype", "name", "_device", "_tensor")
     _retains_grad = False
@@ -81,7 +83,7 @@ class SpentTensor:
     @property
     def tensor(self):
         """The tensor itself while something else keeps it alive, else None."""
-        return self._tensor()
+        return None if self._tensor is None else self._tensor()
 
 
 def release(functions) -> None:
@@ -90,7 +92,10 @@ def release(functions) -> None:
     several of them is replaced by one SpentTensor.
 
     The nodes are the ones a backward has just run (it refuses a freed one), so each input is
-    a tensor, not a stub."""
+    a tensor, not a stub. A stub refers weakly to its tensor only when the reference count says
+    that something besides this one node may hold it (the count can only overstate that); a
+    tensor only the node held goes as the node lets go of it, and most tensors of a step are
+    such, so most stubs are spared a weak reference, which costs more than the rest of one."""
     spent: dict[int, SpentTensor] = {}
     for fn in functions:
         fn.saved_tensors = _RELEASED
@@ -107,7 +112,9 @@ def release(functions) -> None:
                 data = x.data
                 stub._fn, stub.shape, stub.dtype, stub.name = x._fn, data.shape, data.dtype, \
                     x.name
-                stub._tensor = _weak(x)
+                # held only by fn.inputs (once), by x and by getrefcount's argument: x goes
+                # as fn lets go of it, and needs no weak reference
+                stub._tensor = _weak(x) if _refcount(x) > _HELD_HERE else None
                 if type(data) is not _ndarray:
                     stub._device = x.device
             inputs.append(stub)
@@ -116,4 +123,6 @@ def release(functions) -> None:
 
 _new_stub = object.__new__
 _weak = weakref.ref
+_refcount = sys.getrefcount
+_HELD_HERE = 3        # references to an input in release's loop when one node alone holds it
 _ndarray = np.ndarray

@@ -360,6 +360,9 @@ def test_a_freed_graph_still_describes_each_input_it_let_go(on_device, sim_devic
     assert x_kept is x                                    # a leaf that requires grad stays
     assert isinstance(c, SpentTensor) and c._fn is None and c._requires_grad is False
     assert (c.shape, c.dtype, c.device, c.name) == ((2, 3), np.float32, device, None)
+    assert c.tensor is scale                              # read once, and held by the test
+    exp_out, _ = loss.grad_fn.inputs[0]._fn.inputs        # squared.exp(): held by no one
+    assert exp_out.tensor is None and exp_out.shape == (2, 3)
     del scale
     gc.collect()
     assert c.tensor is None                               # nothing else held the constant

@@ -368,6 +368,19 @@ def test_a_freed_graph_still_describes_each_input_it_let_go(on_device, sim_devic
     assert c.tensor is None                               # nothing else held the constant
 
 
+def test_a_tensor_read_by_two_nodes_and_held_by_none_gets_one_stub_and_goes():
+    x = mg.tensor(np.arange(4.0), requires_grad=True)
+    h = x * 2.0
+    ref = weakref.ref(h)
+    loss = (h * 3.0 + h.exp()).sum()
+    del h
+    loss.backward()
+    scaled, exp_out = loss.grad_fn.inputs[0]._fn.inputs   # the sum's input, made by the add
+    from_mul, from_exp = scaled._fn.inputs[0], exp_out._fn.inputs[0]
+    assert from_mul is from_exp and from_mul.shape == (4,)  # one stub for h, read twice
+    assert ref() is None and from_mul.tensor is None        # and h went with the graph
+
+
 def test_a_hook_handle_holds_its_tensor_weakly():
     x = mg.tensor([1.0], requires_grad=True)
     y = x * 2

@@ -31,6 +31,7 @@ sys.path[:0] = [str(ROOT / "examples"), str(ROOT)]
 import _common  # noqa: E402,F401  (first: one BLAS thread, as the examples run)
 import numpy as np  # noqa: E402
 
+from benchmarks.run import cpu_model  # noqa: E402
 import minigrad as mg  # noqa: E402
 import nn  # noqa: E402
 import g2p  # noqa: E402
@@ -129,16 +130,6 @@ def measure(name: str, steps: int, rounds: int) -> dict:
                                "last_reason": stats.reasons[-1] if stats.reasons else None}}
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -154,7 +145,7 @@ def main(argv=None) -> dict:
         print(name, json.dumps(results[name]), flush=True)
     record = {"command": " ".join(["python3", "benchmarks/compiled_examples.py",
                                    *(argv if argv is not None else sys.argv[1:])]),
-              "cpu": _cpu_model(), "logical_cpus": os.cpu_count(),
+              "cpu": cpu_model(), "logical_cpus": os.cpu_count(),
               "python": platform.python_version(), "numpy": np.__version__,
               "load_average_before": [round(x, 2) for x in load_before],
               "load_average_after": [round(x, 2) for x in os.getloadavg()],

@@ -21,7 +21,6 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import cProfile  # noqa: E402
 import json  # noqa: E402
-import platform  # noqa: E402
 import pstats  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -33,6 +32,7 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "examples")]
 
+from benchmarks.run import cpu_model  # noqa: E402
 import g2p  # noqa: E402
 import _seq2seq as seq2seq  # noqa: E402
 import minigrad as mg  # noqa: E402
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> dict:
     data = g2p.Data(*g2p.load_split())
     results = {"clock": "CPU time of the process (time.process_time), one BLAS thread",
                "steps": args.steps, "repeats": args.repeats, "batch_size": 128,
-               "machine": platform.processor() or platform.machine(),
+               "machine": cpu_model(),
                "numpy": np.__version__, "variants": {}}
     for name, changes in VARIANTS.items():
         results["variants"][name] = time_variant(data, changes, args.steps, args.repeats)

@@ -43,8 +43,9 @@ README = ROOT / "examples" / "README.md"
 SHIPPED = ROOT / "examples" / "data" / "g2p-model.npz"
 FIGURES = ROOT / "examples" / "figures"
 GOLDEN = ROOT / "tests" / "examples" / "golden" / "g2p_torch_trajectory.npz"
-LEVERS = ("g2p-linear", "g2p-gru2")   # one change at a time, same 30-minute budget
+LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3")   # one change at a time, 30 minutes each
 LONGER = {"g2p-long": "g2p-linear"}   # the same recipe with a longer budget: {run: its 30-min run}
+SEEDS = {"g2p-linear-seed1": "g2p-linear"}   # the same recipe and budget, another seed
 
 PUBLISHED = ROOT / "examples" / "results" / "published.json"   # numbers of others, with sources
 
@@ -167,7 +168,8 @@ def wer_se(scores: dict) -> str:
 def describe(c: dict) -> str:
     readout = "second decoder GRU" if c["readout"] == "gru" else "tanh(W_c [h; c])"
     return (f"BiGRU {c['enc_layers']}×{c['enc_hidden']}, GRU {c['dec_hidden']}, "
-            f"{c['attention']} attention, readout {readout}, batch {c['batch_size']}")
+            f"{c['attention']} attention, readout {readout}, batch {c['batch_size']}"
+            + (", locked dropout" if c.get("dropout_kind") == "locked" else ""))
 
 
 def published() -> dict:
@@ -227,8 +229,9 @@ def region_verdict(runs: dict) -> str:
     blstm = published()["blstm_standard_split_wer"]
     target = "below" if beam["wer"] < blstm else "not below"
     text = (f"The default is the run with the lowest dev WER, `{chosen}`"
-            + (" (the only lever recorded so far)." if len(recorded) == 1 else ". Paired, "))
-    text += " ".join(comparison(runs, chosen, other) for other in recorded if other != chosen)
+            + (" (the only lever recorded so far)." if len(recorded) == 1 else "."))
+    text += "".join(f" Against `{other}`, paired: " + comparison(runs, chosen, other)
+                    for other in recorded if other != chosen)
     return (text + f" Its test WER with beam {m['config']['beam']}, {wer_se(beam)} "
             f"(± one standard error), is {target} the {pct(blstm)} of Yao & Zweig's BiLSTM.")
 
@@ -263,6 +266,23 @@ def region_longer(runs: dict) -> str:
     return "\n\n".join(lines) or "(no longer run recorded yet)"
 
 
+def region_seeds(runs: dict) -> str:
+    """Each run with another seed against the same recipe's run: how far apart the seed alone
+    puts two runs, beside the other differences measured."""
+    lines = []
+    for name, first in SEEDS.items():
+        if name not in runs or first not in runs:
+            continue
+        a, b = runs[name]["metrics"], runs[first]["metrics"]
+        lines.append(
+            f"`{name}` repeats `{first}` with seed {a['run']['seed']} "
+            f"(another initialisation, dropout draws and batch order; {a['steps']:,} steps "
+            f"against {b['steps']:,}). Dev WER (greedy) {pct(a['dev_greedy']['wer'])} against "
+            f"{pct(b['dev_greedy']['wer'])}; test WER with beam {wer_se(a['test_beam'])} "
+            f"against {wer_se(b['test_beam'])}. Paired, " + comparison(runs, name, first))
+    return "\n\n".join(lines) or "(no second seed recorded yet)"
+
+
 def _lr_share(metrics: dict, seconds: float) -> float:
     """The run's learning rate after `seconds` of training, as a share of its peak."""
     config = g2p.Config(**{**metrics["config"], "lr": 1.0})
@@ -282,7 +302,9 @@ def region_model(runs: dict) -> str:
             f"started from `tanh(W [→s_S; ←s_1])` that reads the previous phoneme; "
             f"{attention} over the encoder states; then the readout {readout} "
             f"(`--readout {c['readout']}`); `softmax(W_o h̃_t)`. Cross-entropy with label "
-            f"smoothing {c['label_smoothing']:g}, dropout {c['dropout']:g}, Adam with a "
+            f"smoothing {c['label_smoothing']:g}, dropout {c['dropout']:g}"
+            f"{' (locked: one draw per word and feature)' if c.get('dropout_kind') == 'locked' else ''}"
+            f", Adam with a "
             f"{100 * c['warmup']:g} % warm-up and cosine decay to 5 % of the peak {c['lr']:g}, "
             f"gradient norm clipped at {c['clip']:g}, batches of {c['batch_size']} words of one "
             f"exact length (no source padding)")
@@ -352,7 +374,7 @@ def region_parity(runs: dict) -> str:
 REGIONS = {"overview": region_overview, "parity": region_parity, "table": region_table,
            "levers": region_levers, "verdict": region_verdict, "curve": region_curve,
            "errors": region_errors, "split": region_split, "figures": region_figures,
-           "longer": region_longer, "model": region_model}
+           "longer": region_longer, "model": region_model, "seeds": region_seeds}
 REGION = re.compile(r"(<!-- g2p: (\S+) -->\n)(.*?)(<!-- /g2p -->)", re.S)
 
 

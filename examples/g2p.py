@@ -131,11 +131,12 @@ class GRUAttentionG2P(nn.Module):
     def __init__(self, n_letters: int, n_phonemes: int, config: "Config"):
         super().__init__()
         E, He, Hd = config.embed_dim, config.enc_hidden, config.dec_hidden
-        if config.attention not in ("dot", "additive") or config.readout not in ("linear",
-                                                                                 "gru"):
-            raise ValueError(f"GRUAttentionG2P: attention must be 'dot' or 'additive' and "
-                             f"readout 'linear' or 'gru', got {config.attention!r}, "
-                             f"{config.readout!r}")
+        if config.attention not in ("dot", "additive") or config.readout not in (
+                "linear", "gru") or config.dropout_kind not in ("element", "locked"):
+            raise ValueError(f"GRUAttentionG2P: attention must be 'dot' or 'additive', readout "
+                             f"'linear' or 'gru' and dropout_kind 'element' or 'locked', got "
+                             f"{config.attention!r}, {config.readout!r}, "
+                             f"{config.dropout_kind!r}")
         self.attention_kind, self.readout = config.attention, config.readout
         self.src_embed = nn.Embedding(n_letters, E)
         self.encoder = nn.GRU(E, He, num_layers=config.enc_layers, bidirectional=True,
@@ -154,11 +155,20 @@ class GRUAttentionG2P(nn.Module):
             self.combine = nn.Linear(Hd + 2 * He, Hd)
         self.out = nn.Linear(Hd, n_phonemes)
         self.dropout = nn.Dropout(config.dropout)
+        self.locked = config.dropout_kind == "locked"
+
+    def drop(self, x):
+        """Dropout on a (B, T, F) sequence: each element on its own, or (locked) one draw per
+        word and feature, shared by all T positions."""
+        if not self.locked:
+            return self.dropout(x)
+        return mg.dropout(x, self.dropout.p, self.training,
+                          noise_shape=(x.shape[0], 1, x.shape[2]))
 
     def encode(self, letters) -> tuple:
         """letters (B, S) ids -> memory (states (B, S, 2He), keys (B, S, ·)) and the decoder's
         first state (h_0, h̃_0), both (B, Hd)."""
-        states, h_n = self.encoder(self.dropout(self.src_embed(letters)))   # (B, S, 2He)
+        states, h_n = self.encoder(self.drop(self.src_embed(letters)))   # (B, S, 2He)
         last = mg.concat([h_n[-2], h_n[-1]], axis=-1)        # top layer, both ends (B, 2He)
         h0 = mg.tanh(self.bridge(last))                      # (B, Hd)
         keys = self.key_proj(states) if self.attention_kind == "dot" else states
@@ -177,13 +187,13 @@ class GRUAttentionG2P(nn.Module):
         else:
             attended = mg.tanh(self.combine(both))           # (B, T, Hd)
             last = attended[:, -1]
-        return self.out(self.dropout(attended)), weights, (h_n[0], last)
+        return self.out(self.drop(attended)), weights, (h_n[0], last)
 
     def forward(self, letters, tgt_in) -> tuple:
         """Teacher forcing: letters (B, S), tgt_in (B, T) -> (logits (B, T, V), weights
         (B, T, S))."""
         memory, state = self.encode(letters)
-        return self._decode(self.dropout(self.tgt_embed(tgt_in)), state, memory)[:2]
+        return self._decode(self.drop(self.tgt_embed(tgt_in)), state, memory)[:2]
 
     def step(self, y_prev: np.ndarray, state: tuple, memory: tuple) -> tuple:
         """One decoding step (_seq2seq.py's decoders): previous phonemes (N,) -> (log-probs
@@ -282,6 +292,7 @@ class Config:
     dec_hidden: int = 256
     attention_dim: int = 128
     dropout: float = 0.1
+    dropout_kind: str = "element"  # "locked": one draw per word and feature for a sequence
     label_smoothing: float = 0.1
     batch_size: int = 128
     lr: float = 3e-3
@@ -459,6 +470,10 @@ def build_parser():
     parser.add_argument("--readout", choices=("linear", "gru"), default=None,
                         help="h̃ from [h; c]: linear (tanh(W_c [h; c])) or gru (a second "
                              "decoder GRU) (default linear)")
+    parser.add_argument("--dropout-kind", choices=("element", "locked"), default=None,
+                        help="dropout on the embeddings and the readout: each element, or "
+                             "locked (one draw per word and feature for all positions) "
+                             "(default element)")
     for name, kind, text in (
             ("minutes", float, "training budget in minutes (default 30)"),
             ("clock", str, "the budget's clock: cpu (this process's CPU time, default) or "

@@ -12,8 +12,8 @@ from .attention_functional import (attention_weights, causal_mask,  # noqa: F401
                                    masked_softmax, padding_mask,
                                    scaled_dot_product_attention)
 from minigrad import glu  # noqa: F401
-from .layer_functions import (Affine, LayerNorm, embedding, layer_norm,  # noqa: F401
-                              linear, normalize, one_hot, pad, rms_norm)
+from .layer_functions import (Affine, LayerNorm, dropout1d, embedding,  # noqa: F401
+                              layer_norm, linear, normalize, one_hot, pad, rms_norm)
 from .layer_functions import Linear  # noqa: F401  (Affine's name before; nn.Linear is the layer)
 from .losses import (BinaryCrossEntropyWithLogits, CrossEntropy,  # noqa: F401
                      binary_cross_entropy, binary_cross_entropy_with_logits,

@@ -339,3 +339,14 @@ def one_hot(indices, num_classes: int = -1) -> Tensor:
     if num_classes == -1:
         num_classes = int(mg.tensor(indices).max()) + 1
     return mg.one_hot(indices, num_classes, dtype="int64")
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    """Channel dropout, as PyTorch's: input (N, C, L) or (C, L); each channel is kept or
+    dropped whole (the same draw for all L positions) and the kept ones scaled by 1/(1 − p).
+    For a (B, T, E) sequence, `mg.dropout(x, p, noise_shape=(B, 1, E))` is the same idea with
+    the features last (locked, or variational, dropout)."""
+    if input.ndim not in (2, 3):
+        raise ValueError(f"dropout1d: input must be (N, C, L) or (C, L), got shape "
+                         f"{tuple(input.shape)}")
+    return mg.dropout(input, p, training, noise_shape=tuple(input.shape[:-1]) + (1,))

@@ -204,6 +204,15 @@ class Dropout(Module):
         return f"p={self.p}"
 
 
+class Dropout1d(Dropout):
+    """Channel dropout (PyTorch's nn.Dropout1d): input (N, C, L) or (C, L); in training each
+    channel is zeroed whole with probability p, the rest scaled by 1/(1 − p)."""
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x (N, C, L) or (C, L). Returns the same shape."""
+        return F.dropout1d(x, self.p, training=self.training)
+
+
 class Identity(Module):
     """y = x."""
 

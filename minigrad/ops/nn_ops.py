@@ -91,14 +91,19 @@ def log_softmax(x: Tensor, axis: int = LAST_AXIS, *, dim: int | None = None) -> 
 
 
 class Dropout(Function):
-    """y = x ⊙ m / (1 − p), m ~ Bernoulli(1 − p) drawn once per call (inverted dropout)."""
+    """y = x ⊙ m / (1 − p), m ~ Bernoulli(1 − p) drawn once per call (inverted dropout).
 
-    def __init__(self, p: float):
-        self.p = p
+    m has `noise_shape` (x's shape, or 1 on some axes): one draw is shared along each axis of
+    size 1, e.g. (B, 1, E) for a (B, T, E) sequence keeps or drops a feature for all T steps.
+    """
+
+    def __init__(self, p: float, noise_shape: tuple | None = None):
+        self.p, self.noise_shape = p, noise_shape
 
     def forward(self, x):
         backend = backend_of(x)
-        keep = backend.random("uniform", x.shape, x.dtype, _device_index(backend, x)) >= self.p
+        shape = x.shape if self.noise_shape is None else self.noise_shape
+        keep = backend.random("uniform", shape, x.dtype, _device_index(backend, x)) >= self.p
         scaled_mask = keep.astype(x.dtype) * (1.0 / (1.0 - self.p))
         self.save_for_backward(scaled_mask)
         return x * scaled_mask
@@ -106,7 +111,7 @@ class Dropout(Function):
     def backward(self, grad):
         (g,) = self.values(grad)
         (scaled_mask,) = self.saved_tensors
-        # ∂y/∂x = m / (1 − p)
+        # ∂y/∂x = m / (1 − p)   (m broadcast along its axes of size 1)
         return g * scaled_mask
 
 
@@ -117,13 +122,23 @@ def _device_index(backend, x):
     return int(device.split(":")[1]) if ":" in device else None
 
 
-def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+def dropout(x: Tensor, p: float = 0.5, training: bool = True,
+            noise_shape: tuple | None = None) -> Tensor:
     """Zero each element with probability p and scale the rest by 1/(1 − p) when training;
-    the identity when not training or p = 0."""
+    the identity when not training or p = 0. `noise_shape` (x's shape with 1 on some axes)
+    shares one keep-or-drop draw along each axis of size 1 (locked or channel dropout)."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if noise_shape is not None:
+        noise_shape = tuple(int(n) for n in noise_shape)
+        if len(noise_shape) != x.ndim or any(n not in (1, size) for n, size
+                                              in zip(noise_shape, x.shape)):
+            raise ValueError(f"dropout: noise_shape {noise_shape} must have x's shape "
+                             f"{tuple(x.shape)} with 1 on the axes that share a draw")
+        if noise_shape == tuple(x.shape):
+            noise_shape = None
     if not training or p == 0.0:
         return x
     if p == 1.0:
         return x * 0.0
-    return Dropout.apply(x, p=p)
+    return Dropout.apply(x, p=p, noise_shape=noise_shape)

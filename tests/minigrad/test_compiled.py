@@ -303,7 +303,7 @@ def _seeded_calls(f, w, calls=6):
     return results
 
 
-@pytest.mark.parametrize("draw", ["dropout", "randn", "rand_mask"])
+@pytest.mark.parametrize("draw", ["dropout", "locked_dropout", "randn", "rand_mask"])
 def test_randomness_is_drawn_fresh_at_every_replay_as_eagerly(draw):
     """Dropout inside an operation, mg.randn and a mask compared from mg.rand outside one: each
     replay draws again, in eager's order, so a seeded replay equals a seeded eager run."""
@@ -312,6 +312,8 @@ def test_randomness_is_drawn_fresh_at_every_replay_as_eagerly(draw):
     def step(x):
         if draw == "dropout":
             y = mg.dropout(x * w, 0.5)
+        elif draw == "locked_dropout":                   # one draw per column of (5, 10)
+            y = mg.dropout((x * w).reshape(5, 10), 0.5, noise_shape=(1, 10))
         elif draw == "randn":
             y = (x + mg.randn(50, dtype=np.float64)) * w
         else:

@@ -117,6 +117,45 @@ def test_dropout_edge_cases(device, rng):
             mg.dropout(x, p)
 
 
+@pytest.mark.parametrize("shape, noise_shape", [((1,), (1,)), ((3, 4), (3, 1)),
+                                                ((2, 3, 4), (2, 1, 4)), ((2, 3, 4), (1, 1, 4)),
+                                                ((2, 3, 4), (1, 1, 1))])
+def test_dropout_with_a_noise_shape_shares_each_draw_along_the_axes_of_size_1(shape, noise_shape,
+                                                                         device, rng):
+    x = leaf(_nonzero(rng, shape), device)
+    mg.manual_seed(4)
+    y = mg.dropout(x, 0.5, noise_shape=noise_shape)
+    ratio = y.numpy() / x.numpy()                        # the scaled mask, 0 or 2
+    assert set(np.unique(ratio)) <= {0.0, 2.0}
+    shared = tuple(a for a, n in enumerate(noise_shape) if n == 1 and shape[a] > 1)
+    if shared:                                           # constant along every shared axis
+        np.testing.assert_array_equal(ratio, np.broadcast_to(
+            ratio.max(axis=shared, keepdims=True), shape))
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), ratio)      # ∂Σy/∂x = m / (1 − p)
+
+
+def test_dropout_with_a_noise_shape_gradcheck_and_full_shape_is_plain_dropout(device, rng):
+    x = leaf(_nonzero(rng, (2, 3, 4)), device)
+
+    def locked(t):
+        mg.manual_seed(3)
+        return mg.dropout(t, 0.3, noise_shape=(2, 1, 4))
+    assert mg.gradcheck(locked, [x])
+    mg.manual_seed(6)
+    full = mg.dropout(x, 0.5, noise_shape=(2, 3, 4)).numpy()
+    mg.manual_seed(6)
+    np.testing.assert_array_equal(full, mg.dropout(x, 0.5).numpy())
+
+
+def test_dropout_rejects_a_noise_shape_that_is_not_x_s_shape_with_ones(device):
+    x = mg.ones(2, 3, device=device)
+    for bad in [(2,), (2, 3, 1), (3, 3), (2, 0)]:
+        with pytest.raises(ValueError, match=r"dropout: noise_shape .* must have x's shape "
+                                             r"\(2, 3\)"):
+            mg.dropout(x, 0.5, noise_shape=bad)
+
+
 def test_softmax_and_log_softmax_of_a_0d_tensor_are_one_and_zero(device):
     x = mg.tensor(np.float64(3.5), requires_grad=True, device=device)
     for fn, value in ((mg.softmax, 1.0), (mg.log_softmax, 0.0)):

@@ -327,6 +327,24 @@ def test_dropout_train_and_eval():
         nn.Dropout(1.5)
 
 
+@pytest.mark.parametrize("shape", [(4, 6, 5), (6, 5), (1, 1, 1)])
+def test_dropout1d_zeroes_whole_channels_as_pytorch_does(shape, rng):
+    x = mg.tensor(rng.uniform(0.5, 2.0, size=shape), requires_grad=True)
+    layer = nn.Dropout1d(0.5)
+    mg.manual_seed(2)
+    y = layer(x)
+    ratio = y.numpy() / x.numpy()                    # (N, C, L) or (C, L): one draw per channel
+    np.testing.assert_array_equal(ratio, np.broadcast_to(ratio[..., :1], shape))
+    assert set(np.unique(ratio)) <= {0.0, 2.0}
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), ratio)
+    np.testing.assert_array_equal(layer.eval()(x).numpy(), x.numpy())
+    assert repr(layer) == "Dropout1d(p=0.5)"
+    with pytest.raises(ValueError, match=r"dropout1d: input must be \(N, C, L\) or \(C, L\), "
+                                         r"got shape \(2, 3, 4, 5\)"):
+        nn.Dropout1d(0.5).train()(mg.ones(2, 3, 4, 5))
+
+
 def test_dropout_is_reproducible():
     x = mg.ones(10, 10)
     mg.manual_seed(5)

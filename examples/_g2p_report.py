@@ -43,7 +43,7 @@ README = ROOT / "examples" / "README.md"
 SHIPPED = ROOT / "examples" / "data" / "g2p-model.npz"
 FIGURES = ROOT / "examples" / "figures"
 GOLDEN = ROOT / "tests" / "examples" / "golden" / "g2p_torch_trajectory.npz"
-LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3")   # one change at a time, 30 minutes each
+LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3", "g2p-dropout3")   # one change each, 30 min
 LONGER = {"g2p-long": "g2p-linear"}   # the same recipe with a longer budget: {run: its 30-min run}
 SEEDS = {"g2p-linear-seed1": "g2p-linear"}   # the same recipe and budget, another seed
 
@@ -193,16 +193,16 @@ def region_table(runs: dict) -> str:
 
 
 def region_levers(runs: dict) -> str:
-    lines = ["| run | change | parameters | steps | best step | dev WER (greedy) | "
-             "test WER greedy | test WER beam | test PER beam | wall time |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| run | change | parameters | steps | training loss, last 50 steps | best step | "
+             "dev WER (greedy) | test WER greedy | test WER beam | test PER beam | wall time |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in LEVERS:
         if name not in runs:
             continue
         r, m = runs[name], runs[name]["metrics"]
         change = r["command"].removeprefix("python3 examples/g2p.py").strip() or "(defaults)"
         lines.append(f"| `{name}` | `{change}` | {m['n_parameters']:,} | {m['steps']:,} | "
-                     f"{m['best_step']:,} | {pct(m['dev_greedy']['wer'])} | "
+                     f"{m['final_loss']:.3f} | {m['best_step']:,} | {pct(m['dev_greedy']['wer'])} | "
                      f"{wer_se(m['test_greedy'])} | {wer_se(m['test_beam'])} | "
                      f"{pct(m['test_beam']['per'])} | {r['process_wall_seconds'] / 60:.0f} min |")
     return "\n".join(lines)

@@ -46,6 +46,7 @@ GOLDEN = ROOT / "tests" / "examples" / "golden" / "g2p_torch_trajectory.npz"
 LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3", "g2p-dropout3")   # one change each, 30 min
 LONGER = {"g2p-long": "g2p-linear"}   # the same recipe with a longer budget: {run: its 30-min run}
 SEEDS = {"g2p-linear-seed1": "g2p-linear"}   # the same recipe and budget, another seed
+SCHEDULE = ("g2p-lr1e-3", "g2p-linear")      # two peak learning rates, the same budget
 
 PUBLISHED = ROOT / "examples" / "results" / "published.json"   # numbers of others, with sources
 
@@ -283,6 +284,26 @@ def region_seeds(runs: dict) -> str:
     return "\n\n".join(lines) or "(no second seed recorded yet)"
 
 
+def region_schedule(runs: dict) -> str:
+    """Two peak learning rates side by side: dev WER halfway and at the end."""
+    low, high = SCHEDULE
+    if low not in runs or high not in runs:
+        return "(no second learning rate recorded yet)"
+    a, b = runs[low]["metrics"], runs[high]["metrics"]
+    half = min(a["curve"]["eval_step"][-1], b["curve"]["eval_step"][-1]) // 2
+
+    def dev_at(m: dict, step: int) -> tuple[int, float]:
+        curve = m["curve"]
+        k = min(range(len(curve["eval_step"])), key=lambda i: abs(curve["eval_step"][i] - step))
+        return curve["eval_step"][k], curve["dev_wer"][k]
+    (sa, wa), (sb, wb) = dev_at(a, half), dev_at(b, half)
+    return (f"`{low}` (peak {a['config']['lr']:g}) against `{high}` (peak "
+            f"{b['config']['lr']:g}): dev WER (greedy) {pct(wa)} against {pct(wb)} halfway "
+            f"(steps {sa:,} and {sb:,}), {pct(a['dev_greedy']['wer'])} against "
+            f"{pct(b['dev_greedy']['wer'])} at the kept steps; training loss of the last 50 "
+            f"steps {a['final_loss']:.3f} against {b['final_loss']:.3f}.")
+
+
 def _lr_share(metrics: dict, seconds: float) -> float:
     """The run's learning rate after `seconds` of training, as a share of its peak."""
     config = g2p.Config(**{**metrics["config"], "lr": 1.0})
@@ -374,7 +395,8 @@ def region_parity(runs: dict) -> str:
 REGIONS = {"overview": region_overview, "parity": region_parity, "table": region_table,
            "levers": region_levers, "verdict": region_verdict, "curve": region_curve,
            "errors": region_errors, "split": region_split, "figures": region_figures,
-           "longer": region_longer, "model": region_model, "seeds": region_seeds}
+           "longer": region_longer, "model": region_model, "seeds": region_seeds,
+           "schedule": region_schedule}
 REGION = re.compile(r"(<!-- g2p: (\S+) -->\n)(.*?)(<!-- /g2p -->)", re.S)
 
 

@@ -43,9 +43,10 @@ README = ROOT / "examples" / "README.md"
 SHIPPED = ROOT / "examples" / "data" / "g2p-model.npz"
 FIGURES = ROOT / "examples" / "figures"
 GOLDEN = ROOT / "tests" / "examples" / "golden" / "g2p_torch_trajectory.npz"
-LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3")   # one change at a time, 30 minutes each
+LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3", "g2p-dropout3")   # one change each, 30 min
 LONGER = {"g2p-long": "g2p-linear"}   # the same recipe with a longer budget: {run: its 30-min run}
 SEEDS = {"g2p-linear-seed1": "g2p-linear"}   # the same recipe and budget, another seed
+SCHEDULE = ("g2p-lr1e-3", "g2p-linear")      # two peak learning rates, the same budget
 
 PUBLISHED = ROOT / "examples" / "results" / "published.json"   # numbers of others, with sources
 
@@ -193,16 +194,16 @@ def region_table(runs: dict) -> str:
 
 
 def region_levers(runs: dict) -> str:
-    lines = ["| run | change | parameters | steps | best step | dev WER (greedy) | "
-             "test WER greedy | test WER beam | test PER beam | wall time |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| run | change | parameters | steps | training loss, last 50 steps | best step | "
+             "dev WER (greedy) | test WER greedy | test WER beam | test PER beam | wall time |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in LEVERS:
         if name not in runs:
             continue
         r, m = runs[name], runs[name]["metrics"]
         change = r["command"].removeprefix("python3 examples/g2p.py").strip() or "(defaults)"
         lines.append(f"| `{name}` | `{change}` | {m['n_parameters']:,} | {m['steps']:,} | "
-                     f"{m['best_step']:,} | {pct(m['dev_greedy']['wer'])} | "
+                     f"{m['final_loss']:.3f} | {m['best_step']:,} | {pct(m['dev_greedy']['wer'])} | "
                      f"{wer_se(m['test_greedy'])} | {wer_se(m['test_beam'])} | "
                      f"{pct(m['test_beam']['per'])} | {r['process_wall_seconds'] / 60:.0f} min |")
     return "\n".join(lines)
@@ -281,6 +282,26 @@ def region_seeds(runs: dict) -> str:
             f"{pct(b['dev_greedy']['wer'])}; test WER with beam {wer_se(a['test_beam'])} "
             f"against {wer_se(b['test_beam'])}. Paired, " + comparison(runs, name, first))
     return "\n\n".join(lines) or "(no second seed recorded yet)"
+
+
+def region_schedule(runs: dict) -> str:
+    """Two peak learning rates side by side: dev WER halfway and at the end."""
+    low, high = SCHEDULE
+    if low not in runs or high not in runs:
+        return "(no second learning rate recorded yet)"
+    a, b = runs[low]["metrics"], runs[high]["metrics"]
+    half = min(a["curve"]["eval_step"][-1], b["curve"]["eval_step"][-1]) // 2
+
+    def dev_at(m: dict, step: int) -> tuple[int, float]:
+        curve = m["curve"]
+        k = min(range(len(curve["eval_step"])), key=lambda i: abs(curve["eval_step"][i] - step))
+        return curve["eval_step"][k], curve["dev_wer"][k]
+    (sa, wa), (sb, wb) = dev_at(a, half), dev_at(b, half)
+    return (f"`{low}` (peak {a['config']['lr']:g}) against `{high}` (peak "
+            f"{b['config']['lr']:g}): dev WER (greedy) {pct(wa)} against {pct(wb)} halfway "
+            f"(steps {sa:,} and {sb:,}), {pct(a['dev_greedy']['wer'])} against "
+            f"{pct(b['dev_greedy']['wer'])} at the kept steps; training loss of the last 50 "
+            f"steps {a['final_loss']:.3f} against {b['final_loss']:.3f}.")
 
 
 def _lr_share(metrics: dict, seconds: float) -> float:
@@ -374,7 +395,8 @@ def region_parity(runs: dict) -> str:
 REGIONS = {"overview": region_overview, "parity": region_parity, "table": region_table,
            "levers": region_levers, "verdict": region_verdict, "curve": region_curve,
            "errors": region_errors, "split": region_split, "figures": region_figures,
-           "longer": region_longer, "model": region_model, "seeds": region_seeds}
+           "longer": region_longer, "model": region_model, "seeds": region_seeds,
+           "schedule": region_schedule}
 REGION = re.compile(r"(<!-- g2p: (\S+) -->\n)(.*?)(<!-- /g2p -->)", re.S)
 
 

@@ -360,9 +360,25 @@ def test_a_freed_graph_still_describes_each_input_it_let_go(on_device, sim_devic
     assert x_kept is x                                    # a leaf that requires grad stays
     assert isinstance(c, SpentTensor) and c._fn is None and c._requires_grad is False
     assert (c.shape, c.dtype, c.device, c.name) == ((2, 3), np.float32, device, None)
+    assert c.tensor is scale                              # read once, and held by the test
+    exp_out, _ = loss.grad_fn.inputs[0]._fn.inputs        # squared.exp(): held by no one
+    assert exp_out.tensor is None and exp_out.shape == (2, 3)
     del scale
     gc.collect()
     assert c.tensor is None                               # nothing else held the constant
+
+
+def test_a_tensor_read_by_two_nodes_and_held_by_none_gets_one_stub_and_goes():
+    x = mg.tensor(np.arange(4.0), requires_grad=True)
+    h = x * 2.0
+    ref = weakref.ref(h)
+    loss = (h * 3.0 + h.exp()).sum()
+    del h
+    loss.backward()
+    scaled, exp_out = loss.grad_fn.inputs[0]._fn.inputs   # the sum's input, made by the add
+    from_mul, from_exp = scaled._fn.inputs[0], exp_out._fn.inputs[0]
+    assert from_mul is from_exp and from_mul.shape == (4,)  # one stub for h, read twice
+    assert ref() is None and from_mul.tensor is None        # and h went with the graph
 
 
 def test_a_hook_handle_holds_its_tensor_weakly():

@@ -233,6 +233,14 @@ def region_verdict(runs: dict) -> str:
             + (" (the only lever recorded so far)." if len(recorded) == 1 else "."))
     text += "".join(f" Against `{other}`, paired: " + comparison(runs, chosen, other)
                     for other in recorded if other != chosen)
+    seeds = [(a, b) for a, b in SEEDS.items() if a in runs and b in runs]
+    for other, first in seeds:
+        gap = abs(runs[other]["metrics"]["dev_greedy"]["wer"]
+                  - runs[first]["metrics"]["dev_greedy"]["wer"])
+        text += (f" Two seeds of one recipe (`{first}`, `{other}`) differ by "
+                 f"{100 * gap:.2f} points on dev, so a difference between levers smaller than "
+                 f"that is no evidence for either: the paired tests cover the choice of words, "
+                 f"not of seed.")
     return (text + f" Its test WER with beam {m['config']['beam']}, {wer_se(beam)} "
             f"(± one standard error), is {target} the {pct(blstm)} of Yao & Zweig's BiLSTM.")
 

@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +44,7 @@ README = ROOT / "examples" / "README.md"
 SHIPPED = ROOT / "examples" / "data" / "g2p-model.npz"
 FIGURES = ROOT / "examples" / "figures"
 GOLDEN = ROOT / "tests" / "examples" / "golden" / "g2p_torch_trajectory.npz"
-LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3", "g2p-dropout3")   # one change each, 30 min
+LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3", "g2p-dropout3", "g2p-dropout0")  # 30 min each
 LONGER = {"g2p-long": "g2p-linear"}   # the same recipe with a longer budget: {run: its 30-min run}
 SEEDS = {"g2p-linear-seed1": "g2p-linear"}   # the same recipe and budget, another seed
 SCHEDULE = ("g2p-lr1e-3", "g2p-linear")      # two peak learning rates, the same budget
@@ -169,7 +170,8 @@ def wer_se(scores: dict) -> str:
 def describe(c: dict) -> str:
     readout = "second decoder GRU" if c["readout"] == "gru" else "tanh(W_c [h; c])"
     return (f"BiGRU {c['enc_layers']}×{c['enc_hidden']}, GRU {c['dec_hidden']}, "
-            f"{c['attention']} attention, readout {readout}, batch {c['batch_size']}"
+            f"{c['attention']} attention, readout {readout}, dropout {c['dropout']:g}, "
+            f"batch {c['batch_size']}"
             + (", locked dropout" if c.get("dropout_kind") == "locked" else ""))
 
 
@@ -194,19 +196,32 @@ def region_table(runs: dict) -> str:
 
 
 def region_levers(runs: dict) -> str:
-    lines = ["| run | change | parameters | steps | training loss, last 50 steps | best step | "
+    lines = ["| run | change from the default | parameters | steps | training loss, last 50 steps | best step | "
              "dev WER (greedy) | test WER greedy | test WER beam | test PER beam | wall time |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in LEVERS:
         if name not in runs:
             continue
         r, m = runs[name], runs[name]["metrics"]
-        change = r["command"].removeprefix("python3 examples/g2p.py").strip() or "(defaults)"
+        change = _differences(m["config"]) or "(defaults)"
         lines.append(f"| `{name}` | `{change}` | {m['n_parameters']:,} | {m['steps']:,} | "
                      f"{m['final_loss']:.3f} | {m['best_step']:,} | {pct(m['dev_greedy']['wer'])} | "
                      f"{wer_se(m['test_greedy'])} | {wer_se(m['test_beam'])} | "
                      f"{pct(m['test_beam']['per'])} | {r['process_wall_seconds'] / 60:.0f} min |")
     return "\n".join(lines)
+
+
+def _differences(config: dict) -> str:
+    """g2p.py's flags that turn today's defaults into `config` (a setting newer than the run
+    had its default then)."""
+    default = g2p.Config()
+    flags = []
+    for f in fields(g2p.Config):
+        value = config.get(f.name, getattr(default, f.name))
+        if value != getattr(default, f.name):
+            flags.append(f"--{f.name.replace('_', '-')} {value:g}" if isinstance(value, float)
+                         else f"--{f.name.replace('_', '-')} {value}")
+    return " ".join(flags)
 
 
 def comparison(runs: dict, a: str, b: str) -> str:
@@ -233,6 +248,8 @@ def region_verdict(runs: dict) -> str:
             + (" (the only lever recorded so far)." if len(recorded) == 1 else "."))
     text += "".join(f" Against `{other}`, paired: " + comparison(runs, chosen, other)
                     for other in recorded if other != chosen)
+    text += (f" Its test WER with beam {m['config']['beam']}, {wer_se(beam)} (± one standard "
+             f"error), is {target} the {pct(blstm)} of Yao & Zweig's BiLSTM.")
     seeds = [(a, b) for a, b in SEEDS.items() if a in runs and b in runs]
     for other, first in seeds:
         gap = abs(runs[other]["metrics"]["dev_greedy"]["wer"]
@@ -241,8 +258,7 @@ def region_verdict(runs: dict) -> str:
                  f"{100 * gap:.2f} points on dev, so a difference between levers smaller than "
                  f"that is no evidence for either: the paired tests cover the choice of words, "
                  f"not of seed.")
-    return (text + f" Its test WER with beam {m['config']['beam']}, {wer_se(beam)} "
-            f"(± one standard error), is {target} the {pct(blstm)} of Yao & Zweig's BiLSTM.")
+    return text
 
 
 def region_longer(runs: dict) -> str:

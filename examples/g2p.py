@@ -291,7 +291,7 @@ class Config:
     enc_layers: int = 2
     dec_hidden: int = 256
     attention_dim: int = 128
-    dropout: float = 0.1
+    dropout: float = 0.0
     dropout_kind: str = "element"  # "locked": one draw per word and feature for a sequence
     label_smoothing: float = 0.1
     batch_size: int = 128
@@ -485,7 +485,7 @@ def build_parser():
             ("enc_hidden", int, "encoder GRU size per direction (default 256)"),
             ("enc_layers", int, "encoder GRU layers (default 2)"),
             ("dec_hidden", int, "decoder GRU size (default 256)"),
-            ("dropout", float, "dropout (default 0.1)"),
+            ("dropout", float, "dropout (default 0: none)"),
             ("label_smoothing", float, "label smoothing of the training loss (default 0.1)"),
             ("eval_every", int, "steps between dev evaluations and checkpoints (default 500)"),
             ("beam", int, "beam width for the test set (default 5; 0 or 1: none)"),

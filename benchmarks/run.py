@@ -584,8 +584,9 @@ def main() -> int:
     parser.add_argument("--no-write", action="store_true",
                         help="print only; leave RESULTS.md and the plot alone")
     parser.add_argument("--write", action="store_true",
-                        help="with --quick: write RESULTS.md and the plot in benchmarks/ "
-                             "(by default a quick run writes them to a temporary folder)")
+                        help="with --quick or --only: write RESULTS.md and the plot in "
+                             "benchmarks/ (by default such a run writes them to a temporary "
+                             "folder; only a full run of every workload updates README.md)")
     parser.add_argument("--memory-child", choices=FRAMEWORKS, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_child:
@@ -622,11 +623,12 @@ def main() -> int:
                      load_after, failures, malloc_fixed)
     print(section)
     if not args.no_write:
-        in_tree = mode_name == "full" or args.write
+        complete = mode_name == "full" and not args.only      # the tables of record
+        in_tree = complete or args.write
         folder = HERE if in_tree else Path(tempfile.mkdtemp(prefix="minigrad-benchmarks-"))
         results, plot = folder / RESULTS.name, folder / PLOT.name
         update_results(section, results)
-        if mode_name == "full":
+        if complete:
             update_readme(region)
         written = [results] + ([plot] if plot_attention(measured, plot) else [])
         shown = [str(p.relative_to(ROOT)) if in_tree else str(p) for p in written]

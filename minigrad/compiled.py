@@ -84,12 +84,11 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
 - Parameters are read live: an optimizer's in-place update between calls is seen. Tensors made
   inside the step from Python data (`mg.zeros`, a number) are constants of the capture; data
   that changes from call to call must come in as an argument.
-- The step returns fresh Tensors (without a graph: call `backward` inside the step). No buffer
-  is reused from one replay to the next, so nothing handed out is ever overwritten.
+- The step returns fresh Tensors (without a graph: call `backward` inside the step).
 - Learning rate and step count stay with the optimizer and are read by its live `step` at
   every replay, never frozen into the program.
-- Output buffers are not reused between replays (NumPy allocates each result): simpler, and
-  no replay can overwrite an array still in use.
+- No buffer is reused from one replay to the next (NumPy allocates each result): simpler, and
+  no replay can overwrite an array still in use or one handed out.
 - Between replays a program keeps no array it computed or was given: at the end of each
   replay its holders are emptied and each Function goes back to the state its constructor
   made (saved values gone), so a cache of `cache_size` signatures holds parameters and

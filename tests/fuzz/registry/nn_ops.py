@@ -14,6 +14,18 @@ def _dropout(a, p, seed):
     return a * scaled
 
 
+def _dropout_shared(a, p, seed, noise_shape):
+    """Dropout with one draw per position of noise_shape, broadcast along its axes of size 1."""
+    keep = _dropout_keep(seed, noise_shape, a.dtype, p).astype(a.dtype) * (1.0 / (1.0 - p))
+    return a * keep
+
+
+def _noise_shapes(shapes):
+    """One draw shared along the first axis, and along all but the last."""
+    return tuple(Sample((s,), {"p": 0.5, "seed": 7, "noise_shape": n}) for s in shapes if s
+                 for n in dict.fromkeys([(1,) + s[1:], (1,) * (len(s) - 1) + s[-1:]]))
+
+
 def _axis_samples(shapes):
     """softmax-like: one axis, ndim ≥ 1."""
     return tuple(Sample((s,), {"axis": a}) for s in shapes if s for a in range(-1, len(s)))
@@ -48,4 +60,10 @@ def entries() -> list[OpInfo]:
                _dropout, dropout_samples,
                tuple(Sample((s,), {"p": 0.5, "seed": 3}) for s in CHECK_SHAPES),
                random=True, spell="seeded({seed}, mg.dropout, {0}, {p})"))
+    add(OpInfo("dropout_noise_shape", nn_ops.Dropout,
+               lambda x, p, seed, noise_shape: seeded(seed, mg.dropout, x, p,
+                                                      noise_shape=noise_shape),
+               _dropout_shared, _noise_shapes(SHAPES), _noise_shapes(CHECK_SHAPES),
+               random=True,
+               spell="seeded({seed}, mg.dropout, {0}, {p}, noise_shape={noise_shape})"))
     return ops

@@ -204,6 +204,10 @@ def _link(fn, inputs: tuple, result, scope: str) -> None:
     result._fn = fn
 
 
+# Given the gradient as an array (array_grad: no graph of the backward is recorded), the three
+# below read the arrays themselves, as `values` would give them, for one or two inputs: a call
+# of `values` with its arguments gathered through * costs more than most formulas.
+
 def _formula_of_inputs_and_output(self, grad):
     values = self.values(grad, *self.inputs, self.output)
     if len(values) == 3:                     # written out: cheaper than a call with *
@@ -212,18 +216,28 @@ def _formula_of_inputs_and_output(self, grad):
 
 
 def _formula_of_inputs(self, grad):
-    values = self.values(grad, *self.inputs)
+    inputs = self.inputs
+    if type(grad) in _BY_ARRAY_TYPE:
+        if len(inputs) == 2:
+            return self.gradients(grad, inputs[0].data, inputs[1].data)
+        if len(inputs) == 1:
+            return self.gradients(grad, inputs[0].data)
+    values = self.values(grad, *inputs)
     if len(values) == 3:                     # written out: cheaper than a call with *
         return self.gradients(values[0], values[1], values[2])
     return self.gradients(*values)
 
 
 def _formula_of_output(self, grad):
+    if type(grad) in _BY_ARRAY_TYPE:
+        return self.gradients(grad, self.output.data)
     g, y = self.values(grad, self.output)
     return self.gradients(g, y)
 
 
 def _formula_of_gradient(self, grad):
+    if type(grad) in _BY_ARRAY_TYPE:
+        return self.gradients(grad)
     (g,) = self.values(grad)
     return self.gradients(g)
 

@@ -234,6 +234,27 @@ def test_array_gradients_handed_the_inputs_in_the_wrong_order_are_caught():
                 return (tensors[0], *[t.data for t in reversed(tensors[1:])])
             return real(self, *tensors)
         patch.setattr(function.Function, "values", reversed_values)
+    failures = new_failures(plant, n=25, ops=["div", "add", "sum", "tanh"])
+    assert failures and "[numeric]" in _oracles(failures)
+
+
+def test_a_formula_handed_its_two_arrays_in_the_wrong_order_is_caught():
+    """The backward of a two-input formula (mul, matmul) reads its inputs' arrays itself when
+    given the gradient as an array, and hands them to `gradients` swapped."""
+    from minigrad import function
+    from minigrad.ops.elementwise import Mul
+    from minigrad.ops.linalg import MatMul
+
+    def swapped(self, grad):
+        inputs = self.inputs
+        if type(grad) is np.ndarray and len(inputs) == 2:
+            return self.gradients(grad, inputs[1].data, inputs[0].data)
+        return function._formula_of_inputs(self, grad)
+
+    def plant(patch):
+        for cls in (Mul, MatMul):
+            assert cls.backward is function._formula_of_inputs
+            patch.setattr(cls, "backward", swapped)
     failures = new_failures(plant, n=25, ops=["mul", "add", "sum", "tanh"])
     assert failures and "[numeric]" in _oracles(failures)
 

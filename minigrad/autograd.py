@@ -6,9 +6,9 @@ order. Nothing recurses, so an unrolled GRU thousands of steps deep works.
 
 Every gradient takes one path: a Function's `backward`, then `_conform`, which sums it back to
 its input's shape and casts it to the input's dtype (a gradient that already fits passes as it
-is), then `_receive`, which keeps it or, through `_accumulate`, adds it to what the input
-already received. `backward` computes
-on arrays, or on Tensors when `create_graph=True` records the backward itself (see
+is), then the input receives it: the walk keeps a first gradient as it is and `_accumulate`
+adds a later one to it. The roots receive theirs the same way before the first node runs.
+`backward` computes on arrays, or on Tensors when `create_graph=True` records the backward itself (see
 `Function.values`): one formula per derivative serves both.
 """
 
@@ -26,6 +26,7 @@ from .ops.shape import sum_to_array as _sum_to_array
 from .tensor import Tensor
 
 _new_tensor = object.__new__
+_heappop, _heappush = heapq.heappop, heapq.heappush
 
 
 # ---------------------------------------------------------------------------------------------
@@ -47,16 +48,45 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
     recorder = recording.recorder()   # minigrad.compile capturing a step records the walk
     if recorder is not None:
         recorder.walk_begin(roots)
-    for root, g in zip(roots, root_grads):
-        _receive(grads, owned, tensors, waiting, root, g, create_graph)
     results: dict[int, tuple] = {}
     capture_ids = {id(t) for t in capture}
     done: list = []
     checked = anomaly.STATE.enabled
     hooked = Tensor._hooks_used           # False: no tensor has a hook or retain_grad to test
+    fn, inputs, input_grads = None, roots, root_grads    # first the roots receive theirs
     with _GradMode(create_graph):
-        while waiting:                    # each key comes off once its gradient is complete
-            key = heapq.heappop(waiting)
+        while True:
+            for x, gx in zip(inputs, input_grads):     # fn's gradient gx for its input x
+                if gx is None or not x._requires_grad:
+                    continue
+                if fn is not None:
+                    data = x.data     # fast path: an array of x's type, shape and dtype fits
+                    if create_graph or type(gx) is not type(data) or \
+                            gx.shape != data.shape or \
+                            (gx.dtype is not data.dtype and gx.dtype != data.dtype):
+                        gx = _conform(gx, x, fn, create_graph)
+                    if checked:
+                        anomaly.check_gradient(fn, gx)
+                # x receives gx. The first time, x joins the walk under its key (a tensor made
+                # by an operation waits on the heap) and gx is kept as it is (it may be shared:
+                # Add returns one array for both inputs); later ones are added to it by
+                # `_accumulate`. The key: ~(creation number) of x's Function, a negative int,
+                # so the newest comes off the min-heap first; id() for a leaf, never on the heap
+                x_fn = x._fn
+                key = id(x) if x_fn is None else ~x_fn.sequence
+                if key in tensors:
+                    kind = _accumulate(grads, owned, key, gx, create_graph)
+                else:
+                    tensors[key] = x
+                    grads[key] = gx
+                    if x_fn is not None:
+                        _heappush(waiting, key)
+                    kind = "set"
+                if recorder is not None and fn is not None:
+                    recorder.edge(x, kind)
+            if not waiting:
+                break
+            key = _heappop(waiting)    # each key comes off once its gradient is complete
             tensor, g, is_owned = tensors.pop(key), grads.pop(key), key in owned
             if hooked and (tensor._hooks or tensor._retains_grad) or capture_ids or \
                     type(g) is IndexedGradient:
@@ -66,42 +96,12 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
             input_grads = _call_backward(fn, g, create_graph, checked)
             if recorder is not None:
                 recorder.visit(fn, input_grads)
-            for x, gx in zip(fn.inputs, input_grads):
-                if gx is None or not x._requires_grad:
-                    continue
-                data = x.data     # fast path: an array of x's type, shape and dtype fits as it is
-                if create_graph or type(gx) is not type(data) or gx.shape != data.shape or \
-                        (gx.dtype is not data.dtype and gx.dtype != data.dtype):
-                    gx = _conform(gx, x, fn, create_graph)
-                if checked:
-                    anomaly.check_gradient(fn, gx)
-                kind = _receive(grads, owned, tensors, waiting, x, gx, create_graph)
-                if recorder is not None:
-                    recorder.edge(x, kind)
+            inputs = fn.inputs
         for key, leaf in tensors.items():          # only leaves are left now
             _report(results, None, leaf, grads[key], key in owned, create_graph)
     if not retain_graph:
         release(done)
     return results
-
-
-def _receive(grads: dict, owned: set, tensors: dict, waiting: list, x, g,
-             create_graph: bool) -> str:
-    """x receives the gradient g. The first time, x joins the walk under its key (a tensor made
-    by an operation waits on the heap) and g is kept as it is (it may be shared: Add returns
-    one array for both inputs); later gradients are added to it by `_accumulate`. Returns what
-    was done: "set", or `_accumulate`'s kind."""
-    x_fn = x._fn
-    # ~(creation number) of x's Function, a negative int, so the newest comes off the min-heap
-    # first; id() for a leaf, which is never on the heap
-    key = id(x) if x_fn is None else ~x_fn.sequence
-    if key in tensors:
-        return _accumulate(grads, owned, key, g, create_graph)
-    tensors[key] = x
-    grads[key] = g
-    if x_fn is not None:
-        heapq.heappush(waiting, key)
-    return "set"
 
 
 def _report(results: dict, capture_ids, tensor, g, is_owned: bool, create_graph: bool):

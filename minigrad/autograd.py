@@ -93,10 +93,29 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                 g, is_owned = _report(results, capture_ids, tensor, g, is_owned, create_graph)
             fn = tensor._fn
             done.append(fn)
-            input_grads = _call_backward(fn, g, create_graph, checked)
+            # fn's backward, after the node's checks: a node whose saved values a backward has
+            # freed, or which saved a tensor changed in place after it was recorded (see
+            # inplace.py), is refused; one test for both, as release sets a freed stamp to -1
+            if fn.stamp < inplace.STATE.last:
+                if fn.saved_tensors is _RELEASED:
+                    raise _freed_error(fn)
+                inplace.check_unchanged(fn)
+            if not (create_graph or fn.array_grad):   # g an array, and backward wants a Tensor
+                grad = _new_tensor(Tensor)              # Tensor._from_array(g)
+                grad.data, grad._requires_grad, grad._fn = g, False, None
+                g = grad
+            if checked:
+                with anomaly.paused():    # the ops inside are checked as fn's gradient
+                    input_grads = fn.backward(g)
+            else:
+                input_grads = fn.backward(g)
+            if type(input_grads) is not tuple:
+                input_grads = (input_grads,)
+            inputs = fn.inputs
+            if len(input_grads) != len(inputs):
+                raise _count_error(fn, input_grads)
             if recorder is not None:
                 recorder.visit(fn, input_grads)
-            inputs = fn.inputs
         for key, leaf in tensors.items():          # only leaves are left now
             _report(results, None, leaf, grads[key], key in owned, create_graph)
     if not retain_graph:
@@ -183,33 +202,6 @@ def _complete(g, is_owned: bool, tensor, create_graph: bool) -> tuple:
     return g, is_owned
 
 
-def _call_backward(fn, g, create_graph: bool, checked: bool) -> tuple:
-    """fn.backward on the gradient as a Tensor, its result as one entry per input. First the
-    node's checks: a node whose saved values a backward has freed, or which saved a tensor
-    changed in place after it was recorded (see inplace.py), is refused."""
-    if fn.stamp < inplace.STATE.last:            # one test for both: release sets stamp -1
-        if fn.saved_tensors is _RELEASED:
-            raise _freed_error(fn)
-        inplace.check_unchanged(fn)
-    if create_graph or fn.array_grad:
-        grad = g                                 # a Tensor when recording, else an array
-    else:
-        grad = _new_tensor(Tensor)               # Tensor._from_array(g): g is an array
-        grad.data, grad._requires_grad, grad._fn = g, False, None
-    if checked:
-        with anomaly.paused():    # the ops inside are checked as fn's gradient, not one by one
-            input_grads = fn.backward(grad)
-    else:
-        input_grads = fn.backward(grad)
-    if type(input_grads) is not tuple:
-        input_grads = (input_grads,)
-    if len(input_grads) != len(fn.inputs):
-        raise RuntimeError(f"{type(fn).__name__}.backward returned {len(input_grads)} "
-                           f"gradient(s) for {len(fn.inputs)} input(s); return one per "
-                           f"input (None where an input gets none)")
-    return input_grads
-
-
 def _run_hooks(tensor, g, create_graph: bool):
     """The tensor's hooks called in turn on its complete gradient; a Tensor one returns
     replaces the gradient for the hooks after it and for the rest of the walk."""
@@ -227,6 +219,12 @@ def _run_hooks(tensor, g, create_graph: bool):
         replaced = replaced.astype(tensor.dtype)
         g = replaced if create_graph else replaced.data
     return g
+
+
+def _count_error(fn, input_grads: tuple) -> RuntimeError:
+    return RuntimeError(f"{type(fn).__name__}.backward returned {len(input_grads)} gradient(s) "
+                        f"for {len(fn.inputs)} input(s); return one per input (None where an "
+                        f"input gets none)")
 
 
 def _freed_error(fn) -> RuntimeError:

@@ -186,22 +186,18 @@ class Function:
             if t._requires_grad:
                 mode = STATE.mode                # grad mode and scope: one thread-local read
                 if mode.grad_enabled and cls.differentiable and out.dtype.kind in "fc":
-                    _link(fn, inputs, result, mode.scope)
+                    # fn made result from inputs (inside the scope), as the graph records it
+                    fn.inputs = inputs
+                    fn.sequence = next(_sequence)
+                    fn.stamp = inplace.STATE.last
+                    if mode.scope:
+                        fn.scope = mode.scope
+                    if fn.needs_output:
+                        fn._output_ref = weakref.ref(result)
+                    result._requires_grad = True
+                    result._fn = fn
                 break
         return result
-
-
-def _link(fn, inputs: tuple, result, scope: str) -> None:
-    """Record fn as the operation that made `result` from `inputs` (inside `scope`)."""
-    fn.inputs = inputs
-    fn.sequence = next(_sequence)
-    fn.stamp = inplace.STATE.last
-    if scope:
-        fn.scope = scope
-    if fn.needs_output:
-        fn._output_ref = weakref.ref(result)
-    result._requires_grad = True
-    result._fn = fn
 
 
 # Given the gradient as an array (array_grad: no graph of the backward is recorded), the three

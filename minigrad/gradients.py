@@ -106,28 +106,26 @@ def release(functions) -> None:
         for x in fn.inputs:
             if x._fn is None and x._requires_grad:
                 inputs.append(x)
-            elif _refcount(x) <= _HELD_HERE:      # by fn.inputs once, x, and the argument
-                inputs.append(_stub(x))
-            else:
+                continue
+            alone = _refcount(x) <= _HELD_HERE    # held by fn.inputs once, x, the argument
+            if not alone:
                 entry = shared.get(id(x))
-                if entry is None:
-                    entry = shared[id(x)] = (_stub(x), x)
-                inputs.append(entry[0])
+                if entry is not None:
+                    inputs.append(entry[0])
+                    continue
+            stub = _new_stub(SpentTensor)         # SpentTensor(x), no `__init__` call
+            data = x.data
+            stub._fn, stub.shape, stub.dtype, stub.name, stub._tensor = x._fn, data.shape, \
+                data.dtype, x.name, None
+            if type(data) is not _ndarray:
+                stub._device = x.device
+            if not alone:
+                shared[id(x)] = (stub, x)
+            inputs.append(stub)
         fn.inputs = tuple(inputs)
     for stub, x in shared.values():               # x by the entry, x, and the argument alone:
         if _refcount(x) > _HELD_HERE:             # it goes with `shared`
             stub._tensor = _weak(x)
-
-
-def _stub(x) -> SpentTensor:
-    """SpentTensor(x), its slots filled here (no `__init__` call per stub)."""
-    stub = _new_stub(SpentTensor)
-    data = x.data
-    stub._fn, stub.shape, stub.dtype, stub.name, stub._tensor = x._fn, data.shape, data.dtype, \
-        x.name, None
-    if type(data) is not _ndarray:
-        stub._device = x.device
-    return stub
 
 
 _new_stub = object.__new__

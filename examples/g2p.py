@@ -20,7 +20,9 @@ fused nn.GRU call per batch. A batch holds words of one length (no source paddin
 
 Protocol: Adam with warm-up and cosine decay over a budget of CPU minutes of this process
 (evaluation excluded); every `--eval-every` steps greedy WER on every dev word, and the weights
-with the best dev WER so far are kept (best.npz). At the end the test words are scored once,
+with the best dev WER so far are kept (best.npz). With `--ema β` the weights evaluated and kept
+are an exponential moving average of the trained ones, w̄ ← w̄ + (1 − β)(w − w̄) after every
+step (`nn.optim.swa_utils.AveragedModel`). At the end the test words are scored once,
 with those weights, greedy and with beam search:
 
     WER = words whose output equals no reference of the word / words
@@ -298,6 +300,7 @@ class Config:
     lr: float = 3e-3
     warmup: float = 0.02
     clip: float = 1.0
+    ema: float = 0.0              # > 0: evaluate an exponential moving average of the weights
     minutes: float = 30.0
     clock: str = "cpu"            # the budget's clock: "cpu" (process time) or "wall"
     steps: int = 0                # 0: no step limit (the time budget ends training)
@@ -363,6 +366,9 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
     clock = time.process_time if config.clock == "cpu" else time.perf_counter
     state = dict(config=asdict(config), letters=data.letters.itos, phonemes=data.phonemes.itos)
     run = training_step(functools.partial(forward_backward, model), args, cache_size=32)
+    average = None if not config.ema else nn.optim.swa_utils.AveragedModel(
+        model, multi_avg_fn=nn.optim.swa_utils.get_ema_multi_avg_fn(config.ema))
+    evaluated = average.module if average is not None else model     # what dev WER scores
     # the budget (steps, minutes) may grow on --resume; every other setting must match
     checkpoint = Checkpoint(out / CHECKPOINT_NAME, args, model, optimizer,
                             config={k: v for k, v in asdict(config).items()
@@ -370,7 +376,10 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
                             ignore=[f.name for f in fields(Config)] + ["say"],
                             resume_from=resume)
     with checkpoint:
-        saved = checkpoint.resume().get("history")
+        resumed = checkpoint.resume()
+        saved = resumed.get("history")
+        if average is not None and "average" in resumed:
+            average.load_state_dict(resumed["average"])
         if saved is not None:
             history = {k: [float(x) for x in np.atleast_1d(saved[k])] if isinstance(v, list)
                        else type(v)(saved[k]) for k, v in HISTORY.items()}
@@ -392,6 +401,8 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
                                                             history["train_seconds"]))
                     loss = train_step(model, optimizer, batch, lr, config.clip, device,
                                       config.label_smoothing, run)
+                    if average is not None:
+                        average.update_parameters(model)
                     history["train_seconds"] += clock() - tick
                     history["wall_seconds"] += time.perf_counter() - wall
                     history["epoch_step"] += 1
@@ -403,7 +414,7 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
                     due = steps % config.eval_every == 0 or run_progress(
                         config, steps, history["train_seconds"]) >= 1.0
                     if due:
-                        dev = evaluate(pronounce(model, data.parts["dev"], data.letters,
+                        dev = evaluate(pronounce(evaluated, data.parts["dev"], data.letters,
                                                  data.phonemes, device=device)[0],
                                        data.lexicon)
                         for key, value in (("eval_step", steps), ("dev_wer", dev["wer"]),
@@ -414,8 +425,9 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
                                   f"dev WER {dev['wer']:.4f}, PER {dev['per']:.4f}")
                         if not history["best_step"] or dev["wer"] < history["best_dev_wer"]:
                             history["best_step"], history["best_dev_wer"] = steps, dev["wer"]
-                            save_checkpoint(out / BEST_NAME, model, **state, step=steps)
-                    checkpoint.step_end(due=due, **state, history=history)
+                            save_checkpoint(out / BEST_NAME, evaluated, **state, step=steps)
+                    checkpoint.step_end(due=due, **state, history=history, **(
+                        {} if average is None else {"average": average.state_dict()}))
                 if history["epoch_step"] == len(plan):
                     history["epoch"], history["epoch_step"] = history["epoch"] + 1, 0
     return history
@@ -447,9 +459,10 @@ def plot_curves(history: dict, title: str, path: Path) -> Path:
 
 
 def plot_alignments(predictions: dict, weights: dict, lexicon: Lexicon, path: Path) -> Path:
-    """One heat-map per word: rows the phonemes written (and </s>), columns the letters."""
+    """One heat-map per word: rows the phonemes written (and </s>, unless decoding stopped at
+    its step limit first), columns the letters."""
     words = list(predictions)
-    rows = [list(predictions[w]) + [SPECIALS[EOS]] for w in words]
+    rows = [(list(predictions[w]) + [SPECIALS[EOS]])[:len(weights[w])] for w in words]
     maps = [weights[w][:len(r), :len(w)] for w, r in zip(words, rows)]
     titles = [w + ("" if w not in lexicon else " (correct)" if predictions[w] in lexicon[w]
                    else " (WRONG)") for w in words]
@@ -487,6 +500,8 @@ def build_parser():
             ("dec_hidden", int, "decoder GRU size (default 256)"),
             ("dropout", float, "dropout (default 0: none)"),
             ("label_smoothing", float, "label smoothing of the training loss (default 0.1)"),
+            ("ema", float, "evaluate and keep a moving average of the weights with this "
+                           "decay, e.g. 0.999 (default 0: the trained weights)"),
             ("eval_every", int, "steps between dev evaluations and checkpoints (default 500)"),
             ("beam", int, "beam width for the test set (default 5; 0 or 1: none)"),
             ("max_words", int, "use a slice of this many words (default: all)")):

@@ -242,6 +242,28 @@ def test_quick_run_learns_keeps_the_best_resumes_and_says(g2p, tmp_path, capsys,
         g2p.main(["--out", str(out), "--say", "w0rd"])
 
 
+def test_a_moving_average_of_the_weights_is_scored_kept_and_resumed(g2p, tmp_path):
+    out = tmp_path / "run"
+    g2p.main(["--quick", "--out", str(out), "--ema", "0.5", "--steps", "40",
+              "--eval-every", "40"])
+    checkpoint, best = nn.load(out / "checkpoint.npz"), nn.load(out / "best.npz")
+    average = checkpoint["state"]["average"]
+    assert int(average["n_averaged"]) == 40
+    for name, weight in best["model"].items():             # best.npz holds the average
+        np.testing.assert_array_equal(weight, average["module." + name])
+    assert any(not np.array_equal(w, checkpoint["model"][k]) for k, w in best["model"].items())
+    g2p.main(["--quick", "--out", str(out), "--resume", "--steps", "50", "--eval-every", "40"])
+    assert int(nn.load(out / "checkpoint.npz")["state"]["average"]["n_averaged"]) == 50
+
+
+def test_alignment_figure_of_a_word_that_never_wrote_the_end(g2p, tmp_path):
+    steps = g2p.max_steps_for(3)                               # stopped by the step limit
+    predictions = {"abc": ("AH",) * steps, "ab": ("EY", "B")}
+    weights = {"abc": np.full((steps, 3), 1 / 3), "ab": np.full((3, 2), 0.5)}
+    path = g2p.plot_alignments(predictions, weights, {}, tmp_path / "a.png")
+    assert path.read_bytes()[:8] == PNG_SIGNATURE
+
+
 def test_say_without_a_model_names_the_command_that_makes_one(g2p, tmp_path, monkeypatch):
     monkeypatch.setattr(g2p, "SHIPPED_MODEL", tmp_path / "none.npz")
     with pytest.raises(SystemExit, match=r"make one with: python examples/g2p.py"):

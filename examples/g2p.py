@@ -17,6 +17,8 @@ phoneme and attends (`--attention dot | additive`) over the encoder states:
 
 Under teacher forcing every decoder input is known in advance, so each decoder GRU runs as ONE
 fused nn.GRU call per batch. A batch holds words of one length (no source padding).
+`--model transformer`: the g2p-seq2seq design instead, nn.Transformer (pre-LN, 3 + 3 layers
+of width 256) between letter and phoneme embeddings with sinusoidal positions.
 
 Protocol: Adam with warm-up and cosine decay over a budget of CPU minutes of this process
 (evaluation excluded); every `--eval-every` steps greedy WER on every dev word, and the weights
@@ -205,6 +207,70 @@ class GRUAttentionG2P(nn.Module):
         return mg.log_softmax(logits[:, 0], axis=-1).numpy(), state, weights[:, 0].numpy()
 
 
+class TransformerG2P(nn.Module):
+    """`--model transformer`: nn.Transformer (pre-LN) between letter and phoneme embeddings,
+    the g2p-seq2seq design:
+
+        memory = Encoder(√d·embed(x) + PE),  out = Decoder(√d·embed(y_<t) + PE, memory)
+        logits = W_o out + b_o,  with a causal mask on the decoder's self-attention
+
+    The embeddings are drawn from N(0, 1/d), so that √d·embed has the scale of the sinusoidal
+    positions beside it (from N(0, 1) the positions are 1/√d of the sum and the model writes
+    the right phonemes in the wrong order).
+    """
+
+    def __init__(self, n_letters: int, n_phonemes: int, config: "Config"):
+        super().__init__()
+        d = config.d_model
+        self.scale = math.sqrt(d)
+        self.src_embed = nn.Embedding(n_letters, d)
+        self.tgt_embed = nn.Embedding(n_phonemes, d)
+        for table in (self.src_embed, self.tgt_embed):
+            nn.init.normal_(table.weight, std=d ** -0.5)
+        self.pos = nn.SinusoidalPositionalEncoding(d, max_len=128)
+        self.dropout = nn.Dropout(config.dropout)
+        self.transformer = nn.Transformer(d, config.heads, config.layers, config.layers,
+                                          config.ff_dim, config.dropout, norm_first=True)
+        self.out = nn.Linear(d, n_phonemes)
+
+    def _embed(self, table, ids):
+        return self.dropout(self.pos(table(ids) * self.scale))         # (B, L, d)
+
+    def encode(self, letters) -> tuple:
+        """letters (B, S) -> memory ((B, S, d),) and the decoder's state: the phonemes written
+        so far, none yet (B, 0)."""
+        memory = self.transformer.encoder(self._embed(self.src_embed, letters))
+        written = mg.tensor(np.zeros((letters.shape[0], 0), dtype=np.int64),
+                            device=memory.device)
+        return (memory,), (written,)
+
+    def _decode(self, tgt_in, memory):
+        mask = nn.causal_mask(tgt_in.shape[1], device=memory.device)
+        return self.out(self.transformer.decoder(self._embed(self.tgt_embed, tgt_in), memory,
+                                                 mask))
+
+    def forward(self, letters, tgt_in) -> tuple:
+        """Teacher forcing: letters (B, S), tgt_in (B, T) -> (logits (B, T, V), None)."""
+        (memory,), _ = self.encode(letters)
+        return self._decode(tgt_in, memory), None
+
+    def step(self, y_prev: np.ndarray, state: tuple, memory: tuple) -> tuple:
+        """Runs the decoder again over everything written (words are short) and reads the
+        last position: (log-probs (N, V), the state with y_prev appended, no weights)."""
+        (written,), (mem,) = state, memory
+        y = mg.tensor(np.asarray(y_prev, dtype=np.int64)[:, None], device=mem.device)
+        written = mg.concat([written, y], axis=1)                     # (N, t)
+        logits = self._decode(written, mem)[:, -1]                     # (N, V)
+        return mg.log_softmax(logits, axis=-1).numpy(), (written,), None
+
+
+def build_model(config: "Config", n_letters: int, n_phonemes: int) -> nn.Module:
+    if config.model not in ("gru", "transformer"):
+        raise ValueError(f"g2p: model must be 'gru' or 'transformer', got {config.model!r}")
+    kind = GRUAttentionG2P if config.model == "gru" else TransformerG2P
+    return kind(n_letters, n_phonemes, config)
+
+
 # ------------------------------------------------------------------------------------------
 # Pronouncing and scoring
 
@@ -286,6 +352,7 @@ def hardest_errors(predictions: dict[str, tuple], lexicon: Lexicon, count: int =
 
 @dataclass
 class Config:
+    model: str = "gru"            # "transformer": the settings below the GRU's are its own
     attention: str = "dot"
     readout: str = "linear"
     embed_dim: int = 64
@@ -293,6 +360,10 @@ class Config:
     enc_layers: int = 2
     dec_hidden: int = 256
     attention_dim: int = 128
+    d_model: int = 256            # the Transformer's width, heads, layers per stack, FFN width
+    heads: int = 4
+    layers: int = 3
+    ff_dim: int = 1024
     dropout: float = 0.0
     dropout_kind: str = "element"  # "locked": one draw per word and feature for a sequence
     label_smoothing: float = 0.1
@@ -310,6 +381,7 @@ class Config:
 
 
 QUICK = dict(embed_dim=16, enc_hidden=32, enc_layers=1, dec_hidden=32, attention_dim=16,
+             d_model=32, heads=2, layers=1, ff_dim=64,
              batch_size=32, lr=1e-2, minutes=1.0, steps=60, eval_every=30, beam=3,
              max_words=600)
 
@@ -478,6 +550,9 @@ def plot_alignments(predictions: dict, weights: dict, lexicon: Lexicon, path: Pa
 def build_parser():
     parser = base_parser(__doc__, default_out="runs/g2p")
     add_compile_flag(parser)
+    parser.add_argument("--model", choices=("gru", "transformer"), default=None,
+                        help="gru (default) or transformer (nn.Transformer, pre-LN; its "
+                             "defaults: --lr 1e-3, warm-up 5 %%)")
     parser.add_argument("--attention", choices=("dot", "additive"), default=None,
                         help="the decoder's attention (default dot)")
     parser.add_argument("--readout", choices=("linear", "gru"), default=None,
@@ -498,6 +573,10 @@ def build_parser():
             ("enc_hidden", int, "encoder GRU size per direction (default 256)"),
             ("enc_layers", int, "encoder GRU layers (default 2)"),
             ("dec_hidden", int, "decoder GRU size (default 256)"),
+            ("d_model", int, "Transformer width (default 256)"),
+            ("heads", int, "Transformer attention heads (default 4)"),
+            ("layers", int, "Transformer layers per stack (default 3)"),
+            ("ff_dim", int, "Transformer feed-forward width (default 1024)"),
             ("dropout", float, "dropout (default 0: none)"),
             ("label_smoothing", float, "label smoothing of the training loss (default 0.1)"),
             ("ema", float, "evaluate and keep a moving average of the weights with this "
@@ -513,9 +592,17 @@ def build_parser():
     return parser
 
 
+# the Transformer wants a gentler start than the GRU model (post-warm-up Adam steps of 3e-3
+# unsettle its attention layers)
+TRANSFORMER_DEFAULTS = dict(lr=1e-3, warmup=0.05)
+
+
 def config_from_args(args, saved: dict | None = None) -> Config:
-    """Defaults (or --quick's), then a resumed checkpoint's values, then explicit flags."""
-    config = Config(**QUICK) if args.quick else Config()
+    """Defaults (the Transformer's own where it has them, or --quick's), then a resumed
+    checkpoint's values, then explicit flags."""
+    model = getattr(args, "model", None) or (saved or {}).get("model", "gru")
+    config = Config(**QUICK) if args.quick else Config(**(
+        TRANSFORMER_DEFAULTS if model == "transformer" else {}))
     known = {f.name for f in fields(Config)}
     for key, value in (saved or {}).items():
         if key in known:
@@ -539,7 +626,7 @@ def say(args) -> dict:
     # the saved lists are the specials and the sorted symbols: Vocab rebuilds the same ids
     letters, phonemes = (Vocab(str(s) for s in saved["state"][k]) for k in ("letters",
                                                                            "phonemes"))
-    model = GRUAttentionG2P(len(letters), len(phonemes), config).to(args.device)
+    model = build_model(config, len(letters), len(phonemes)).to(args.device)
     model.load_state_dict({k: np.asarray(v, dtype=np.float32)
                            for k, v in saved["model"].items()})
     words = [w.lower() for w in args.say]
@@ -562,7 +649,7 @@ def main(argv: list[str] | None = None) -> dict:
     config = config_from_args(args, nn.load(args.resume)["state"]["config"] if resumed else None)
     start = time.perf_counter()
     data = Data(*load_split(), config.max_words)
-    model = GRUAttentionG2P(len(data.letters), len(data.phonemes), config).to(args.device)
+    model = build_model(config, len(data.letters), len(data.phonemes)).to(args.device)
     optimizer = nn.optim.Adam(model.parameters(), lr=config.lr)
     n_parameters = int(sum(p.data.size for p in model.parameters()))
     words = {k: len(v) for k, v in data.parts.items()}
@@ -581,11 +668,13 @@ def main(argv: list[str] | None = None) -> dict:
     beam = None if config.beam <= 1 else evaluate(pronounce(
         model, test_words, data.letters, data.phonemes, beam=config.beam, device=args.device)[0],
         data.lexicon)
-    plot_curves(history, f"g2p, readout {config.readout}: training loss and dev error",
+    name = "Transformer" if config.model == "transformer" else f"readout {config.readout}"
+    plot_curves(history, f"g2p, {name}: training loss and dev error",
                 out / "curves.png")
     showcase, weights = pronounce(model, list(SHOWCASE), data.letters, data.phonemes,
                                    device=args.device)
-    plot_alignments(showcase, weights, data.lexicon, out / "attention.png")
+    if weights:                                   # the GRU model's one attention
+        plot_alignments(showcase, weights, data.lexicon, out / "attention.png")
     steps = len(history["loss"])
     metrics = {
         "config": asdict(config), "n_parameters": n_parameters, "words": words,

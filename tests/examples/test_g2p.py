@@ -221,7 +221,7 @@ def test_first_20_losses_match_pytorch(g2p, attention):
 
 def test_quick_run_learns_keeps_the_best_resumes_and_says(g2p, tmp_path, capsys, monkeypatch):
     out = tmp_path / "run"
-    saved = g2p.main(["--quick", "--out", str(out), "--readout", "gru"])
+    saved = g2p.main(["--quick", "--out", str(out), "--readout", "gru", "--ema", "0.5"])
     for name in ("curves.png", "attention.png"):
         assert (out / name).read_bytes()[:8] == PNG_SIGNATURE
     assert saved["steps"] == 60 and saved["words"] == {"train": 540, "dev": 30, "test": 30}
@@ -233,11 +233,21 @@ def test_quick_run_learns_keeps_the_best_resumes_and_says(g2p, tmp_path, capsys,
     assert nn.load(out / "best.npz")["state"]["step"] == saved["best_step"]
     assert saved["dev_greedy"]["words"] == 30 and len(saved["test_beam"]["per_word"]) == 30
     assert saved["test_greedy"]["words"] == saved["test_beam"]["words"] == 30
+    # --ema: dev scores, and best.npz keeps, the moving average of the weights
+    checkpoint, best = nn.load(out / "checkpoint.npz"), nn.load(out / "best.npz")
+    average = checkpoint["state"]["average"]
+    assert int(average["n_averaged"]) == 60
+    if saved["best_step"] == 60:
+        for name, weight in best["model"].items():
+            np.testing.assert_array_equal(weight, average["module." + name])
+    assert any(not np.array_equal(w, average["module." + k])
+               for k, w in checkpoint["model"].items())
 
     resumed = g2p.main(["--quick", "--out", str(out), "--resume", "--steps", "70"])
     assert resumed["steps"] == 70 and resumed["curve"]["eval_step"] == [30, 60, 70]
     assert resumed["curve"]["dev_wer"][:2] == curve["dev_wer"]
     assert resumed["config"]["readout"] == "gru"               # from the checkpoint
+    assert int(nn.load(out / "checkpoint.npz")["state"]["average"]["n_averaged"]) == 70
 
     capsys.readouterr()
     said = g2p.main(["--out", str(out), "--say", "Minigrad", "attention"])
@@ -246,28 +256,15 @@ def test_quick_run_learns_keeps_the_best_resumes_and_says(g2p, tmp_path, capsys,
         g2p.main(["--out", str(out), "--say", "w0rd"])
 
 
-def test_a_moving_average_of_the_weights_is_scored_kept_and_resumed(g2p, tmp_path):
-    out = tmp_path / "run"
-    g2p.main(["--quick", "--out", str(out), "--ema", "0.5", "--steps", "40",
-              "--eval-every", "40"])
-    checkpoint, best = nn.load(out / "checkpoint.npz"), nn.load(out / "best.npz")
-    average = checkpoint["state"]["average"]
-    assert int(average["n_averaged"]) == 40
-    for name, weight in best["model"].items():             # best.npz holds the average
-        np.testing.assert_array_equal(weight, average["module." + name])
-    assert any(not np.array_equal(w, checkpoint["model"][k]) for k, w in best["model"].items())
-    g2p.main(["--quick", "--out", str(out), "--resume", "--steps", "50", "--eval-every", "40"])
-    assert int(nn.load(out / "checkpoint.npz")["state"]["average"]["n_averaged"]) == 50
-
-
 def test_transformer_quick_run_trains_resumes_and_says(g2p, tmp_path):
     out = tmp_path / "run"
-    saved = g2p.main(["--quick", "--out", str(out), "--model", "transformer", "--steps", "40"])
+    saved = g2p.main(["--quick", "--out", str(out), "--model", "transformer", "--steps", "30",
+                      "--eval-every", "30"])
     assert saved["config"]["model"] == "transformer" and saved["config"]["lr"] == 1e-2
     assert saved["final_loss"] < math.log(39 + 3) - 0.5          # below a uniform guess
     assert not (out / "attention.png").exists()                  # the GRU model's figure
-    resumed = g2p.main(["--quick", "--out", str(out), "--resume", "--steps", "50"])
-    assert resumed["config"]["model"] == "transformer" and resumed["steps"] == 50
+    resumed = g2p.main(["--quick", "--out", str(out), "--resume", "--steps", "35"])
+    assert resumed["config"]["model"] == "transformer" and resumed["steps"] == 35
     assert set(g2p.main(["--out", str(out), "--say", "ab"])) == {"ab"}
 
 

@@ -490,7 +490,7 @@ def plot_curves(history: dict, title: str, path: Path) -> Path:
     """Training loss (left) and dev WER and PER (right) against training steps."""
     fig, (left, right) = pyplot().subplots(1, 2, figsize=(10, 3.8))
     plot_batch_losses(left, history["step"], history["loss"],
-              max(1, min(100, len(history["loss"]) // 20)), "cross-entropy per phoneme")
+                      max(1, min(100, len(history["loss"]) // 20)), "cross-entropy per phoneme")
     for key, style, label in (("dev_wer", "o-", "dev WER"), ("dev_per", "s-", "dev PER")):
         right.plot(history["eval_step"], 100 * np.asarray(history[key]), style, ms=3,
                    label=f"{label} (greedy)")
@@ -509,7 +509,7 @@ def plot_alignments(predictions: dict, weights: dict, lexicon: Lexicon, path: Pa
                    else " (WRONG)") for w in words]
     return attention_figure(words, [predictions[w] for w in words], [weights[w] for w in words],
                             titles, path, xlabel="letter", ylabel="phoneme written",
-                          suptitle="Attention of the decoder (best-on-dev weights)")
+                            suptitle="Attention of the decoder (best-on-dev weights)")
 
 
 # ------------------------------------------------------------------------------------------

@@ -634,6 +634,17 @@ def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None,
     return args
 
 
+def add_config_flags(parser: argparse.ArgumentParser, defaults, flags) -> None:
+    """For each (name, type or tuple of choices, help) in `flags`: the flag --name (with
+    dashes) for the field `name` of the dataclass `defaults`, whose default it names in the
+    help. The flags default to None, so that `apply_flags` sets only the ones given."""
+    for name, kind, text in flags:
+        choices = kind if isinstance(kind, tuple) else None
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, default=None,
+                            type=str if choices else kind, choices=choices,
+                            help=f"{text} (default {getattr(defaults, name)})")
+
+
 def apply_flags(config, args: argparse.Namespace):
     """Set every field of the dataclass `config` whose flag was given (is not None in `args`)
     to the flag's value; return `config`."""

@@ -49,10 +49,11 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, apply_flags, as_list,
-                     base_parser, budget_progress, eval_mode, load_checkpoint, optimizer_step,
-                     parse_args, plot_batch_losses, prepare_run, print_outputs, pyplot,
-                     save_checkpoint, save_figure, training_step, warmup_cosine, write_metrics)
+from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, add_config_flags,
+                     apply_flags, as_list, base_parser, budget_progress, eval_mode, load_checkpoint,
+                     optimizer_step, parse_args, plot_batch_losses, prepare_run, print_outputs,
+                     pyplot, save_checkpoint, save_figure, training_step, warmup_cosine,
+                     write_metrics)
 
 import minigrad as mg
 import nn
@@ -516,43 +517,36 @@ def plot_alignments(predictions: dict, weights: dict, lexicon: Lexicon, path: Pa
 # Command line
 
 def build_parser():
-    """The shared flags, and one flag for each setting of Config (its default named in the
-    help), and --say."""
     parser = base_parser(__doc__, default_out="runs/g2p")
     add_compile_flag(parser)
-    defaults = Config()
-    for name, kind, text in (
-            ("model", ("gru", "transformer"), "transformer: nn.Transformer, pre-LN, with its "
-                                              "own defaults --lr 1e-3 and warm-up 5 %%"),
-            ("attention", ("dot", "additive"), "the decoder's attention"),
-            ("readout", ("linear", "gru"), "h̃ from [h; c]: linear, tanh(W_c [h; c]); gru, a "
-                                           "second decoder GRU"),
-            ("dropout_kind", ("element", "locked"), "dropout of each element, or one draw per "
-                                                    "word and feature for all positions"),
-            ("minutes", float, "training budget in minutes"),
-            ("clock", ("cpu", "wall"), "the budget's clock: this process's CPU time, or wall"),
-            ("steps", int, "stop after this many steps; 0: the budget decides"),
-            ("batch_size", int, "words per batch"),
-            ("lr", float, "peak Adam learning rate"),
-            ("embed_dim", int, "embedding size"),
-            ("enc_hidden", int, "encoder GRU size per direction"),
-            ("enc_layers", int, "encoder GRU layers"),
-            ("dec_hidden", int, "decoder GRU size"),
-            ("d_model", int, "Transformer width"),
-            ("heads", int, "Transformer attention heads"),
-            ("layers", int, "Transformer layers per stack"),
-            ("ff_dim", int, "Transformer feed-forward width"),
-            ("dropout", float, "dropout on the embeddings and the readout"),
-            ("label_smoothing", float, "label smoothing of the training loss"),
-            ("ema", float, "evaluate and keep a moving average of the weights with this "
-                           "decay, e.g. 0.999; 0: the trained weights"),
-            ("eval_every", int, "steps between dev evaluations and checkpoints"),
-            ("beam", int, "beam width for the test set; 0 or 1: none"),
-            ("max_words", int, "use a slice of this many words; 0: all")):
-        choices = kind if isinstance(kind, tuple) else None
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, default=None,
-                            type=str if choices else kind, choices=choices,
-                            help=f"{text} (default {getattr(defaults, name)})")
+    add_config_flags(parser, Config(), (
+        ("model", ("gru", "transformer"), "transformer: nn.Transformer, pre-LN, with its own "
+                                          "defaults --lr 1e-3 and warm-up 5 %%"),
+        ("attention", ("dot", "additive"), "the decoder's attention"),
+        ("readout", ("linear", "gru"), "h̃ from [h; c]: linear, tanh(W_c [h; c]); gru, a second "
+                                       "decoder GRU"),
+        ("dropout_kind", ("element", "locked"), "dropout of each element, or one draw per word "
+                                                "and feature for all positions"),
+        ("minutes", float, "training budget in minutes"),
+        ("clock", ("cpu", "wall"), "the budget's clock: this process's CPU time, or wall"),
+        ("steps", int, "stop after this many steps; 0: the budget decides"),
+        ("batch_size", int, "words per batch"),
+        ("lr", float, "peak Adam learning rate"),
+        ("embed_dim", int, "embedding size"),
+        ("enc_hidden", int, "encoder GRU size per direction"),
+        ("enc_layers", int, "encoder GRU layers"),
+        ("dec_hidden", int, "decoder GRU size"),
+        ("d_model", int, "Transformer width"),
+        ("heads", int, "Transformer attention heads"),
+        ("layers", int, "Transformer layers per stack"),
+        ("ff_dim", int, "Transformer feed-forward width"),
+        ("dropout", float, "dropout on the embeddings and the readout"),
+        ("label_smoothing", float, "label smoothing of the training loss"),
+        ("ema", float, "evaluate and keep a moving average of the weights with this decay, "
+                       "e.g. 0.999; 0: the trained weights"),
+        ("eval_every", int, "steps between dev evaluations and checkpoints"),
+        ("beam", int, "beam width for the test set; 0 or 1: none"),
+        ("max_words", int, "use a slice of this many words; 0: all")))
     parser.add_argument("--say", nargs="+", metavar="WORD", default=None,
                         help="print pronunciations and exit: the model of --resume CKPT, else "
                              "<out>/best.npz, else the one shipped in examples/data/")

@@ -49,10 +49,10 @@ checkpoint.npz.
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, apply_flags, as_list,
-                     base_parser, compile_summary, eval_mode, optimizer_step, parse_args,
-                     plot_batch_losses, positive_int, prepare_run, print_outputs, pyplot,
-                     save_figure, training_step, write_metrics)
+from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, add_config_flags,
+                     apply_flags, as_list, base_parser, compile_summary, eval_mode, optimizer_step,
+                     parse_args, plot_batch_losses, positive_int, prepare_run, print_outputs,
+                     pyplot, save_figure, training_step, write_metrics)
 
 import functools
 import math
@@ -560,22 +560,16 @@ def build_parser():
     add_compile_flag(parser)
     parser.add_argument("--attention", choices=ATTENTIONS, default="additive",
                         help="decoder attention (default: additive)")
-    parser.add_argument("--epochs", type=positive_int, default=None,
-                        help="training epochs (default 3)")
-    parser.add_argument("--n-train", dest="n_train", type=positive_int, default=None,
-                        help="training sentences (default 12000)")
-    parser.add_argument("--n-test", dest="n_test", type=positive_int, default=None,
-                        help="held-out sentences (default 1000)")
-    parser.add_argument("--hidden-size", dest="hidden_size", type=int, default=None,
-                        help="GRU hidden size H (default 128)")
-    parser.add_argument("--embed-dim", dest="embed_dim", type=int, default=None,
-                        help="word embedding size E (default 64)")
-    parser.add_argument("--batch-size", dest="batch_size", type=positive_int, default=None,
-                        help="sentences per batch (default 64)")
-    parser.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 5e-3)")
-    parser.add_argument("--lr-decay", dest="lr_decay", type=float, default=None,
-                        help="learning-rate factor per epoch (default 0.7)")
-    parser.add_argument("--beam", type=int, default=None, help="beam width (default 4)")
+    add_config_flags(parser, Config(), (
+        ("epochs", positive_int, "training epochs"),
+        ("n_train", positive_int, "training sentences"),
+        ("n_test", positive_int, "held-out sentences"),
+        ("hidden_size", int, "GRU hidden size H"),
+        ("embed_dim", int, "word embedding size E"),
+        ("batch_size", positive_int, "sentences per batch"),
+        ("lr", float, "Adam learning rate"),
+        ("lr_decay", float, "learning-rate factor per epoch"),
+        ("beam", int, "beam width")))
     return parser
 
 

@@ -49,15 +49,16 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, base_parser,
-                     load_checkpoint, parse_args, prepare_run, print_outputs, pyplot,
-                     save_checkpoint, save_figure, training_step, write_metrics)
+from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, add_config_flags,
+                     apply_flags, as_list, base_parser, budget_progress, eval_mode, load_checkpoint,
+                     optimizer_step, parse_args, plot_batch_losses, prepare_run, print_outputs,
+                     pyplot, save_checkpoint, save_figure, training_step, warmup_cosine,
+                     write_metrics)
 
 import minigrad as mg
 import nn
-import nn.functional as F
-from _seq2seq import (EOS, PAD, SPECIALS, Vocab, beam_decode, greedy_decode, make_batch,
-                     same_length_batches)
+from _seq2seq import (PAD, Vocab, attention_figure, forward_backward, make_batch,
+                      same_length_batches, search)
 
 DATA = Path(__file__).resolve().parent / "data" / "cmudict-standard"
 SHIPPED_MODEL = Path(__file__).resolve().parent / "data" / "g2p-model.npz"
@@ -164,10 +165,8 @@ class GRUAttentionG2P(nn.Module):
     def drop(self, x):
         """Dropout on a (B, T, F) sequence: each element on its own, or (locked) one draw per
         word and feature, shared by all T positions."""
-        if not self.locked:
-            return self.dropout(x)
-        return mg.dropout(x, self.dropout.p, self.training,
-                          noise_shape=(x.shape[0], 1, x.shape[2]))
+        locked = (x.shape[0], 1, x.shape[2]) if self.locked else None
+        return mg.dropout(x, self.dropout.p, self.training, noise_shape=locked)
 
     def encode(self, letters) -> tuple:
         """letters (B, S) ids -> memory (states (B, S, 2He), keys (B, S, ·)) and the decoder's
@@ -282,28 +281,21 @@ def max_steps_for(length: int) -> int:
 @mg.no_grad()
 def pronounce(model, words: list[str], letters: Vocab, phonemes: Vocab, beam: int = 0,
               batch_size: int = 256, device: str = "cpu") -> tuple[dict, dict]:
-    """Greedy (beam ≤ 1) or beam-search pronunciations, in eval mode. Returns (word -> phonemes,
-    word -> attention weights (steps, letters), greedy only)."""
-    was_training = model.training
-    model.eval()
+    """Greedy (beam ≤ 1) or beam-search pronunciations, in eval mode, a batch of words of one
+    length at a time. Returns (word -> phonemes, word -> attention weights (steps, letters),
+    the GRU model's and greedy only)."""
+    beam = beam if beam > 1 else 0
     predictions, weights = {}, {}
-    size = batch_size if beam <= 1 else max(1, batch_size // beam)
-    try:
-        for index in same_length_batches([len(w) for w in words], size):
+    with eval_mode(model):
+        for index in same_length_batches([len(w) for w in words],
+                                         max(1, batch_size // max(1, beam))):
             group = [words[i] for i in index]
             src = mg.tensor(np.array([letters.encode(w) for w in group]), device=device)
-            memory, state = model.encode(src)
-            steps = max_steps_for(len(group[0]))
-            if beam > 1:
-                ids, w = beam_decode(model, memory, state, steps, beam), None
-            else:
-                ids, w = greedy_decode(model, memory, state, steps)
-            for k, (word, row) in enumerate(zip(group, ids)):
-                predictions[word] = tuple(phonemes.decode(row))
+            ids, w = search(model, *model.encode(src), max_steps_for(len(group[0])), beam)
+            for k, word in enumerate(group):
+                predictions[word] = tuple(phonemes.decode(ids[k]))
                 if w is not None:
                     weights[word] = w[k]
-    finally:
-        model.train(was_training)
     return predictions, weights
 
 
@@ -332,6 +324,13 @@ def evaluate(predictions: dict[str, tuple], lexicon: Lexicon) -> dict:
                                           in sorted(predictions.items())]).reshape(-1, 3).T
     return {"wer": float(1.0 - correct.mean()), "per": float(distance.sum() / length.sum()),
             "words": len(correct), "per_word": "".join(str(int(c)) for c in correct)}
+
+
+def score(model, data: Data, part: str, beam: int = 0, device: str = "cpu") -> tuple:
+    """(WER and PER on every word of a part: "dev" or "test", the outputs)."""
+    predictions = pronounce(model, data.parts[part], data.letters, data.phonemes, beam=beam,
+                            device=device)[0]
+    return evaluate(predictions, data.lexicon), predictions
 
 
 def hardest_errors(predictions: dict[str, tuple], lexicon: Lexicon, count: int = 20) -> list:
@@ -384,47 +383,34 @@ QUICK = dict(embed_dim=16, enc_hidden=32, enc_layers=1, dec_hidden=32, attention
              d_model=32, heads=2, layers=1, ff_dim=64,
              batch_size=32, lr=1e-2, minutes=1.0, steps=60, eval_every=30, beam=3,
              max_words=600)
+# the Transformer wants a gentler start than the GRU model (post-warm-up Adam steps of 3e-3
+# unsettle its attention layers)
+TRANSFORMER_DEFAULTS = dict(lr=1e-3, warmup=0.05)
 
 
 def learning_rate(config: Config, progress: float) -> float:
     """Linear warm-up over the first `warmup` of the run, then cosine decay to 5 %."""
     warm = min(1.0, progress / config.warmup) if config.warmup > 0 else 1.0
-    return config.lr * warm * (0.05 + 0.95 * 0.5 * (1.0 + math.cos(math.pi * min(progress, 1))))
+    return warmup_cosine(config.lr, warm, progress, floor=0.05)
 
 
 def run_progress(config: Config, steps: int, seconds: float) -> float:
     """How far the run is, 0 to 1: by steps, by training time, whichever is further."""
-    by_steps = steps / config.steps if config.steps else 0.0
-    by_time = seconds / (60.0 * config.minutes) if config.minutes > 0 else 0.0
-    return max(by_steps, by_time)
-
-
-def forward_backward(model, src, tgt_in, tgt_out, label_smoothing: float = 0.0):
-    """Loss and backward on one batch (Tensors): the part of a step mg.compile replays."""
-    logits, _ = model(src, tgt_in)                                       # (B, T, V)
-    loss = F.cross_entropy(logits, tgt_out, ignore_index=PAD, label_smoothing=label_smoothing,
-                           axis=-1)
-    loss.backward()
-    return loss
+    return budget_progress(steps, config.steps, seconds, 60.0 * config.minutes)
 
 
 def train_step(model, optimizer, batch, lr: float, clip: float, device: str,
                label_smoothing: float = 0.0, run=None) -> float:
-    run = run or functools.partial(forward_backward, model)      # `run`: compiled, or not
-    optimizer.zero_grad()
-    loss = run(*(mg.tensor(a, device=device) for a in (batch.src, batch.tgt_in,
-                                                       batch.tgt_out)),
-               label_smoothing=label_smoothing)
-    nn.clip_grad_norm(model.parameters(), clip)
-    for group in optimizer.param_groups:
-        group["lr"] = lr
-    optimizer.step()
-    return loss.item()
+    """One step on a Batch: `run` (_seq2seq.forward_backward with the model bound, compiled
+    or not; default: eager) on (letters, tgt_in, tgt_out)."""
+    tensors = [mg.tensor(a, device=device) for a in (batch.src, batch.tgt_in, batch.tgt_out)]
+    return optimizer_step(model, optimizer, run or functools.partial(forward_backward, model),
+                          tensors, clip, lr, label_smoothing=label_smoothing)
 
 
-HISTORY = dict(step=[], loss=[], seconds=[], eval_step=[], eval_seconds=[], dev_wer=[],
-               dev_per=[], epoch=0, epoch_step=0, train_seconds=0.0, wall_seconds=0.0,
-               best_step=0, best_dev_wer=1.0)
+HISTORY = dict(step=[], loss=[], eval_step=[], eval_seconds=[], dev_wer=[], dev_per=[],
+               epoch=0, epoch_step=0, train_seconds=0.0, wall_seconds=0.0, best_step=0,
+               best_dev_wer=1.0)
 
 
 def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, device: str,
@@ -447,30 +433,29 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
                                     if k not in ("steps", "minutes", "eval_every", "beam")},
                             ignore=[f.name for f in fields(Config)] + ["say"],
                             resume_from=resume)
+    lengths = [len(w) for w, _ in data.train_pairs]
     with checkpoint:
         resumed = checkpoint.resume()
-        saved = resumed.get("history")
         if average is not None and "average" in resumed:
             average.load_state_dict(resumed["average"])
-        if saved is not None:
-            history = {k: [float(x) for x in np.atleast_1d(saved[k])] if isinstance(v, list)
-                       else type(v)(saved[k]) for k, v in HISTORY.items()}
+        if "history" in resumed:
+            history = {k: as_list(resumed["history"][k]) if isinstance(v, list)
+                       else type(v)(resumed["history"][k]) for k, v in HISTORY.items()}
         steps = len(history["loss"])
         with LossBar(total=config.steps or None, desc="train", disable=not show_progress,
                      initial=steps) as bar:
             while run_progress(config, steps, history["train_seconds"]) < 1.0:
                 # the batch order of every epoch follows from (seed, epoch): resumable exactly
-                plan = same_length_batches([len(w) for w, _ in data.train_pairs],
-                                           config.batch_size,
+                plan = same_length_batches(lengths, config.batch_size,
                                            np.random.default_rng([seed, history["epoch"]]))
-                while history["epoch_step"] < len(plan) and \
-                        run_progress(config, steps, history["train_seconds"]) < 1.0:
+                for index in plan[history["epoch_step"]:]:
+                    progress = run_progress(config, steps, history["train_seconds"])
+                    if progress >= 1.0:
+                        break
                     tick, wall = clock(), time.perf_counter()
-                    batch = make_batch([data.train_pairs[i]
-                                        for i in plan[history["epoch_step"]]],
-                                       data.letters, data.phonemes)
-                    lr = learning_rate(config, run_progress(config, steps,
-                                                            history["train_seconds"]))
+                    batch = make_batch([data.train_pairs[i] for i in index], data.letters,
+                                       data.phonemes)
+                    lr = learning_rate(config, progress)
                     loss = train_step(model, optimizer, batch, lr, config.clip, device,
                                       config.label_smoothing, run)
                     if average is not None:
@@ -479,16 +464,13 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
                     history["wall_seconds"] += time.perf_counter() - wall
                     history["epoch_step"] += 1
                     steps += 1
-                    for key, value in (("step", steps), ("loss", loss),
-                                       ("seconds", history["train_seconds"])):
-                        history[key].append(value)
+                    history["step"].append(steps)
+                    history["loss"].append(loss)
                     bar.update(loss, epoch=history["epoch"] + 1, lr=lr)
                     due = steps % config.eval_every == 0 or run_progress(
                         config, steps, history["train_seconds"]) >= 1.0
                     if due:
-                        dev = evaluate(pronounce(evaluated, data.parts["dev"], data.letters,
-                                                 data.phonemes, device=device)[0],
-                                       data.lexicon)
+                        dev = score(evaluated, data, "dev", device=device)[0]
                         for key, value in (("eval_step", steps), ("dev_wer", dev["wer"]),
                                            ("eval_seconds", history["train_seconds"]),
                                            ("dev_per", dev["per"])):
@@ -500,25 +482,16 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
                             save_checkpoint(out / BEST_NAME, evaluated, **state, step=steps)
                     checkpoint.step_end(due=due, **state, history=history, **(
                         {} if average is None else {"average": average.state_dict()}))
-                if history["epoch_step"] == len(plan):
+                else:                                   # the epoch is done
                     history["epoch"], history["epoch_step"] = history["epoch"] + 1, 0
     return history
 
 
-# ------------------------------------------------------------------------------------------
-# Figures
-
 def plot_curves(history: dict, title: str, path: Path) -> Path:
     """Training loss (left) and dev WER and PER (right) against training steps."""
-    plt = pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
-    loss = np.asarray(history["loss"])
-    window = max(1, min(100, len(loss) // 20))
-    left.plot(history["step"], loss, color="tab:blue", alpha=0.25, lw=0.6, label="per batch")
-    left.plot(history["step"][window - 1:], np.convolve(loss, np.ones(window) / window,
-                                                        mode="valid"),
-              color="tab:blue", label=f"mean of {window} batches")
-    left.set(yscale="log", xlabel="training step", ylabel="cross-entropy per phoneme")
+    fig, (left, right) = pyplot().subplots(1, 2, figsize=(10, 3.8))
+    plot_batch_losses(left, history["step"], history["loss"],
+                      max(1, min(100, len(history["loss"]) // 20)), "cross-entropy per phoneme")
     for key, style, label in (("dev_wer", "o-", "dev WER"), ("dev_per", "s-", "dev PER")):
         right.plot(history["eval_step"], 100 * np.asarray(history[key]), style, ms=3,
                    label=f"{label} (greedy)")
@@ -531,17 +504,13 @@ def plot_curves(history: dict, title: str, path: Path) -> Path:
 
 
 def plot_alignments(predictions: dict, weights: dict, lexicon: Lexicon, path: Path) -> Path:
-    """One heat-map per word: rows the phonemes written (and </s>, unless decoding stopped at
-    its step limit first), columns the letters."""
+    """The decoder's attention over the letters of each word, as it wrote each phoneme."""
     words = list(predictions)
-    rows = [(list(predictions[w]) + [SPECIALS[EOS]])[:len(weights[w])] for w in words]
-    maps = [weights[w][:len(r), :len(w)] for w, r in zip(words, rows)]
     titles = [w + ("" if w not in lexicon else " (correct)" if predictions[w] in lexicon[w]
                    else " (WRONG)") for w in words]
-    figure = mg.viz.attention_map(maps, rows, [list(w) for w in words], titles=titles, ncols=2,
-                                  xlabel="letter", ylabel="phoneme written",
-                                  suptitle="Attention of the decoder (best-on-dev weights)")
-    return save_figure(figure, path)
+    return attention_figure(words, [predictions[w] for w in words], [weights[w] for w in words],
+                            titles, path, xlabel="letter", ylabel="phoneme written",
+                            suptitle="Attention of the decoder (best-on-dev weights)")
 
 
 # ------------------------------------------------------------------------------------------
@@ -550,67 +519,50 @@ def plot_alignments(predictions: dict, weights: dict, lexicon: Lexicon, path: Pa
 def build_parser():
     parser = base_parser(__doc__, default_out="runs/g2p")
     add_compile_flag(parser)
-    parser.add_argument("--model", choices=("gru", "transformer"), default=None,
-                        help="gru (default) or transformer (nn.Transformer, pre-LN; its "
-                             "defaults: --lr 1e-3, warm-up 5 %%)")
-    parser.add_argument("--attention", choices=("dot", "additive"), default=None,
-                        help="the decoder's attention (default dot)")
-    parser.add_argument("--readout", choices=("linear", "gru"), default=None,
-                        help="h̃ from [h; c]: linear (tanh(W_c [h; c])) or gru (a second "
-                             "decoder GRU) (default linear)")
-    parser.add_argument("--dropout-kind", choices=("element", "locked"), default=None,
-                        help="dropout on the embeddings and the readout: each element, or "
-                             "locked (one draw per word and feature for all positions) "
-                             "(default element)")
-    for name, kind, text in (
-            ("minutes", float, "training budget in minutes (default 30)"),
-            ("clock", str, "the budget's clock: cpu (this process's CPU time, default) or "
-                           "wall"),
-            ("steps", int, "stop after this many steps (default: the budget decides)"),
-            ("batch_size", int, "words per batch (default 128)"),
-            ("lr", float, "peak Adam learning rate (default 3e-3)"),
-            ("embed_dim", int, "embedding size (default 64)"),
-            ("enc_hidden", int, "encoder GRU size per direction (default 256)"),
-            ("enc_layers", int, "encoder GRU layers (default 2)"),
-            ("dec_hidden", int, "decoder GRU size (default 256)"),
-            ("d_model", int, "Transformer width (default 256)"),
-            ("heads", int, "Transformer attention heads (default 4)"),
-            ("layers", int, "Transformer layers per stack (default 3)"),
-            ("ff_dim", int, "Transformer feed-forward width (default 1024)"),
-            ("dropout", float, "dropout (default 0: none)"),
-            ("label_smoothing", float, "label smoothing of the training loss (default 0.1)"),
-            ("ema", float, "evaluate and keep a moving average of the weights with this "
-                           "decay, e.g. 0.999 (default 0: the trained weights)"),
-            ("eval_every", int, "steps between dev evaluations and checkpoints (default 500)"),
-            ("beam", int, "beam width for the test set (default 5; 0 or 1: none)"),
-            ("max_words", int, "use a slice of this many words (default: all)")):
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None,
-                            help=text)
+    add_config_flags(parser, Config(), (
+        ("model", ("gru", "transformer"), "transformer: nn.Transformer, pre-LN, with its own "
+                                          "defaults --lr 1e-3 and warm-up 5 %%"),
+        ("attention", ("dot", "additive"), "the decoder's attention"),
+        ("readout", ("linear", "gru"), "h̃ from [h; c]: linear, tanh(W_c [h; c]); gru, a second "
+                                       "decoder GRU"),
+        ("dropout_kind", ("element", "locked"), "dropout of each element, or one draw per word "
+                                                "and feature for all positions"),
+        ("minutes", float, "training budget in minutes"),
+        ("clock", ("cpu", "wall"), "the budget's clock: this process's CPU time, or wall"),
+        ("steps", int, "stop after this many steps; 0: the budget decides"),
+        ("batch_size", int, "words per batch"),
+        ("lr", float, "peak Adam learning rate"),
+        ("embed_dim", int, "embedding size"),
+        ("enc_hidden", int, "encoder GRU size per direction"),
+        ("enc_layers", int, "encoder GRU layers"),
+        ("dec_hidden", int, "decoder GRU size"),
+        ("d_model", int, "Transformer width"),
+        ("heads", int, "Transformer attention heads"),
+        ("layers", int, "Transformer layers per stack"),
+        ("ff_dim", int, "Transformer feed-forward width"),
+        ("dropout", float, "dropout on the embeddings and the readout"),
+        ("label_smoothing", float, "label smoothing of the training loss"),
+        ("ema", float, "evaluate and keep a moving average of the weights with this decay, "
+                       "e.g. 0.999; 0: the trained weights"),
+        ("eval_every", int, "steps between dev evaluations and checkpoints"),
+        ("beam", int, "beam width for the test set; 0 or 1: none"),
+        ("max_words", int, "use a slice of this many words; 0: all")))
     parser.add_argument("--say", nargs="+", metavar="WORD", default=None,
                         help="print pronunciations and exit: the model of --resume CKPT, else "
                              "<out>/best.npz, else the one shipped in examples/data/")
     return parser
 
 
-# the Transformer wants a gentler start than the GRU model (post-warm-up Adam steps of 3e-3
-# unsettle its attention layers)
-TRANSFORMER_DEFAULTS = dict(lr=1e-3, warmup=0.05)
-
-
 def config_from_args(args, saved: dict | None = None) -> Config:
     """Defaults (the Transformer's own where it has them, or --quick's), then a resumed
     checkpoint's values, then explicit flags."""
     model = getattr(args, "model", None) or (saved or {}).get("model", "gru")
-    config = Config(**QUICK) if args.quick else Config(**(
-        TRANSFORMER_DEFAULTS if model == "transformer" else {}))
-    known = {f.name for f in fields(Config)}
+    config = Config(**(QUICK if args.quick else
+                       TRANSFORMER_DEFAULTS if model == "transformer" else {}))
     for key, value in (saved or {}).items():
-        if key in known:
+        if hasattr(config, key):
             setattr(config, key, type(getattr(config, key))(value))
-    for f in fields(Config):
-        if getattr(args, f.name, None) is not None:
-            setattr(config, f.name, getattr(args, f.name))
-    return config
+    return apply_flags(config, args)
 
 
 def say(args) -> dict:
@@ -658,21 +610,13 @@ def main(argv: list[str] | None = None) -> dict:
     history = train(model, optimizer, data, config, out, args.seed, args.device, args.resume,
                     args=args)
     best_step = int(load_checkpoint(out / BEST_NAME, model)["step"])   # the best on dev
-    dev = evaluate(pronounce(model, data.parts["dev"], data.letters, data.phonemes,
-                             device=args.device)[0],
-                   data.lexicon)
-    test_words = data.parts["test"]                          # scored once, here
-    greedy_pred = pronounce(model, test_words, data.letters, data.phonemes,
-                            device=args.device)[0]
-    greedy = evaluate(greedy_pred, data.lexicon)
-    beam = None if config.beam <= 1 else evaluate(pronounce(
-        model, test_words, data.letters, data.phonemes, beam=config.beam, device=args.device)[0],
-        data.lexicon)
+    dev = score(model, data, "dev", device=args.device)[0]
+    greedy, greedy_pred = score(model, data, "test", device=args.device)   # test: once, here
+    beam = score(model, data, "test", config.beam, args.device)[0] if config.beam > 1 else None
     name = "Transformer" if config.model == "transformer" else f"readout {config.readout}"
-    plot_curves(history, f"g2p, {name}: training loss and dev error",
-                out / "curves.png")
+    plot_curves(history, f"g2p, {name}: training loss and dev error", out / "curves.png")
     showcase, weights = pronounce(model, list(SHOWCASE), data.letters, data.phonemes,
-                                   device=args.device)
+                                  device=args.device)
     if weights:                                   # the GRU model's one attention
         plot_alignments(showcase, weights, data.lexicon, out / "attention.png")
     steps = len(history["loss"])

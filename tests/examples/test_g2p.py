@@ -30,6 +30,11 @@ def g2p():
 
 
 @pytest.fixture(scope="module")
+def cmudict(g2p):
+    return importlib.import_module("_cmudict")
+
+
+@pytest.fixture(scope="module")
 def report(g2p):
     return importlib.import_module("_g2p_report")
 
@@ -41,17 +46,17 @@ def split(g2p):
 
 # -- data ---------------------------------------------------------------------------------------
 
-def test_read_pronunciations_keeps_every_pronunciation_of_a_word(g2p, tmp_path):
+def test_read_pronunciations_keeps_every_pronunciation_of_a_word(cmudict, tmp_path):
     path = tmp_path / "small.gz"
     with gzip.open(path, "wt", encoding="utf-8") as f:
         f.write("READ  R IY D\nREAD  R EH D\n'TIS  T IH Z\nREAD  R IY D\n")
-    assert g2p.read_pronunciations(path) == {"read": [("R", "IY", "D"), ("R", "EH", "D")],
+    assert cmudict.read_pronunciations(path) == {"read": [("R", "IY", "D"), ("R", "EH", "D")],
                                              "'tis": [("T", "IH", "Z")]}
 
 
-def test_standard_split_and_dev_slice(g2p, split):
+def test_standard_split_and_dev_slice(cmudict, split):
     lexicon, parts = split
-    train_file = g2p.read_pronunciations(g2p.DATA / "cmudict-0.7b.train.gz")
+    train_file = cmudict.read_pronunciations(cmudict.DATA / "cmudict-0.7b.train.gz")
     assert len(train_file) == 106794 and len(parts["test"]) == 11994
     assert sorted(parts["train"] + parts["dev"]) == sorted(train_file)
     # no word on two sides, so every pronunciation of a word is on one side
@@ -92,9 +97,9 @@ def test_same_length_batches_cover_every_pair_once(g2p, split):
 
 # -- scoring ------------------------------------------------------------------------------------
 
-def test_wer_and_per_with_several_references(g2p):
-    assert g2p.edit_distance("kitten", "sitting") == 3
-    assert g2p.edit_distance((), ("A", "B")) == 2
+def test_wer_and_per_with_several_references(g2p, cmudict):
+    assert cmudict.edit_distance("kitten", "sitting") == 3
+    assert cmudict.edit_distance((), ("A", "B")) == 2
     lexicon = {"read": [("R", "IY", "D"), ("R", "EH", "D")], "to": [("T", "UW")],
                "a": [("AH",), ("EY",)], "live": [("L", "IH", "V"), ("L", "AY", "V", "Z")]}
     predictions = {"read": ("R", "EH", "D"),     # the second reference: correct, distance 0

@@ -56,7 +56,7 @@ SEEDS = {"g2p-linear-seed1": "g2p-linear",        # the same recipe and budget, 
 SCHEDULE = ("g2p-lr1e-3", "g2p-linear")      # two peak learning rates, the same budget
 
 PUBLISHED = ROOT / "examples" / "results" / "published.json"   # numbers of others, with sources
-FIT = ROOT / "examples" / "results" / "g2p_fit.json"   # each run's kept weights on training words
+FIT = RESULTS / "fit" / "training_words.json"   # each run's kept weights on training words
 FIT_WORDS = 5000                                       # the fixed sample of training words
 
 
@@ -142,6 +142,7 @@ def fit(folders: list[Path]) -> Path:
                         "train_sample_words": len(sample), "step": int(saved["state"]["step"])}
         print(f"{name}: training words WER {pct(train['wer'])}, dev WER "
               f"{pct(run['metrics']['dev_greedy']['wer'])}")
+    FIT.parent.mkdir(parents=True, exist_ok=True)
     _write(FIT, json.dumps(dict(sorted(scores.items())), indent=1) + "\n")
     return FIT
 

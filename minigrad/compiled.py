@@ -942,11 +942,8 @@ class _Program:
         """A Function of the entry's class wired to the holders, to run forward and backward
         on arrays."""
         fn = entry.cls(**entry.options) if not entry.array_options else Function()
-        fn.xp = entry.xp
-        fn.inputs = tuple(self.holders[k] for k in entry.inputs)
-        holder = self.holders[entry.output]
-        fn._output_ref = lambda: holder
-        return fn
+        return _wired(fn, entry.xp, tuple(self.holders[k] for k in entry.inputs),
+                      self.holders[entry.output])
 
     def landed_leaves(self) -> list:
         """The tensors from outside whose .grad the step sets."""
@@ -991,9 +988,8 @@ class _Program:
         options = dict(entry.options)
         for name, plan in entry.array_options.items():
             options[name] = _live_option(plan, self.holders)
-        fn = entry.cls(**options)
-        fn.xp, fn.inputs, fn._output_ref = entry.xp, entry.bare.inputs, entry.bare._output_ref
-        return fn
+        return _wired(entry.cls(**options), entry.xp, entry.bare.inputs,
+                      self.holders[entry.output])
 
 
 class _Writer:
@@ -1334,6 +1330,20 @@ def _filled(x, tensors):
 def _call_live(fn, args, kwargs, tensors):
     """A live call whose arguments include the step's: made with this call's tensors."""
     return fn(*_filled(args, tensors), **_filled(kwargs, tensors))
+
+
+def _wired(fn, xp, inputs: tuple, output):
+    """fn given its array module, its inputs' holders and its output's, as attributes an eager
+    node of its class has too (the array module only when not the class's own, the output only
+    when the class reads it): CPython 3.11 keeps an instance's attributes in its class's shared
+    layout, where its methods and attributes are read fastest, only while they are names that
+    the class's instances have set before."""
+    if fn.xp is not xp:
+        fn.xp = xp
+    fn.inputs = inputs
+    if fn.needs_output:
+        fn._output_ref = lambda: output
+    return fn
 
 
 def _owner(array):

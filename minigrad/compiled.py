@@ -230,8 +230,7 @@ class CompiledStep:
         if not self.enabled:
             return self._eager(args, kwargs, None)
         tensors, key = _flatten(args, kwargs)
-        key = (key, _GRAD_STATE.grad_enabled, anomaly.STATE.enabled,
-               tuple(m.training for m in self._module_list()))
+        key = (key, _GRAD_STATE.grad_enabled, anomaly.STATE.enabled, self._training_flags())
         if anomaly.STATE.enabled:
             return self._eager(args, kwargs, "anomaly mode is on: every operation is checked "
                                              "eagerly")
@@ -327,11 +326,15 @@ class CompiledStep:
         _set_rng_states(rng_after)      # the same state as eager left, which equals it
         return expected
 
-    def _module_list(self) -> list:
-        found = []
+    def _training_flags(self) -> tuple:
+        """The train/eval flag of every module the step may use, in order."""
+        if not self._modules:
+            return ()
+        flags = []
         for root in self._modules:
-            found.extend(root.modules())
-        return found
+            for module in root.modules():
+                flags.append(module.training)
+        return tuple(flags)
 
 
 def _name(fn) -> str:
@@ -348,28 +351,36 @@ def _flatten(args, kwargs) -> tuple[list, tuple]:
     objects by identity)."""
     tensors: list = []
     first: dict[int, int] = {}
-
-    def walk(x):
-        if isinstance(x, Tensor):
-            data = x.data
-            same = first.setdefault(id(x), len(tensors))
-            same_array = first.setdefault(-id(data) - 1, len(tensors))
-            tensors.append(x)
-            return ("T", data.shape, data.dtype.str, type(data), x._requires_grad, same,
-                    same_array)
-        if isinstance(x, (list, tuple)):
-            return (type(x).__name__,) + tuple(walk(v) for v in x)
-        if isinstance(x, dict):
-            return ("dict",) + tuple((k, walk(v)) for k, v in x.items())
-        if x is None or isinstance(x, (bool, int, float, complex, str, bytes)):
-            return ("=", type(x).__name__, x)
-        if type(x) in _BY_ARRAY_TYPE:
-            raise TypeError("minigrad.compile: pass arrays as Tensors (minigrad.tensor(a)), "
-                            "so that the step reads them rather than freezing them")
-        return ("id", id(x))
-
-    key = (walk(args), walk(kwargs))
+    key = (_key_of(args, tensors, first), _key_of(kwargs, tensors, first))
     return tensors, key
+
+
+def _key_of(x, tensors: list, first: dict):
+    """`_flatten`'s key of one argument, its tensors appended to `tensors` (a function of the
+    module, not a closure: a closure that calls itself is a reference cycle, left at every call
+    for the garbage collector)."""
+    if isinstance(x, Tensor):
+        data = x.data
+        same = first.setdefault(id(x), len(tensors))
+        same_array = first.setdefault(-id(data) - 1, len(tensors))
+        tensors.append(x)
+        return ("T", data.shape, data.dtype, type(data), x._requires_grad, same, same_array)
+    if isinstance(x, (list, tuple)):
+        parts = [type(x).__name__]          # loops: a comprehension is a function made per call
+        for v in x:
+            parts.append(_key_of(v, tensors, first))
+        return tuple(parts)
+    if isinstance(x, dict):
+        parts = ["dict"]
+        for k, v in x.items():
+            parts.append((k, _key_of(v, tensors, first)))
+        return tuple(parts)
+    if x is None or isinstance(x, (bool, int, float, complex, str, bytes)):
+        return ("=", type(x).__name__, x)
+    if type(x) in _BY_ARRAY_TYPE:
+        raise TypeError("minigrad.compile: pass arrays as Tensors (minigrad.tensor(a)), "
+                        "so that the step reads them rather than freezing them")
+    return ("id", id(x))
 
 
 def _module_roots(fn, given) -> list:
@@ -953,10 +964,12 @@ class _Program:
     # -- guards ---------------------------------------------------------------------------
     def failed_guard(self, tensors) -> str | None:
         """Why this program cannot replay now, or None."""
-        for t, guard in self.externals:
-            if _guard_of(t) != guard:
-                return (f"a tensor read from outside the step changed: {guard} -> "
-                        f"{_guard_of(t)}")
+        for t, (array_type, shape, dtype, requires_grad) in self.externals:
+            data = t.data                # _guard_of(t), compared without making its tuple
+            if type(data) is not array_type or data.shape != shape or data.dtype != dtype or \
+                    t._requires_grad != requires_grad:
+                return (f"a tensor read from outside the step changed: "
+                        f"{(array_type, shape, dtype, requires_grad)} -> {_guard_of(t)}")
         for k in self.must_be_none:
             if self._leaf(k, tensors).grad is not None:
                 return (f"a leaf {self.shapes[k]} has a .grad now, and had none "
@@ -1492,7 +1505,7 @@ def _live_option(plan, holders):
 
 def _guard_of(t) -> tuple:
     data = t.data
-    return (type(data), data.shape, data.dtype.str, t._requires_grad)
+    return (type(data), data.shape, data.dtype, t._requires_grad)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -42,6 +42,8 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import dataclasses  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
 import shlex  # noqa: E402
@@ -251,6 +253,53 @@ class LossBar:
         self.close()
 
 
+# -- training -------------------------------------------------------------------------------
+
+def optimizer_step(model, optimizer, run, tensors, clip: float, lr: float | None = None,
+                   **options: Any) -> float:
+    """One training step: zero the gradients, `run(*tensors, **options)` (forward, loss and
+    backward; compiled or not: see `training_step`), clip the gradients' norm to `clip`, set
+    the learning rate to `lr` (when given) and step. Returns the loss."""
+    import nn
+    optimizer.zero_grad()
+    loss = run(*tensors, **options)
+    nn.clip_grad_norm(model.parameters(), clip)
+    if lr is not None:
+        for group in optimizer.param_groups:
+            group["lr"] = lr
+    optimizer.step()
+    return loss.item()
+
+
+def budget_progress(steps: int, max_steps: int | None, seconds: float,
+                    max_seconds: float | None) -> float:
+    """How far a run with a step limit and a time budget is (1: done): steps / max_steps or
+    seconds / max_seconds, whichever is further (a limit of 0 or None does not count)."""
+    return max(steps / max_steps if max_steps else 0.0,
+               seconds / max_seconds if max_seconds else 0.0)
+
+
+def warmup_cosine(peak: float, warm: float, progress: float, floor: float) -> float:
+    """A learning rate: `peak` times the warm-up factor `warm` (0 to 1) times a cosine from 1
+    at progress 0 down to `floor` at progress 1 (and after):
+
+        lr = peak · warm · (floor + (1 − floor) · ½ (1 + cos(π · min(progress, 1))))
+    """
+    cosine = 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0)))
+    return peak * warm * (floor + (1.0 - floor) * cosine)
+
+
+@contextlib.contextmanager
+def eval_mode(model):
+    """Inside the block the model is in eval mode (no dropout); after it, in its former mode."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)
+
+
 # -- files ----------------------------------------------------------------------------------
 
 def _jsonable(value: Any) -> Any:
@@ -327,6 +376,16 @@ def save_figure(fig, path: str | Path, dpi: int = 100) -> Path:
     fig.savefig(path, dpi=dpi, bbox_inches="tight")
     pyplot().close(fig)
     return path
+
+
+def plot_batch_losses(ax, steps, loss, window: int, ylabel: str) -> None:
+    """The loss of every batch (faint) and its mean over `window` batches, drawn at the mean
+    step of the window, on a log scale."""
+    def mean(values):
+        return np.convolve(np.asarray(values, dtype=float), np.ones(window) / window, "valid")
+    ax.plot(steps, loss, color="tab:blue", alpha=0.3, lw=0.8, label="loss per batch")
+    ax.plot(mean(steps), mean(loss), color="tab:blue", label=f"mean of {window} batches")
+    ax.set(yscale="log", xlabel="training step (batch)", ylabel=ylabel)
 
 
 # -- checkpoints ----------------------------------------------------------------------------
@@ -573,3 +632,24 @@ def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None,
         args.out = Path(default + ("-quick" if args.quick else ""))
     args.argv = argv
     return args
+
+
+def add_config_flags(parser: argparse.ArgumentParser, defaults, flags) -> None:
+    """For each (name, type or tuple of choices, help) in `flags`: the flag --name (with
+    dashes) for the field `name` of the dataclass `defaults`, whose default it names in the
+    help. The flags default to None, so that `apply_flags` sets only the ones given."""
+    for name, kind, text in flags:
+        choices = kind if isinstance(kind, tuple) else None
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, default=None,
+                            type=str if choices else kind, choices=choices,
+                            help=f"{text} (default {getattr(defaults, name)})")
+
+
+def apply_flags(config, args: argparse.Namespace):
+    """Set every field of the dataclass `config` whose flag was given (is not None in `args`)
+    to the flag's value; return `config`."""
+    for field in dataclasses.fields(config):
+        value = getattr(args, field.name, None)
+        if value is not None:
+            setattr(config, field.name, value)
+    return config

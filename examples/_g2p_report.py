@@ -5,6 +5,10 @@
     python examples/_g2p_report.py ship NAME                 # its best-on-dev weights, float16,
                                                              # as examples/data/g2p-model.npz,
                                                              # and its figures
+    python examples/_g2p_report.py fit [FOLDER ...]          # each recorded run's kept
+                                                             # weights (FOLDER/NAME/best.npz,
+                                                             # default runs/docs) scored on a
+                                                             # fixed sample of training words
     python examples/_g2p_report.py docs [--check]            # rewrite (or check) the g2p
                                                              # regions of examples/README.md
 
@@ -47,10 +51,13 @@ GOLDEN = ROOT / "tests" / "examples" / "golden" / "g2p_torch_trajectory.npz"
 LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3", "g2p-dropout3", "g2p-dropout0",  # 30 min
           "g2p-hidden192", "g2p-batch64")                                        # each
 LONGER = {"g2p-long": "g2p-linear"}   # the same recipe with a longer budget: {run: its 30-min run}
-SEEDS = {"g2p-linear-seed1": "g2p-linear"}   # the same recipe and budget, another seed
+SEEDS = {"g2p-linear-seed1": "g2p-linear",        # the same recipe and budget, another seed
+         "g2p-dropout0-seed1": "g2p-dropout0"}
 SCHEDULE = ("g2p-lr1e-3", "g2p-linear")      # two peak learning rates, the same budget
 
 PUBLISHED = ROOT / "examples" / "results" / "published.json"   # numbers of others, with sources
+FIT = RESULTS / "fit" / "training_words.json"   # each run's kept weights on training words
+FIT_WORDS = 5000                                       # the fixed sample of training words
 
 
 # -- recording -------------------------------------------------------------------------------
@@ -107,6 +114,37 @@ def ship(name: str) -> Path:
     nn.save(saved, tmp)
     tmp.replace(SHIPPED)
     return SHIPPED
+
+
+def fit(folders: list[Path]) -> Path:
+    """Greedy WER of each recorded run's best-on-dev weights on FIT_WORDS training words (one
+    fixed random sample, the same for every run), beside its dev WER: how well the model fits
+    the words it trained on, against the words it did not see. Runs whose folder is not found
+    keep their earlier entry."""
+    lexicon, parts = g2p.load_split()
+    sample = sorted(np.random.default_rng(0).choice(parts["train"], FIT_WORDS, replace=False))
+    scores = json.loads(FIT.read_text(encoding="utf-8")) if FIT.exists() else {}
+    for name, run in load_runs().items():
+        path = next((Path(f) / name / g2p.BEST_NAME for f in folders
+                     if (Path(f) / name / g2p.BEST_NAME).exists()), None)
+        if path is None:
+            continue
+        saved = nn.load(path)
+        config = g2p.Config(**{k: v for k, v in saved["state"]["config"].items()
+                               if k in {f.name for f in fields(g2p.Config)}})
+        letters, phonemes = (g2p.Vocab(str(s) for s in saved["state"][k])
+                             for k in ("letters", "phonemes"))
+        model = g2p.build_model(config, len(letters), len(phonemes))
+        model.load_state_dict({k: np.asarray(v, dtype=np.float32)
+                               for k, v in saved["model"].items()})
+        train = g2p.evaluate(g2p.pronounce(model, sample, letters, phonemes)[0], lexicon)
+        scores[name] = {"train_sample_wer": train["wer"], "train_sample_per": train["per"],
+                        "train_sample_words": len(sample), "step": int(saved["state"]["step"])}
+        print(f"{name}: training words WER {pct(train['wer'])}, dev WER "
+              f"{pct(run['metrics']['dev_greedy']['wer'])}")
+    FIT.parent.mkdir(parents=True, exist_ok=True)
+    _write(FIT, json.dumps(dict(sorted(scores.items())), indent=1) + "\n")
+    return FIT
 
 
 def _write(path: Path, text: str) -> None:
@@ -169,11 +207,15 @@ def wer_se(scores: dict) -> str:
 
 
 def describe(c: dict) -> str:
+    extra = (f", dropout {c['dropout']:g}, batch {c['batch_size']}"
+             + (", locked dropout" if c.get("dropout_kind") == "locked" else "")
+             + (f", weights averaged (EMA {c['ema']:g})" if c.get("ema") else ""))
+    if c.get("model") == "transformer":
+        return (f"Transformer (pre-LN) {c['layers']} + {c['layers']} layers × {c['d_model']}, "
+                f"{c['heads']} heads, FFN {c['ff_dim']}" + extra)
     readout = "second decoder GRU" if c["readout"] == "gru" else "tanh(W_c [h; c])"
     return (f"BiGRU {c['enc_layers']}×{c['enc_hidden']}, GRU {c['dec_hidden']}, "
-            f"{c['attention']} attention, readout {readout}, dropout {c['dropout']:g}, "
-            f"batch {c['batch_size']}"
-            + (", locked dropout" if c.get("dropout_kind") == "locked" else ""))
+            f"{c['attention']} attention, readout {readout}" + extra)
 
 
 def published() -> dict:
@@ -213,9 +255,10 @@ def region_levers(runs: dict) -> str:
 
 
 def _differences(config: dict) -> str:
-    """g2p.py's flags that turn today's defaults into `config` (a setting newer than the run
-    had its default then)."""
-    default = g2p.Config()
+    """g2p.py's flags that turn today's defaults (the model's own) into `config` (a setting
+    newer than the run had its default then)."""
+    default = g2p.Config(**(g2p.TRANSFORMER_DEFAULTS if config.get("model") == "transformer"
+                            else {}))
     flags = []
     for f in fields(g2p.Config):
         value = config.get(f.name, getattr(default, f.name))
@@ -417,7 +460,22 @@ def region_parity(runs: dict) -> str:
     return "\n".join(lines)
 
 
-REGIONS = {"overview": region_overview, "parity": region_parity, "table": region_table,
+def region_fit(runs: dict) -> str:
+    """Training-word WER against dev WER of each run `fit` scored."""
+    scores = json.loads(FIT.read_text(encoding="utf-8")) if FIT.exists() else {}
+    lines = ["| run | training words WER (greedy, sample) | dev WER (greedy) | gap | training "
+             "loss, last 50 steps |", "|---|---|---|---|---|"]
+    for name in [*LEVERS, *LONGER, *SEEDS]:
+        if name in scores and name in runs:
+            m, f = runs[name]["metrics"], scores[name]
+            lines.append(f"| `{name}` | {pct(f['train_sample_wer'])} | "
+                         f"{pct(m['dev_greedy']['wer'])} | "
+                         f"{100 * (m['dev_greedy']['wer'] - f['train_sample_wer']):.1f} points | "
+                         f"{m['final_loss']:.3f} |")
+    return "\n".join(lines) if len(lines) > 2 else "(no run scored on training words yet)"
+
+
+REGIONS = {"overview": region_overview, "fit": region_fit, "parity": region_parity, "table": region_table,
            "levers": region_levers, "verdict": region_verdict, "curve": region_curve,
            "errors": region_errors, "split": region_split, "figures": region_figures,
            "longer": region_longer, "model": region_model, "seeds": region_seeds,
@@ -439,6 +497,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["run"] and len(argv) > 1:
         print(record(argv[1], argv[2:]))
+    elif argv[:1] == ["fit"]:
+        print(fit([Path(f) for f in argv[1:]] or [ROOT / "runs" / "docs"]))
     elif argv[:1] == ["ship"] and len(argv) == 2:
         print(ship(argv[1]))
     elif argv[:1] == ["docs"]:

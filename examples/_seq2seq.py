@@ -1,4 +1,5 @@
-"""What translate.py and g2p.py share: vocabularies, padded batches, greedy and beam decoding.
+"""What translate.py and g2p.py share: vocabularies, padded batches, the teacher-forced loss,
+greedy and beam decoding, attention figures.
 
 A model decodes through two methods:
 
@@ -14,10 +15,13 @@ and reorder hypotheses by picking rows.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 import minigrad as mg
+import nn.functional as F
+from _common import save_figure
 
 SPECIALS = ("<pad>", "<s>", "</s>")
 PAD, BOS, EOS = 0, 1, 2                  # their ids in a vocabulary built with all three
@@ -70,6 +74,18 @@ def make_batch(pairs, src_vocab: Vocab, tgt_vocab: Vocab) -> Batch:
         tgt_in[b, :len(ids) + 1] = [BOS] + ids
         tgt_out[b, :len(ids) + 1] = ids + [EOS]
     return Batch(src, np.array([len(s) for s, _ in pairs]), tgt_in, tgt_out)
+
+
+def forward_backward(model, *inputs, label_smoothing: float = 0.0):
+    """Teacher forcing on a batch of Tensors: `model(*inputs[:-1])` gives logits (B, T, V) for
+    the targets `inputs[-1]` (B, T) (y </s>, then padding); the mean cross-entropy over the
+    targets that are not padding, and its backward. The part of a step mg.compile replays."""
+    *model_inputs, tgt_out = inputs
+    logits, _ = model(*model_inputs)                                    # (B, T, V)
+    loss = F.cross_entropy(logits, tgt_out, ignore_index=PAD, label_smoothing=label_smoothing,
+                           axis=-1)
+    loss.backward()
+    return loss
 
 
 def same_length_batches(lengths, batch_size: int, rng: np.random.Generator | None = None):
@@ -144,3 +160,24 @@ def beam_decode(model, memory: tuple, state: tuple, max_steps: int, beam: int) -
             break
     choice = np.where(finished, scores, scores - 1e9).argmax(axis=1)
     return history[np.arange(B), choice]
+
+
+def search(model, memory: tuple, state: tuple, max_steps: int, beam: int = 0) -> tuple:
+    """Greedy decoding (beam 0) or beam search of width `beam`: (ids (B, steps), attention
+    weights (B, steps, S) of greedy decoding, else None)."""
+    if beam:
+        return beam_decode(model, memory, state, max_steps, beam), None
+    return greedy_decode(model, memory, state, max_steps)
+
+
+def attention_figure(sources: list, outputs: list, weights, titles: list[str], path: Path,
+                     **labels) -> Path:
+    """Attention heat-maps, one panel per sequence: a row for each symbol written and for </s>
+    (unless decoding stopped at its step limit first), a column for each source symbol; row t
+    sums to 1. `weights[k]` (steps, S) may hold more steps (the rows after </s> are not
+    shown). `labels`: xlabel, ylabel and suptitle of mg.viz.attention_map."""
+    rows = [(list(out) + [SPECIALS[EOS]])[:len(w)] for out, w in zip(outputs, weights)]
+    maps = [w[:len(row), :len(src)] for w, row, src in zip(weights, rows, sources)]
+    figure = mg.viz.attention_map(maps, rows, [list(s) for s in sources], titles=titles,
+                                  ncols=2, **labels)
+    return save_figure(figure, path)

@@ -2,10 +2,8 @@
 
     attention  ->  AH T EH N SH AH N          (ARPAbet without stress: 39 phonemes)
 
-Data: examples/data/cmudict-standard/, the CMU Pronouncing Dictionary 0.7b in the standard
-train/test split of published G2P results (106,794 training and 11,994 test words, no word in
-both; CMU's BSD licence beside the files). Dev: the training words whose MD5 hash, mod 100, is
-below 5 (~5 %), so every pronunciation of a word stays on one side. Nothing is downloaded.
+Data (_cmudict.py): the CMU Pronouncing Dictionary 0.7b in the standard train/test split of
+published G2P results, shipped; dev: ~5 % of the training words, chosen by a hash of the word.
 
 Model: letters -> embedding -> bidirectional GRU encoder; a GRU decoder reads the previous
 phoneme and attends (`--attention dot | additive`) over the encoder states:
@@ -17,10 +15,14 @@ phoneme and attends (`--attention dot | additive`) over the encoder states:
 
 Under teacher forcing every decoder input is known in advance, so each decoder GRU runs as ONE
 fused nn.GRU call per batch. A batch holds words of one length (no source padding).
+`--model transformer`: the g2p-seq2seq design instead, nn.Transformer (pre-LN, 3 + 3 layers
+of width 256) between letter and phoneme embeddings with sinusoidal positions.
 
 Protocol: Adam with warm-up and cosine decay over a budget of CPU minutes of this process
 (evaluation excluded); every `--eval-every` steps greedy WER on every dev word, and the weights
-with the best dev WER so far are kept (best.npz). At the end the test words are scored once,
+with the best dev WER so far are kept (best.npz). With `--ema β` the weights evaluated and kept
+are an exponential moving average of the trained ones, w̄ ← w̄ + (1 − β)(w − w̄) after every
+step (`nn.optim.swa_utils.AveragedModel`). At the end the test words are scored once,
 with those weights, greedy and with beam search:
 
     WER = words whose output equals no reference of the word / words
@@ -36,8 +38,6 @@ from __future__ import annotations
 import _common  # noqa: F401  (first: limits BLAS threads before NumPy loads)
 
 import functools
-import gzip
-import hashlib
 import math
 import time
 from dataclasses import asdict, dataclass, fields
@@ -45,72 +45,21 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, base_parser,
-                     load_checkpoint, parse_args, prepare_run, print_outputs, pyplot,
-                     save_checkpoint, save_figure, training_step, write_metrics)
+from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, add_config_flags,
+                     apply_flags, as_list, base_parser, budget_progress, eval_mode, load_checkpoint,
+                     optimizer_step, parse_args, plot_batch_losses, prepare_run, print_outputs,
+                     pyplot, save_checkpoint, save_figure, training_step, warmup_cosine,
+                     write_metrics)
 
 import minigrad as mg
 import nn
-import nn.functional as F
-from _seq2seq import (EOS, PAD, SPECIALS, Vocab, beam_decode, greedy_decode, make_batch,
-                     same_length_batches)
+from _cmudict import Data, Lexicon, evaluate, hardest_errors, load_split
+from _seq2seq import (PAD, Vocab, attention_figure, forward_backward, make_batch,
+                      same_length_batches, search)
 
-DATA = Path(__file__).resolve().parent / "data" / "cmudict-standard"
 SHIPPED_MODEL = Path(__file__).resolve().parent / "data" / "g2p-model.npz"
 BEST_NAME = "best.npz"            # the weights with the best dev WER: test and --say use them
-DEV_PERCENT = 5
 SHOWCASE = ("minigrad", "phoneme", "dorthea", "resenting")   # not in CMUdict; test words
-
-Lexicon = dict[str, list[tuple[str, ...]]]       # word -> its pronunciations
-
-
-# ------------------------------------------------------------------------------------------
-# Data
-
-def read_pronunciations(path: Path) -> Lexicon:
-    """One gzipped file of the split: `WORD  PH PH ...` a line, a line for each pronunciation
-    of a word. Words come back in lower case."""
-    lexicon: Lexicon = {}
-    with gzip.open(path, "rt", encoding="utf-8") as lines:
-        for line in lines:
-            word, *phonemes = line.split()
-            prons = lexicon.setdefault(word.lower(), [])
-            if tuple(phonemes) not in prons:
-                prons.append(tuple(phonemes))
-    return lexicon
-
-
-def is_dev(word: str) -> bool:
-    """A training word is held out for development when the first 4 bytes of the MD5 of its
-    spelling, big-endian, mod 100, are below DEV_PERCENT."""
-    digest = hashlib.md5(word.encode("utf-8")).digest()
-    return int.from_bytes(digest[:4], "big") % 100 < DEV_PERCENT
-
-
-@functools.lru_cache(maxsize=2)
-def load_split(folder: Path = DATA) -> tuple[Lexicon, dict[str, list[str]]]:
-    """The lexicon (both files) and the sorted words of train, dev and test."""
-    train = read_pronunciations(folder / "cmudict-0.7b.train.gz")
-    test = read_pronunciations(folder / "cmudict-0.7b.test.gz")
-    parts = {"train": sorted(w for w in train if not is_dev(w)),
-             "dev": sorted(w for w in train if is_dev(w)), "test": sorted(test)}
-    return {**train, **test}, parts
-
-
-class Data:
-    """The lexicon, its parts, the vocabularies and the (word, pronunciation) training pairs.
-    `max_words` keeps an evenly spread slice of each part, 90 / 5 / 5 % of that many words."""
-
-    def __init__(self, lexicon: Lexicon, parts: dict[str, list[str]], max_words: int = 0):
-        if max_words:
-            sizes = {"train": max_words * 9 // 10, "dev": max_words // 20,
-                     "test": max_words // 20}
-            parts = {name: words[::max(1, len(words) // sizes[name])][:sizes[name]]
-                     for name, words in parts.items()}
-        self.lexicon, self.parts = lexicon, parts
-        self.letters = Vocab(c for word in lexicon for c in word)
-        self.phonemes = Vocab(p for prons in lexicon.values() for pron in prons for p in pron)
-        self.train_pairs = [(w, p) for w in parts["train"] for p in lexicon[w]]
 
 
 # ------------------------------------------------------------------------------------------
@@ -160,10 +109,8 @@ class GRUAttentionG2P(nn.Module):
     def drop(self, x):
         """Dropout on a (B, T, F) sequence: each element on its own, or (locked) one draw per
         word and feature, shared by all T positions."""
-        if not self.locked:
-            return self.dropout(x)
-        return mg.dropout(x, self.dropout.p, self.training,
-                          noise_shape=(x.shape[0], 1, x.shape[2]))
+        locked = (x.shape[0], 1, x.shape[2]) if self.locked else None
+        return mg.dropout(x, self.dropout.p, self.training, noise_shape=locked)
 
     def encode(self, letters) -> tuple:
         """letters (B, S) ids -> memory (states (B, S, 2He), keys (B, S, ·)) and the decoder's
@@ -203,6 +150,70 @@ class GRUAttentionG2P(nn.Module):
         return mg.log_softmax(logits[:, 0], axis=-1).numpy(), state, weights[:, 0].numpy()
 
 
+class TransformerG2P(nn.Module):
+    """`--model transformer`: nn.Transformer (pre-LN) between letter and phoneme embeddings,
+    the g2p-seq2seq design:
+
+        memory = Encoder(√d·embed(x) + PE),  out = Decoder(√d·embed(y_<t) + PE, memory)
+        logits = W_o out + b_o,  with a causal mask on the decoder's self-attention
+
+    The embeddings are drawn from N(0, 1/d), so that √d·embed has the scale of the sinusoidal
+    positions beside it (from N(0, 1) the positions are 1/√d of the sum and the model writes
+    the right phonemes in the wrong order).
+    """
+
+    def __init__(self, n_letters: int, n_phonemes: int, config: "Config"):
+        super().__init__()
+        d = config.d_model
+        self.scale = math.sqrt(d)
+        self.src_embed = nn.Embedding(n_letters, d)
+        self.tgt_embed = nn.Embedding(n_phonemes, d)
+        for table in (self.src_embed, self.tgt_embed):
+            nn.init.normal_(table.weight, std=d ** -0.5)
+        self.pos = nn.SinusoidalPositionalEncoding(d, max_len=128)
+        self.dropout = nn.Dropout(config.dropout)
+        self.transformer = nn.Transformer(d, config.heads, config.layers, config.layers,
+                                          config.ff_dim, config.dropout, norm_first=True)
+        self.out = nn.Linear(d, n_phonemes)
+
+    def _embed(self, table, ids):
+        return self.dropout(self.pos(table(ids) * self.scale))         # (B, L, d)
+
+    def encode(self, letters) -> tuple:
+        """letters (B, S) -> memory ((B, S, d),) and the decoder's state: the phonemes written
+        so far, none yet (B, 0)."""
+        memory = self.transformer.encoder(self._embed(self.src_embed, letters))
+        written = mg.tensor(np.zeros((letters.shape[0], 0), dtype=np.int64),
+                            device=memory.device)
+        return (memory,), (written,)
+
+    def _decode(self, tgt_in, memory):
+        mask = nn.causal_mask(tgt_in.shape[1], device=memory.device)
+        return self.out(self.transformer.decoder(self._embed(self.tgt_embed, tgt_in), memory,
+                                                 mask))
+
+    def forward(self, letters, tgt_in) -> tuple:
+        """Teacher forcing: letters (B, S), tgt_in (B, T) -> (logits (B, T, V), None)."""
+        (memory,), _ = self.encode(letters)
+        return self._decode(tgt_in, memory), None
+
+    def step(self, y_prev: np.ndarray, state: tuple, memory: tuple) -> tuple:
+        """Runs the decoder again over everything written (words are short) and reads the
+        last position: (log-probs (N, V), the state with y_prev appended, no weights)."""
+        (written,), (mem,) = state, memory
+        y = mg.tensor(np.asarray(y_prev, dtype=np.int64)[:, None], device=mem.device)
+        written = mg.concat([written, y], axis=1)                     # (N, t)
+        logits = self._decode(written, mem)[:, -1]                     # (N, V)
+        return mg.log_softmax(logits, axis=-1).numpy(), (written,), None
+
+
+def build_model(config: "Config", n_letters: int, n_phonemes: int) -> nn.Module:
+    if config.model not in ("gru", "transformer"):
+        raise ValueError(f"g2p: model must be 'gru' or 'transformer', got {config.model!r}")
+    kind = GRUAttentionG2P if config.model == "gru" else TransformerG2P
+    return kind(n_letters, n_phonemes, config)
+
+
 # ------------------------------------------------------------------------------------------
 # Pronouncing and scoring
 
@@ -214,69 +225,29 @@ def max_steps_for(length: int) -> int:
 @mg.no_grad()
 def pronounce(model, words: list[str], letters: Vocab, phonemes: Vocab, beam: int = 0,
               batch_size: int = 256, device: str = "cpu") -> tuple[dict, dict]:
-    """Greedy (beam ≤ 1) or beam-search pronunciations, in eval mode. Returns (word -> phonemes,
-    word -> attention weights (steps, letters), greedy only)."""
-    was_training = model.training
-    model.eval()
+    """Greedy (beam ≤ 1) or beam-search pronunciations, in eval mode, a batch of words of one
+    length at a time. Returns (word -> phonemes, word -> attention weights (steps, letters),
+    the GRU model's and greedy only)."""
+    beam = beam if beam > 1 else 0
     predictions, weights = {}, {}
-    size = batch_size if beam <= 1 else max(1, batch_size // beam)
-    try:
-        for index in same_length_batches([len(w) for w in words], size):
+    with eval_mode(model):
+        for index in same_length_batches([len(w) for w in words],
+                                         max(1, batch_size // max(1, beam))):
             group = [words[i] for i in index]
             src = mg.tensor(np.array([letters.encode(w) for w in group]), device=device)
-            memory, state = model.encode(src)
-            steps = max_steps_for(len(group[0]))
-            if beam > 1:
-                ids, w = beam_decode(model, memory, state, steps, beam), None
-            else:
-                ids, w = greedy_decode(model, memory, state, steps)
-            for k, (word, row) in enumerate(zip(group, ids)):
-                predictions[word] = tuple(phonemes.decode(row))
+            ids, w = search(model, *model.encode(src), max_steps_for(len(group[0])), beam)
+            for k, word in enumerate(group):
+                predictions[word] = tuple(phonemes.decode(ids[k]))
                 if w is not None:
                     weights[word] = w[k]
-    finally:
-        model.train(was_training)
     return predictions, weights
 
 
-def edit_distance(a, b) -> int:
-    """Levenshtein distance between two sequences (insertions, deletions, substitutions)."""
-    previous = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        current = [i]
-        for j, y in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
-        previous = current
-    return previous[-1]
-
-
-def score_word(output: tuple, references: list[tuple]) -> tuple[bool, int, int]:
-    """(correct: equals any reference, edit distance to the closest reference, that
-    reference's length); of equally close references, the shorter counts."""
-    distance, length = min((edit_distance(output, ref), len(ref)) for ref in references)
-    return output in references, distance, length
-
-
-def evaluate(predictions: dict[str, tuple], lexicon: Lexicon) -> dict:
-    """WER and PER (the module docstring's formulas) over the predicted words, and `per_word`:
-    "1" (correct) or "0" for each word in sorted order, to compare two runs word by word."""
-    correct, distance, length = np.array([score_word(output, lexicon[word]) for word, output
-                                          in sorted(predictions.items())]).reshape(-1, 3).T
-    return {"wer": float(1.0 - correct.mean()), "per": float(distance.sum() / length.sum()),
-            "words": len(correct), "per_word": "".join(str(int(c)) for c in correct)}
-
-
-def hardest_errors(predictions: dict[str, tuple], lexicon: Lexicon, count: int = 20) -> list:
-    """The wrong outputs farthest (edit distance, then relative) from every reference."""
-    errors = []
-    for word, output in predictions.items():
-        correct, distance, length = score_word(output, lexicon[word])
-        if not correct:
-            errors.append({"word": word, "output": " ".join(output),
-                           "references": [" ".join(r) for r in lexicon[word]],
-                           "distance": distance, "per": distance / max(length, 1)})
-    errors.sort(key=lambda e: (-e["distance"], -e["per"], e["word"]))
-    return errors[:count]
+def score(model, data: Data, part: str, beam: int = 0, device: str = "cpu") -> tuple:
+    """(WER and PER on every word of a part: "dev" or "test", the outputs)."""
+    predictions = pronounce(model, data.parts[part], data.letters, data.phonemes, beam=beam,
+                            device=device)[0]
+    return evaluate(predictions, data.lexicon), predictions
 
 
 # ------------------------------------------------------------------------------------------
@@ -284,6 +255,7 @@ def hardest_errors(predictions: dict[str, tuple], lexicon: Lexicon, count: int =
 
 @dataclass
 class Config:
+    model: str = "gru"            # "transformer": the settings below the GRU's are its own
     attention: str = "dot"
     readout: str = "linear"
     embed_dim: int = 64
@@ -291,6 +263,10 @@ class Config:
     enc_layers: int = 2
     dec_hidden: int = 256
     attention_dim: int = 128
+    d_model: int = 256            # the Transformer's width, heads, layers per stack, FFN width
+    heads: int = 4
+    layers: int = 3
+    ff_dim: int = 1024
     dropout: float = 0.0
     dropout_kind: str = "element"  # "locked": one draw per word and feature for a sequence
     label_smoothing: float = 0.1
@@ -298,6 +274,7 @@ class Config:
     lr: float = 3e-3
     warmup: float = 0.02
     clip: float = 1.0
+    ema: float = 0.0              # > 0: evaluate an exponential moving average of the weights
     minutes: float = 30.0
     clock: str = "cpu"            # the budget's clock: "cpu" (process time) or "wall"
     steps: int = 0                # 0: no step limit (the time budget ends training)
@@ -307,49 +284,37 @@ class Config:
 
 
 QUICK = dict(embed_dim=16, enc_hidden=32, enc_layers=1, dec_hidden=32, attention_dim=16,
+             d_model=32, heads=2, layers=1, ff_dim=64,
              batch_size=32, lr=1e-2, minutes=1.0, steps=60, eval_every=30, beam=3,
              max_words=600)
+# the Transformer wants a gentler start than the GRU model (post-warm-up Adam steps of 3e-3
+# unsettle its attention layers)
+TRANSFORMER_DEFAULTS = dict(lr=1e-3, warmup=0.05)
 
 
 def learning_rate(config: Config, progress: float) -> float:
     """Linear warm-up over the first `warmup` of the run, then cosine decay to 5 %."""
     warm = min(1.0, progress / config.warmup) if config.warmup > 0 else 1.0
-    return config.lr * warm * (0.05 + 0.95 * 0.5 * (1.0 + math.cos(math.pi * min(progress, 1))))
+    return warmup_cosine(config.lr, warm, progress, floor=0.05)
 
 
 def run_progress(config: Config, steps: int, seconds: float) -> float:
     """How far the run is, 0 to 1: by steps, by training time, whichever is further."""
-    by_steps = steps / config.steps if config.steps else 0.0
-    by_time = seconds / (60.0 * config.minutes) if config.minutes > 0 else 0.0
-    return max(by_steps, by_time)
-
-
-def forward_backward(model, src, tgt_in, tgt_out, label_smoothing: float = 0.0):
-    """Loss and backward on one batch (Tensors): the part of a step mg.compile replays."""
-    logits, _ = model(src, tgt_in)                                       # (B, T, V)
-    loss = F.cross_entropy(logits, tgt_out, ignore_index=PAD, label_smoothing=label_smoothing,
-                           axis=-1)
-    loss.backward()
-    return loss
+    return budget_progress(steps, config.steps, seconds, 60.0 * config.minutes)
 
 
 def train_step(model, optimizer, batch, lr: float, clip: float, device: str,
                label_smoothing: float = 0.0, run=None) -> float:
-    run = run or functools.partial(forward_backward, model)      # `run`: compiled, or not
-    optimizer.zero_grad()
-    loss = run(*(mg.tensor(a, device=device) for a in (batch.src, batch.tgt_in,
-                                                       batch.tgt_out)),
-               label_smoothing=label_smoothing)
-    nn.clip_grad_norm(model.parameters(), clip)
-    for group in optimizer.param_groups:
-        group["lr"] = lr
-    optimizer.step()
-    return loss.item()
+    """One step on a Batch: `run` (_seq2seq.forward_backward with the model bound, compiled
+    or not; default: eager) on (letters, tgt_in, tgt_out)."""
+    tensors = [mg.tensor(a, device=device) for a in (batch.src, batch.tgt_in, batch.tgt_out)]
+    return optimizer_step(model, optimizer, run or functools.partial(forward_backward, model),
+                          tensors, clip, lr, label_smoothing=label_smoothing)
 
 
-HISTORY = dict(step=[], loss=[], seconds=[], eval_step=[], eval_seconds=[], dev_wer=[],
-               dev_per=[], epoch=0, epoch_step=0, train_seconds=0.0, wall_seconds=0.0,
-               best_step=0, best_dev_wer=1.0)
+HISTORY = dict(step=[], loss=[], eval_step=[], eval_seconds=[], dev_wer=[], dev_per=[],
+               epoch=0, epoch_step=0, train_seconds=0.0, wall_seconds=0.0, best_step=0,
+               best_dev_wer=1.0)
 
 
 def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, device: str,
@@ -363,49 +328,53 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
     clock = time.process_time if config.clock == "cpu" else time.perf_counter
     state = dict(config=asdict(config), letters=data.letters.itos, phonemes=data.phonemes.itos)
     run = training_step(functools.partial(forward_backward, model), args, cache_size=32)
+    average = None if not config.ema else nn.optim.swa_utils.AveragedModel(
+        model, multi_avg_fn=nn.optim.swa_utils.get_ema_multi_avg_fn(config.ema))
+    evaluated = average.module if average is not None else model     # what dev WER scores
     # the budget (steps, minutes) may grow on --resume; every other setting must match
     checkpoint = Checkpoint(out / CHECKPOINT_NAME, args, model, optimizer,
                             config={k: v for k, v in asdict(config).items()
                                     if k not in ("steps", "minutes", "eval_every", "beam")},
                             ignore=[f.name for f in fields(Config)] + ["say"],
                             resume_from=resume)
+    lengths = [len(w) for w, _ in data.train_pairs]
     with checkpoint:
-        saved = checkpoint.resume().get("history")
-        if saved is not None:
-            history = {k: [float(x) for x in np.atleast_1d(saved[k])] if isinstance(v, list)
-                       else type(v)(saved[k]) for k, v in HISTORY.items()}
+        resumed = checkpoint.resume()
+        if average is not None and "average" in resumed:
+            average.load_state_dict(resumed["average"])
+        if "history" in resumed:
+            history = {k: as_list(resumed["history"][k]) if isinstance(v, list)
+                       else type(v)(resumed["history"][k]) for k, v in HISTORY.items()}
         steps = len(history["loss"])
         with LossBar(total=config.steps or None, desc="train", disable=not show_progress,
                      initial=steps) as bar:
             while run_progress(config, steps, history["train_seconds"]) < 1.0:
                 # the batch order of every epoch follows from (seed, epoch): resumable exactly
-                plan = same_length_batches([len(w) for w, _ in data.train_pairs],
-                                           config.batch_size,
+                plan = same_length_batches(lengths, config.batch_size,
                                            np.random.default_rng([seed, history["epoch"]]))
-                while history["epoch_step"] < len(plan) and \
-                        run_progress(config, steps, history["train_seconds"]) < 1.0:
+                for index in plan[history["epoch_step"]:]:
+                    progress = run_progress(config, steps, history["train_seconds"])
+                    if progress >= 1.0:
+                        break
                     tick, wall = clock(), time.perf_counter()
-                    batch = make_batch([data.train_pairs[i]
-                                        for i in plan[history["epoch_step"]]],
-                                       data.letters, data.phonemes)
-                    lr = learning_rate(config, run_progress(config, steps,
-                                                            history["train_seconds"]))
+                    batch = make_batch([data.train_pairs[i] for i in index], data.letters,
+                                       data.phonemes)
+                    lr = learning_rate(config, progress)
                     loss = train_step(model, optimizer, batch, lr, config.clip, device,
                                       config.label_smoothing, run)
+                    if average is not None:
+                        average.update_parameters(model)
                     history["train_seconds"] += clock() - tick
                     history["wall_seconds"] += time.perf_counter() - wall
                     history["epoch_step"] += 1
                     steps += 1
-                    for key, value in (("step", steps), ("loss", loss),
-                                       ("seconds", history["train_seconds"])):
-                        history[key].append(value)
+                    history["step"].append(steps)
+                    history["loss"].append(loss)
                     bar.update(loss, epoch=history["epoch"] + 1, lr=lr)
                     due = steps % config.eval_every == 0 or run_progress(
                         config, steps, history["train_seconds"]) >= 1.0
                     if due:
-                        dev = evaluate(pronounce(model, data.parts["dev"], data.letters,
-                                                 data.phonemes, device=device)[0],
-                                       data.lexicon)
+                        dev = score(evaluated, data, "dev", device=device)[0]
                         for key, value in (("eval_step", steps), ("dev_wer", dev["wer"]),
                                            ("eval_seconds", history["train_seconds"]),
                                            ("dev_per", dev["per"])):
@@ -414,27 +383,19 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
                                   f"dev WER {dev['wer']:.4f}, PER {dev['per']:.4f}")
                         if not history["best_step"] or dev["wer"] < history["best_dev_wer"]:
                             history["best_step"], history["best_dev_wer"] = steps, dev["wer"]
-                            save_checkpoint(out / BEST_NAME, model, **state, step=steps)
-                    checkpoint.step_end(due=due, **state, history=history)
-                if history["epoch_step"] == len(plan):
+                            save_checkpoint(out / BEST_NAME, evaluated, **state, step=steps)
+                    checkpoint.step_end(due=due, **state, history=history, **(
+                        {} if average is None else {"average": average.state_dict()}))
+                else:                                   # the epoch is done
                     history["epoch"], history["epoch_step"] = history["epoch"] + 1, 0
     return history
 
 
-# ------------------------------------------------------------------------------------------
-# Figures
-
 def plot_curves(history: dict, title: str, path: Path) -> Path:
     """Training loss (left) and dev WER and PER (right) against training steps."""
-    plt = pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
-    loss = np.asarray(history["loss"])
-    window = max(1, min(100, len(loss) // 20))
-    left.plot(history["step"], loss, color="tab:blue", alpha=0.25, lw=0.6, label="per batch")
-    left.plot(history["step"][window - 1:], np.convolve(loss, np.ones(window) / window,
-                                                        mode="valid"),
-              color="tab:blue", label=f"mean of {window} batches")
-    left.set(yscale="log", xlabel="training step", ylabel="cross-entropy per phoneme")
+    fig, (left, right) = pyplot().subplots(1, 2, figsize=(10, 3.8))
+    plot_batch_losses(left, history["step"], history["loss"],
+                      max(1, min(100, len(history["loss"]) // 20)), "cross-entropy per phoneme")
     for key, style, label in (("dev_wer", "o-", "dev WER"), ("dev_per", "s-", "dev PER")):
         right.plot(history["eval_step"], 100 * np.asarray(history[key]), style, ms=3,
                    label=f"{label} (greedy)")
@@ -447,16 +408,13 @@ def plot_curves(history: dict, title: str, path: Path) -> Path:
 
 
 def plot_alignments(predictions: dict, weights: dict, lexicon: Lexicon, path: Path) -> Path:
-    """One heat-map per word: rows the phonemes written (and </s>), columns the letters."""
+    """The decoder's attention over the letters of each word, as it wrote each phoneme."""
     words = list(predictions)
-    rows = [list(predictions[w]) + [SPECIALS[EOS]] for w in words]
-    maps = [weights[w][:len(r), :len(w)] for w, r in zip(words, rows)]
     titles = [w + ("" if w not in lexicon else " (correct)" if predictions[w] in lexicon[w]
                    else " (WRONG)") for w in words]
-    figure = mg.viz.attention_map(maps, rows, [list(w) for w in words], titles=titles, ncols=2,
-                                  xlabel="letter", ylabel="phoneme written",
-                                  suptitle="Attention of the decoder (best-on-dev weights)")
-    return save_figure(figure, path)
+    return attention_figure(words, [predictions[w] for w in words], [weights[w] for w in words],
+                            titles, path, xlabel="letter", ylabel="phoneme written",
+                            suptitle="Attention of the decoder (best-on-dev weights)")
 
 
 # ------------------------------------------------------------------------------------------
@@ -465,33 +423,34 @@ def plot_alignments(predictions: dict, weights: dict, lexicon: Lexicon, path: Pa
 def build_parser():
     parser = base_parser(__doc__, default_out="runs/g2p")
     add_compile_flag(parser)
-    parser.add_argument("--attention", choices=("dot", "additive"), default=None,
-                        help="the decoder's attention (default dot)")
-    parser.add_argument("--readout", choices=("linear", "gru"), default=None,
-                        help="h̃ from [h; c]: linear (tanh(W_c [h; c])) or gru (a second "
-                             "decoder GRU) (default linear)")
-    parser.add_argument("--dropout-kind", choices=("element", "locked"), default=None,
-                        help="dropout on the embeddings and the readout: each element, or "
-                             "locked (one draw per word and feature for all positions) "
-                             "(default element)")
-    for name, kind, text in (
-            ("minutes", float, "training budget in minutes (default 30)"),
-            ("clock", str, "the budget's clock: cpu (this process's CPU time, default) or "
-                           "wall"),
-            ("steps", int, "stop after this many steps (default: the budget decides)"),
-            ("batch_size", int, "words per batch (default 128)"),
-            ("lr", float, "peak Adam learning rate (default 3e-3)"),
-            ("embed_dim", int, "embedding size (default 64)"),
-            ("enc_hidden", int, "encoder GRU size per direction (default 256)"),
-            ("enc_layers", int, "encoder GRU layers (default 2)"),
-            ("dec_hidden", int, "decoder GRU size (default 256)"),
-            ("dropout", float, "dropout (default 0: none)"),
-            ("label_smoothing", float, "label smoothing of the training loss (default 0.1)"),
-            ("eval_every", int, "steps between dev evaluations and checkpoints (default 500)"),
-            ("beam", int, "beam width for the test set (default 5; 0 or 1: none)"),
-            ("max_words", int, "use a slice of this many words (default: all)")):
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, default=None,
-                            help=text)
+    add_config_flags(parser, Config(), (
+        ("model", ("gru", "transformer"), "transformer: nn.Transformer, pre-LN, with its own "
+                                          "defaults --lr 1e-3 and warm-up 5 %%"),
+        ("attention", ("dot", "additive"), "the decoder's attention"),
+        ("readout", ("linear", "gru"), "h̃ from [h; c]: linear, tanh(W_c [h; c]); gru, a second "
+                                       "decoder GRU"),
+        ("dropout_kind", ("element", "locked"), "dropout of each element, or one draw per word "
+                                                "and feature for all positions"),
+        ("minutes", float, "training budget in minutes"),
+        ("clock", ("cpu", "wall"), "the budget's clock: this process's CPU time, or wall"),
+        ("steps", int, "stop after this many steps; 0: the budget decides"),
+        ("batch_size", int, "words per batch"),
+        ("lr", float, "peak Adam learning rate"),
+        ("embed_dim", int, "embedding size"),
+        ("enc_hidden", int, "encoder GRU size per direction"),
+        ("enc_layers", int, "encoder GRU layers"),
+        ("dec_hidden", int, "decoder GRU size"),
+        ("d_model", int, "Transformer width"),
+        ("heads", int, "Transformer attention heads"),
+        ("layers", int, "Transformer layers per stack"),
+        ("ff_dim", int, "Transformer feed-forward width"),
+        ("dropout", float, "dropout on the embeddings and the readout"),
+        ("label_smoothing", float, "label smoothing of the training loss"),
+        ("ema", float, "evaluate and keep a moving average of the weights with this decay, "
+                       "e.g. 0.999; 0: the trained weights"),
+        ("eval_every", int, "steps between dev evaluations and checkpoints"),
+        ("beam", int, "beam width for the test set; 0 or 1: none"),
+        ("max_words", int, "use a slice of this many words; 0: all")))
     parser.add_argument("--say", nargs="+", metavar="WORD", default=None,
                         help="print pronunciations and exit: the model of --resume CKPT, else "
                              "<out>/best.npz, else the one shipped in examples/data/")
@@ -499,16 +458,15 @@ def build_parser():
 
 
 def config_from_args(args, saved: dict | None = None) -> Config:
-    """Defaults (or --quick's), then a resumed checkpoint's values, then explicit flags."""
-    config = Config(**QUICK) if args.quick else Config()
-    known = {f.name for f in fields(Config)}
+    """Defaults (the Transformer's own where it has them, or --quick's), then a resumed
+    checkpoint's values, then explicit flags."""
+    model = getattr(args, "model", None) or (saved or {}).get("model", "gru")
+    config = Config(**(QUICK if args.quick else
+                       TRANSFORMER_DEFAULTS if model == "transformer" else {}))
     for key, value in (saved or {}).items():
-        if key in known:
+        if hasattr(config, key):
             setattr(config, key, type(getattr(config, key))(value))
-    for f in fields(Config):
-        if getattr(args, f.name, None) is not None:
-            setattr(config, f.name, getattr(args, f.name))
-    return config
+    return apply_flags(config, args)
 
 
 def say(args) -> dict:
@@ -524,7 +482,7 @@ def say(args) -> dict:
     # the saved lists are the specials and the sorted symbols: Vocab rebuilds the same ids
     letters, phonemes = (Vocab(str(s) for s in saved["state"][k]) for k in ("letters",
                                                                            "phonemes"))
-    model = GRUAttentionG2P(len(letters), len(phonemes), config).to(args.device)
+    model = build_model(config, len(letters), len(phonemes)).to(args.device)
     model.load_state_dict({k: np.asarray(v, dtype=np.float32)
                            for k, v in saved["model"].items()})
     words = [w.lower() for w in args.say]
@@ -547,7 +505,7 @@ def main(argv: list[str] | None = None) -> dict:
     config = config_from_args(args, nn.load(args.resume)["state"]["config"] if resumed else None)
     start = time.perf_counter()
     data = Data(*load_split(), config.max_words)
-    model = GRUAttentionG2P(len(data.letters), len(data.phonemes), config).to(args.device)
+    model = build_model(config, len(data.letters), len(data.phonemes)).to(args.device)
     optimizer = nn.optim.Adam(model.parameters(), lr=config.lr)
     n_parameters = int(sum(p.data.size for p in model.parameters()))
     words = {k: len(v) for k, v in data.parts.items()}
@@ -556,21 +514,15 @@ def main(argv: list[str] | None = None) -> dict:
     history = train(model, optimizer, data, config, out, args.seed, args.device, args.resume,
                     args=args)
     best_step = int(load_checkpoint(out / BEST_NAME, model)["step"])   # the best on dev
-    dev = evaluate(pronounce(model, data.parts["dev"], data.letters, data.phonemes,
-                             device=args.device)[0],
-                   data.lexicon)
-    test_words = data.parts["test"]                          # scored once, here
-    greedy_pred = pronounce(model, test_words, data.letters, data.phonemes,
-                            device=args.device)[0]
-    greedy = evaluate(greedy_pred, data.lexicon)
-    beam = None if config.beam <= 1 else evaluate(pronounce(
-        model, test_words, data.letters, data.phonemes, beam=config.beam, device=args.device)[0],
-        data.lexicon)
-    plot_curves(history, f"g2p, readout {config.readout}: training loss and dev error",
-                out / "curves.png")
+    dev = score(model, data, "dev", device=args.device)[0]
+    greedy, greedy_pred = score(model, data, "test", device=args.device)   # test: once, here
+    beam = score(model, data, "test", config.beam, args.device)[0] if config.beam > 1 else None
+    name = "Transformer" if config.model == "transformer" else f"readout {config.readout}"
+    plot_curves(history, f"g2p, {name}: training loss and dev error", out / "curves.png")
     showcase, weights = pronounce(model, list(SHOWCASE), data.letters, data.phonemes,
-                                   device=args.device)
-    plot_alignments(showcase, weights, data.lexicon, out / "attention.png")
+                                  device=args.device)
+    if weights:                                   # the GRU model's one attention
+        plot_alignments(showcase, weights, data.lexicon, out / "attention.png")
     steps = len(history["loss"])
     metrics = {
         "config": asdict(config), "n_parameters": n_parameters, "words": words,

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
 from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, as_list,
-                     base_parser, compile_summary, fail, training_step,
+                     base_parser, budget_progress, compile_summary, fail, training_step,
                      load_checkpoint, parse_args, positive_int, prepare_run, print_outputs,
-                     pyplot, save_figure, write_metrics)
+                     pyplot, save_figure, warmup_cosine, write_metrics)
 
 import math
 import sysconfig
@@ -144,12 +144,8 @@ def evaluate(model: nn.TransformerLM, windows, batch: int, device: str) -> float
 def learning_rate(args, step: int, elapsed: float) -> float:
     """Linear warm-up, then cosine decay to 10% over the run: progress is the larger of the
     fraction of steps done and the fraction of the time budget used."""
-    warmup = min(1.0, (step + 1) / args.warmup)
-    progress = step / args.steps
-    if args.time_budget:
-        progress = max(progress, elapsed / args.time_budget)
-    cosine = 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
-    return args.lr * warmup * (0.1 + 0.9 * cosine)
+    progress = budget_progress(step, args.steps, elapsed, args.time_budget)
+    return warmup_cosine(args.lr, min(1.0, (step + 1) / args.warmup), progress, floor=0.1)
 
 
 def generate_samples(model: nn.TransformerLM, codec: CharCodec, prompts: list[str],

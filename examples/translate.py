@@ -49,9 +49,10 @@ checkpoint.npz.
 from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
-from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, as_list,
-                     base_parser, compile_summary, parse_args, positive_int, prepare_run,
-                     print_outputs, pyplot, save_figure, training_step, write_metrics)
+from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, add_config_flags,
+                     apply_flags, as_list, base_parser, compile_summary, eval_mode, optimizer_step,
+                     parse_args, plot_batch_losses, positive_int, prepare_run, print_outputs,
+                     pyplot, save_figure, training_step, write_metrics)
 
 import functools
 import math
@@ -63,8 +64,8 @@ import numpy as np
 
 import minigrad as mg
 import nn
-import nn.functional as F
-from _seq2seq import EOS, SPECIALS, Batch, Vocab, beam_decode, greedy_decode, make_batch
+from _seq2seq import (Batch, EOS, SPECIALS, Vocab, attention_figure, forward_backward, make_batch,
+                      search)
 
 ATTENTIONS = ("none", "dot", "general", "additive", "location")
 
@@ -313,9 +314,8 @@ def decode(model: Seq2Seq, batch: Batch, max_steps: int, beam: int = 0, device: 
     """Greedy (beam = 0: (ids (B, steps), weights (B, steps, S) or None)) or beam search
     (ids) on a padded batch, with _seq2seq.py's decoders."""
     memory, state = model.encode(mg.tensor(batch.src, device=device), batch.src_len)
-    if beam:
-        return beam_decode(model, memory, state, max_steps, beam)
-    return greedy_decode(model, memory, state, max_steps)
+    ids, weights = search(model, memory, state, max_steps, beam)
+    return ids if beam else (ids, weights)
 
 
 def score_translations(predicted: np.ndarray, batch: Batch, tgt_vocab: Vocab) -> dict:
@@ -341,17 +341,13 @@ def evaluate(model: Seq2Seq, pairs: list[Pair], vocabs: tuple[Vocab, Vocab], bea
     """Held-out scores with greedy decoding (beam = 0) or beam search; overall and per source
     length."""
     src_vocab, tgt_vocab = vocabs
-    was_training = model.training
-    model.eval()
     parts = []
-    for i in range(0, len(pairs), batch_size):
-        chunk = pairs[i:i + batch_size]
-        batch = make_batch(chunk, src_vocab, tgt_vocab)
-        steps = batch.tgt_out.shape[1] + 2
-        ids = decode(model, batch, steps, beam, device) if beam else \
-            decode(model, batch, steps, device=device)[0]
-        parts.append((score_translations(ids, batch, tgt_vocab), batch.src_len))
-    model.train(was_training)
+    with eval_mode(model):
+        for i in range(0, len(pairs), batch_size):
+            batch = make_batch(pairs[i:i + batch_size], src_vocab, tgt_vocab)
+            ids = decode(model, batch, batch.tgt_out.shape[1] + 2, beam, device)
+            parts.append((score_translations(ids if beam else ids[0], batch, tgt_vocab),
+                          batch.src_len))
     exact = np.concatenate([p["exact"] for p, _ in parts])
     correct = np.concatenate([p["correct"] for p, _ in parts])
     total = np.concatenate([p["total"] for p, _ in parts])
@@ -369,27 +365,16 @@ def evaluate(model: Seq2Seq, pairs: list[Pair], vocabs: tuple[Vocab, Vocab], bea
 # ------------------------------------------------------------------------------------------
 # Training
 
-def forward_backward(model: Seq2Seq, src, src_len, tgt_in, tgt_out):
-    """Teacher forcing on a padded batch (Tensors): mean cross-entropy over real target words,
-    and its backward. The part of a step that mg.compile replays."""
-    logits, _ = model(src, src_len, tgt_in)                          # (B, T, V)
-    loss = F.cross_entropy(logits, tgt_out, ignore_index=0, axis=-1)
-    loss.backward()
-    return loss
-
-
 def train_step(model: Seq2Seq, optimizer, scheduler, batch: Batch, clip: float,
                device: str, run=None) -> float:
-    """One teacher-forced step on a padded batch. `run`: `forward_backward` with the model
-    bound, compiled or not (default: eager)."""
-    run = run or functools.partial(forward_backward, model)
-    optimizer.zero_grad()
-    loss = run(*(mg.tensor(a, device=device)
-                 for a in (batch.src, batch.src_len, batch.tgt_in, batch.tgt_out)))
-    nn.clip_grad_norm(model.parameters(), clip)
-    optimizer.step()
+    """One teacher-forced step on a padded batch: `run` (_seq2seq.forward_backward with the
+    model bound, compiled or not; default: eager) on (src, src_len, tgt_in, tgt_out)."""
+    tensors = [mg.tensor(a, device=device)
+               for a in (batch.src, batch.src_len, batch.tgt_in, batch.tgt_out)]
+    loss = optimizer_step(model, optimizer, run or functools.partial(forward_backward, model),
+                          tensors, clip)
     scheduler.step()
-    return loss.item()
+    return loss
 
 
 @dataclass
@@ -504,19 +489,11 @@ def train(config: Config, out: Path, seed: int, device: str = "cpu", resume: Pat
 
 def plot_loss(history: dict, steps_per_epoch: int, title: str, path: Path) -> Path:
     """Training loss per step (and its running mean) with held-out exact match per epoch."""
-    plt = pyplot()
     from matplotlib.ticker import FormatStrFormatter, LogLocator, NullFormatter
-    loss = np.asarray(history["loss"])
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(np.arange(1, len(loss) + 1), loss, color="tab:blue", alpha=0.3, lw=0.8,
-            label="loss per batch")
-    window = max(1, min(50, len(loss) // 10))
-    smooth = np.convolve(loss, np.ones(window) / window, mode="valid")
-    ax.plot(np.arange(len(smooth)) + (window + 1) / 2, smooth, color="tab:blue",
-            label=f"mean of {window} batches")
-    ax.set_yscale("log")
-    ax.set_xlabel("training step (batch)")
-    ax.set_ylabel("cross-entropy per target word")
+    loss = history["loss"]
+    fig, ax = pyplot().subplots(figsize=(7, 4))
+    plot_batch_losses(ax, np.arange(1, len(loss) + 1), loss, max(1, min(50, len(loss) // 10)),
+                      "cross-entropy per target word")
     ax.set_title(title)
     ax2 = ax.twinx()
     ax2.plot(history["curve_step"], history["curve_exact"], ".-", color="tab:orange",
@@ -541,10 +518,8 @@ def translate_examples(model: Seq2Seq, pairs: list[Pair], vocabs: tuple[Vocab, V
     """Greedy translations of `pairs` and the attention weights (B, steps, S) behind them."""
     src_vocab, tgt_vocab = vocabs
     batch = make_batch(pairs, src_vocab, tgt_vocab)
-    was_training = model.training
-    model.eval()
-    ids, weights = decode(model, batch, batch.tgt_out.shape[1] + 2, device=device)
-    model.train(was_training)
+    with eval_mode(model):
+        ids, weights = decode(model, batch, batch.tgt_out.shape[1] + 2, device=device)
     return [tgt_vocab.decode(row) for row in ids], weights
 
 
@@ -562,32 +537,22 @@ def plot_attention(pairs: list[Pair], outputs: list[list[str]], weights: np.ndar
                    title: str, path: Path) -> Path:
     """Heat-maps of attention weights, one panel per sentence: rows are the words the decoder
     wrote (and </s>), columns the source words; row t sums to 1 over the source."""
-    maps, rows, titles = [], [], []
-    for k, ((source, reference), words) in enumerate(zip(pairs, outputs)):
-        shown = words + [SPECIALS[EOS]] if len(words) < weights.shape[1] else words
-        maps.append(weights[k, :len(shown), :len(source)])
-        rows.append(shown)
-        status = "correct" if words == reference else "WRONG"
-        titles.append(f"{' '.join(source)}\n(translation {status})")
-    figure = mg.viz.attention_map(maps, rows, [source for source, _ in pairs], titles=titles,
-                                  ncols=2, xlabel="source word (attended to)",
-                                  ylabel="output word (being written)", suptitle=title)
-    return save_figure(figure, path)
+    titles = [f"{' '.join(source)}\n(translation {'correct' if words == reference else 'WRONG'})"
+              for (source, reference), words in zip(pairs, outputs)]
+    return attention_figure([source for source, _ in pairs], outputs, weights, titles, path,
+                            xlabel="source word (attended to)",
+                            ylabel="output word (being written)", suptitle=title)
 
 
 # ------------------------------------------------------------------------------------------
 
 def config_from_args(args) -> Config:
-    config = Config(attention=args.attention)
+    """The defaults (or --quick's), then the flags given."""
+    config = Config()
     if args.quick:
-        config = Config(attention=args.attention, embed_dim=16, hidden_size=32, n_train=640,
-                        n_test=64, epochs=3, batch_size=32, lr=1e-2, beam=2, max_len=6)
-    for name in ("embed_dim", "hidden_size", "n_train", "n_test", "epochs", "batch_size", "lr",
-                 "lr_decay", "beam"):
-        value = getattr(args, name)
-        if value is not None:
-            setattr(config, name, value)
-    return config
+        config = Config(embed_dim=16, hidden_size=32, n_train=640, n_test=64, epochs=3,
+                        batch_size=32, lr=1e-2, beam=2, max_len=6)
+    return apply_flags(config, args)
 
 
 def build_parser():
@@ -595,22 +560,16 @@ def build_parser():
     add_compile_flag(parser)
     parser.add_argument("--attention", choices=ATTENTIONS, default="additive",
                         help="decoder attention (default: additive)")
-    parser.add_argument("--epochs", type=positive_int, default=None,
-                        help="training epochs (default 3)")
-    parser.add_argument("--n-train", dest="n_train", type=positive_int, default=None,
-                        help="training sentences (default 12000)")
-    parser.add_argument("--n-test", dest="n_test", type=positive_int, default=None,
-                        help="held-out sentences (default 1000)")
-    parser.add_argument("--hidden-size", dest="hidden_size", type=int, default=None,
-                        help="GRU hidden size H (default 128)")
-    parser.add_argument("--embed-dim", dest="embed_dim", type=int, default=None,
-                        help="word embedding size E (default 64)")
-    parser.add_argument("--batch-size", dest="batch_size", type=positive_int, default=None,
-                        help="sentences per batch (default 64)")
-    parser.add_argument("--lr", type=float, default=None, help="Adam learning rate (default 5e-3)")
-    parser.add_argument("--lr-decay", dest="lr_decay", type=float, default=None,
-                        help="learning-rate factor per epoch (default 0.7)")
-    parser.add_argument("--beam", type=int, default=None, help="beam width (default 4)")
+    add_config_flags(parser, Config(), (
+        ("epochs", positive_int, "training epochs"),
+        ("n_train", positive_int, "training sentences"),
+        ("n_test", positive_int, "held-out sentences"),
+        ("hidden_size", int, "GRU hidden size H"),
+        ("embed_dim", int, "word embedding size E"),
+        ("batch_size", positive_int, "sentences per batch"),
+        ("lr", float, "Adam learning rate"),
+        ("lr_decay", float, "learning-rate factor per epoch"),
+        ("beam", int, "beam width")))
     return parser
 
 

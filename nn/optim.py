@@ -1,6 +1,7 @@
 """Optimizers (SGD, RMSprop, Adam, AdamW) and gradient clipping; the learning-rate schedules
 live in nn/lr_scheduler.py and are also reached here (`nn.optim.StepLR`, and PyTorch's
-`nn.optim.lr_scheduler.StepLR`).
+`nn.optim.lr_scheduler.StepLR`), weight averaging in nn/swa_utils.py
+(`nn.optim.swa_utils.AveragedModel`).
 
 Updates follow PyTorch's formulas exactly, run under `no_grad`, work on each parameter's `.data`
 with its own array module (`p.xp`, so any device), and keep the parameter's dtype. Parameters
@@ -18,7 +19,7 @@ import numpy as np
 
 import minigrad as mg
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .lr_scheduler import (CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR,
                            LinearWarmupCosine, LRScheduler, MultiStepLR, NoamLR, OneCycleLR,
                            ReduceLROnPlateau, StepLR)

@@ -30,6 +30,11 @@ def g2p():
 
 
 @pytest.fixture(scope="module")
+def cmudict(g2p):
+    return importlib.import_module("_cmudict")
+
+
+@pytest.fixture(scope="module")
 def report(g2p):
     return importlib.import_module("_g2p_report")
 
@@ -41,17 +46,17 @@ def split(g2p):
 
 # -- data ---------------------------------------------------------------------------------------
 
-def test_read_pronunciations_keeps_every_pronunciation_of_a_word(g2p, tmp_path):
+def test_read_pronunciations_keeps_every_pronunciation_of_a_word(cmudict, tmp_path):
     path = tmp_path / "small.gz"
     with gzip.open(path, "wt", encoding="utf-8") as f:
         f.write("READ  R IY D\nREAD  R EH D\n'TIS  T IH Z\nREAD  R IY D\n")
-    assert g2p.read_pronunciations(path) == {"read": [("R", "IY", "D"), ("R", "EH", "D")],
+    assert cmudict.read_pronunciations(path) == {"read": [("R", "IY", "D"), ("R", "EH", "D")],
                                              "'tis": [("T", "IH", "Z")]}
 
 
-def test_standard_split_and_dev_slice(g2p, split):
+def test_standard_split_and_dev_slice(cmudict, split):
     lexicon, parts = split
-    train_file = g2p.read_pronunciations(g2p.DATA / "cmudict-0.7b.train.gz")
+    train_file = cmudict.read_pronunciations(cmudict.DATA / "cmudict-0.7b.train.gz")
     assert len(train_file) == 106794 and len(parts["test"]) == 11994
     assert sorted(parts["train"] + parts["dev"]) == sorted(train_file)
     # no word on two sides, so every pronunciation of a word is on one side
@@ -92,9 +97,9 @@ def test_same_length_batches_cover_every_pair_once(g2p, split):
 
 # -- scoring ------------------------------------------------------------------------------------
 
-def test_wer_and_per_with_several_references(g2p):
-    assert g2p.edit_distance("kitten", "sitting") == 3
-    assert g2p.edit_distance((), ("A", "B")) == 2
+def test_wer_and_per_with_several_references(g2p, cmudict):
+    assert cmudict.edit_distance("kitten", "sitting") == 3
+    assert cmudict.edit_distance((), ("A", "B")) == 2
     lexicon = {"read": [("R", "IY", "D"), ("R", "EH", "D")], "to": [("T", "UW")],
                "a": [("AH",), ("EY",)], "live": [("L", "IH", "V"), ("L", "AY", "V", "Z")]}
     predictions = {"read": ("R", "EH", "D"),     # the second reference: correct, distance 0
@@ -131,15 +136,17 @@ def test_paired_comparison_against_a_hand_count(report):
 def _small(g2p, **changes):
     config = g2p.Config(**{**dict(g2p.QUICK), **changes})
     mg.manual_seed(0)
-    return config, g2p.GRUAttentionG2P(12, 9, config)
+    return config, g2p.build_model(config, 12, 9)
 
 
 @pytest.mark.parametrize("changes", [dict(attention="dot"), dict(attention="additive"),
                                      dict(readout="gru"),
-                                     dict(readout="gru", attention="additive")])
+                                     dict(readout="gru", attention="additive"),
+                                     dict(model="transformer")])
 def test_step_by_step_decoding_equals_teacher_forcing(g2p, changes):
     """Feeding the reference one phoneme at a time through step() gives the log-probabilities
-    of the one teacher-forced call (each decoder GRU fused over the sequence)."""
+    of the one teacher-forced call (each decoder GRU fused over the sequence; the Transformer's
+    causal mask)."""
     _, model = _small(g2p, **changes)
     model.eval()
     rng = np.random.default_rng(0)
@@ -152,7 +159,8 @@ def test_step_by_step_decoding_equals_teacher_forcing(g2p, changes):
         for t in range(tgt_in.shape[1]):
             log_probs, state, w = model.step(tgt_in[:, t], state, memory)
             np.testing.assert_allclose(log_probs, expected[:, t], atol=2e-5)
-            np.testing.assert_allclose(w, weights.numpy()[:, t], atol=2e-6)
+            if weights is not None or w is not None:
+                np.testing.assert_allclose(w, weights.numpy()[:, t], atol=2e-6)
 
 
 @pytest.mark.parametrize("kind", ["element", "locked"])
@@ -169,10 +177,11 @@ def test_dropout_kind_locked_shares_one_draw_along_the_sequence(g2p, kind):
         _small(g2p, dropout_kind="lock")
 
 
-@pytest.mark.parametrize("readout", ["linear", "gru"])
-def test_beam_of_one_is_greedy_and_wider_beams_score_at_least_as_well(g2p, readout):
+@pytest.mark.parametrize("changes", [dict(readout="linear"), dict(readout="gru"),
+                                     dict(model="transformer")])
+def test_beam_of_one_is_greedy_and_wider_beams_score_at_least_as_well(g2p, changes):
     seq2seq = importlib.import_module("_seq2seq")
-    _, net = _small(g2p, readout=readout)
+    _, net = _small(g2p, **changes)
     net.eval()
     letters = mg.tensor(np.random.default_rng(1).integers(3, 12, size=(4, 6)))
     greedy, _ = seq2seq.greedy_decode(net, *net.encode(letters), 8)
@@ -217,7 +226,7 @@ def test_first_20_losses_match_pytorch(g2p, attention):
 
 def test_quick_run_learns_keeps_the_best_resumes_and_says(g2p, tmp_path, capsys, monkeypatch):
     out = tmp_path / "run"
-    saved = g2p.main(["--quick", "--out", str(out), "--readout", "gru"])
+    saved = g2p.main(["--quick", "--out", str(out), "--readout", "gru", "--ema", "0.5"])
     for name in ("curves.png", "attention.png"):
         assert (out / name).read_bytes()[:8] == PNG_SIGNATURE
     assert saved["steps"] == 60 and saved["words"] == {"train": 540, "dev": 30, "test": 30}
@@ -229,17 +238,57 @@ def test_quick_run_learns_keeps_the_best_resumes_and_says(g2p, tmp_path, capsys,
     assert nn.load(out / "best.npz")["state"]["step"] == saved["best_step"]
     assert saved["dev_greedy"]["words"] == 30 and len(saved["test_beam"]["per_word"]) == 30
     assert saved["test_greedy"]["words"] == saved["test_beam"]["words"] == 30
+    # --ema: dev scores, and best.npz keeps, the moving average of the weights
+    checkpoint, best = nn.load(out / "checkpoint.npz"), nn.load(out / "best.npz")
+    average = checkpoint["state"]["average"]
+    assert int(average["n_averaged"]) == 60
+    if saved["best_step"] == 60:
+        for name, weight in best["model"].items():
+            np.testing.assert_array_equal(weight, average["module." + name])
+    assert any(not np.array_equal(w, average["module." + k])
+               for k, w in checkpoint["model"].items())
 
     resumed = g2p.main(["--quick", "--out", str(out), "--resume", "--steps", "70"])
     assert resumed["steps"] == 70 and resumed["curve"]["eval_step"] == [30, 60, 70]
     assert resumed["curve"]["dev_wer"][:2] == curve["dev_wer"]
     assert resumed["config"]["readout"] == "gru"               # from the checkpoint
+    assert int(nn.load(out / "checkpoint.npz")["state"]["average"]["n_averaged"]) == 70
 
     capsys.readouterr()
     said = g2p.main(["--out", str(out), "--say", "Minigrad", "attention"])
     assert set(said) == {"minigrad", "attention"} and "minigrad" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="not in the training alphabet"):
         g2p.main(["--out", str(out), "--say", "w0rd"])
+
+
+def test_transformer_quick_run_trains_resumes_and_says(g2p, tmp_path):
+    out = tmp_path / "run"
+    saved = g2p.main(["--quick", "--out", str(out), "--model", "transformer", "--steps", "30",
+                      "--eval-every", "30"])
+    assert saved["config"]["model"] == "transformer" and saved["config"]["lr"] == 1e-2
+    assert saved["final_loss"] < math.log(39 + 3) - 0.5          # below a uniform guess
+    assert not (out / "attention.png").exists()                  # the GRU model's figure
+    resumed = g2p.main(["--quick", "--out", str(out), "--resume", "--steps", "35"])
+    assert resumed["config"]["model"] == "transformer" and resumed["steps"] == 35
+    assert set(g2p.main(["--out", str(out), "--say", "ab"])) == {"ab"}
+
+
+def test_transformer_defaults_and_unknown_models(g2p):
+    args = g2p.build_parser().parse_args(["--model", "transformer"])
+    args.quick = False
+    config = g2p.config_from_args(args)
+    assert (config.lr, config.warmup, config.d_model, config.layers) == (1e-3, 0.05, 256, 3)
+    assert g2p.config_from_args(args, {"model": "transformer", "lr": 2e-3}).lr == 2e-3
+    with pytest.raises(ValueError, match="'gru' or 'transformer', got 'rnn'"):
+        g2p.build_model(g2p.Config(model="rnn"), 5, 5)
+
+
+def test_alignment_figure_of_a_word_that_never_wrote_the_end(g2p, tmp_path):
+    steps = g2p.max_steps_for(3)                               # stopped by the step limit
+    predictions = {"abc": ("AH",) * steps, "ab": ("EY", "B")}
+    weights = {"abc": np.full((steps, 3), 1 / 3), "ab": np.full((3, 2), 0.5)}
+    path = g2p.plot_alignments(predictions, weights, {}, tmp_path / "a.png")
+    assert path.read_bytes()[:8] == PNG_SIGNATURE
 
 
 def test_say_without_a_model_names_the_command_that_makes_one(g2p, tmp_path, monkeypatch):

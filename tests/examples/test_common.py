@@ -1,0 +1,83 @@
+"""examples/_common.py's training pieces that g2p.py, translate.py and tiny_gpt.py share: the
+learning-rate schedule, the step/time budget, eval mode for a block, and the flags made from a
+Config dataclass."""
+
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+import _common  # noqa: E402
+
+import nn  # noqa: E402
+
+
+@pytest.mark.parametrize("floor", [0.05, 0.1])
+def test_warmup_cosine_runs_from_peak_to_floor(floor):
+    peak, warm = 3e-3, 0.5
+    assert _common.warmup_cosine(peak, warm, 0.0, floor) == pytest.approx(peak * warm)
+    assert _common.warmup_cosine(peak, warm, 0.5, floor) == pytest.approx(
+        peak * warm * (floor + (1 - floor) / 2))
+    for past in (1.0, 1.5):                       # the floor at the end, and after it
+        assert _common.warmup_cosine(peak, warm, past, floor) == pytest.approx(
+            peak * warm * floor)
+    # written out independently: a quarter of the way down the cosine
+    expected = peak * warm * (floor + (1 - floor) * (1 + math.cos(math.pi / 4)) / 2)
+    assert _common.warmup_cosine(peak, warm, 0.25, floor) == pytest.approx(expected, rel=1e-15)
+
+
+def test_budget_progress_is_the_further_of_steps_and_time():
+    assert _common.budget_progress(30, 60, 10.0, 60.0) == 0.5          # steps further
+    assert _common.budget_progress(30, 60, 45.0, 60.0) == 0.75         # time further
+    assert _common.budget_progress(30, 0, 45.0, 60.0) == 0.75          # no step limit
+    assert _common.budget_progress(30, 60, 45.0, None) == 0.5          # no time budget
+    assert _common.budget_progress(90, 60, 0.0, 0.0) == 1.5            # past the end
+    assert _common.budget_progress(5, 0, 5.0, 0) == 0.0                # no limit at all
+
+
+def test_eval_mode_restores_the_former_mode_even_after_an_error():
+    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+    with _common.eval_mode(model) as inside:
+        assert inside is model and not model.training and not model[1].training
+    assert model.training and model[1].training
+    with pytest.raises(KeyError):
+        with _common.eval_mode(model):
+            raise KeyError("stop")
+    assert model.training
+    model.eval()
+    with _common.eval_mode(model):
+        pass
+    assert not model.training                     # a model in eval mode stays so
+
+
+@dataclass
+class _Config:
+    lr: float = 3e-3
+    clock: str = "cpu"
+    steps: int = 0
+
+
+def _parser():
+    parser = _common.base_parser(None, default_out="runs/x")
+    _common.add_config_flags(parser, _Config(), (("lr", float, "learning rate"),
+                                                 ("clock", ("cpu", "wall"), "clock"),
+                                                 ("steps", _common.positive_int, "steps")))
+    return parser
+
+
+def test_config_flags_set_only_the_fields_given():
+    args = _parser().parse_args(["--clock", "wall", "--steps", "7"])
+    config = _common.apply_flags(_Config(), args)
+    assert config == _Config(lr=3e-3, clock="wall", steps=7)
+    assert _common.apply_flags(_Config(), _parser().parse_args([])) == _Config()
+    text = _parser().format_help()
+    assert "learning rate (default 0.003)" in text and "{cpu,wall}" in text
+
+
+def test_config_flags_refuse_a_value_outside_the_choices(capsys):
+    with pytest.raises(SystemExit) as stop:
+        _parser().parse_args(["--clock", "sundial"])
+    assert stop.value.code == 2 and "invalid choice: 'sundial'" in capsys.readouterr().err

@@ -87,6 +87,10 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
 - The step returns fresh Tensors (without a graph: call `backward` inside the step).
 - Learning rate and step count stay with the optimizer and are read by its live `step` at
   every replay, never frozen into the program.
+- Gradients land in `.grad` as arrays the caller alone holds, as eagerly: a gradient the walk
+  did not make itself is copied, except one the reference count shows nothing else holds (a
+  weight gradient's fresh product), which is set as it is; adding to an existing `.grad`
+  makes a new array. A `.grad` kept from an earlier call is never written.
 - No buffer is reused from one replay to the next (NumPy allocates each result): simpler, and
   no replay can overwrite an array still in use or one handed out.
 - Between replays a program keeps no array it computed or was given: at the end of each
@@ -106,6 +110,7 @@ import builtins
 import copy
 import functools
 import os
+import sys
 import threading
 from typing import Callable
 
@@ -225,8 +230,7 @@ class CompiledStep:
         if not self.enabled:
             return self._eager(args, kwargs, None)
         tensors, key = _flatten(args, kwargs)
-        key = (key, _GRAD_STATE.grad_enabled, anomaly.STATE.enabled,
-               tuple(m.training for m in self._module_list()))
+        key = (key, _GRAD_STATE.grad_enabled, anomaly.STATE.enabled, self._training_flags())
         if anomaly.STATE.enabled:
             return self._eager(args, kwargs, "anomaly mode is on: every operation is checked "
                                              "eagerly")
@@ -322,11 +326,15 @@ class CompiledStep:
         _set_rng_states(rng_after)      # the same state as eager left, which equals it
         return expected
 
-    def _module_list(self) -> list:
-        found = []
+    def _training_flags(self) -> tuple:
+        """The train/eval flag of every module the step may use, in order."""
+        if not self._modules:
+            return ()
+        flags = []
         for root in self._modules:
-            found.extend(root.modules())
-        return found
+            for module in root.modules():
+                flags.append(module.training)
+        return tuple(flags)
 
 
 def _name(fn) -> str:
@@ -343,28 +351,36 @@ def _flatten(args, kwargs) -> tuple[list, tuple]:
     objects by identity)."""
     tensors: list = []
     first: dict[int, int] = {}
-
-    def walk(x):
-        if isinstance(x, Tensor):
-            data = x.data
-            same = first.setdefault(id(x), len(tensors))
-            same_array = first.setdefault(-id(data) - 1, len(tensors))
-            tensors.append(x)
-            return ("T", data.shape, data.dtype.str, type(data), x._requires_grad, same,
-                    same_array)
-        if isinstance(x, (list, tuple)):
-            return (type(x).__name__,) + tuple(walk(v) for v in x)
-        if isinstance(x, dict):
-            return ("dict",) + tuple((k, walk(v)) for k, v in x.items())
-        if x is None or isinstance(x, (bool, int, float, complex, str, bytes)):
-            return ("=", type(x).__name__, x)
-        if type(x) in _BY_ARRAY_TYPE:
-            raise TypeError("minigrad.compile: pass arrays as Tensors (minigrad.tensor(a)), "
-                            "so that the step reads them rather than freezing them")
-        return ("id", id(x))
-
-    key = (walk(args), walk(kwargs))
+    key = (_key_of(args, tensors, first), _key_of(kwargs, tensors, first))
     return tensors, key
+
+
+def _key_of(x, tensors: list, first: dict):
+    """`_flatten`'s key of one argument, its tensors appended to `tensors` (a function of the
+    module, not a closure: a closure that calls itself is a reference cycle, left at every call
+    for the garbage collector)."""
+    if isinstance(x, Tensor):
+        data = x.data
+        same = first.setdefault(id(x), len(tensors))
+        same_array = first.setdefault(-id(data) - 1, len(tensors))
+        tensors.append(x)
+        return ("T", data.shape, data.dtype, type(data), x._requires_grad, same, same_array)
+    if isinstance(x, (list, tuple)):
+        parts = [type(x).__name__]          # loops: a comprehension is a function made per call
+        for v in x:
+            parts.append(_key_of(v, tensors, first))
+        return tuple(parts)
+    if isinstance(x, dict):
+        parts = ["dict"]
+        for k, v in x.items():
+            parts.append((k, _key_of(v, tensors, first)))
+        return tuple(parts)
+    if x is None or isinstance(x, (bool, int, float, complex, str, bytes)):
+        return ("=", type(x).__name__, x)
+    if type(x) in _BY_ARRAY_TYPE:
+        raise TypeError("minigrad.compile: pass arrays as Tensors (minigrad.tensor(a)), "
+                        "so that the step reads them rather than freezing them")
+    return ("id", id(x))
 
 
 def _module_roots(fn, given) -> list:
@@ -937,11 +953,8 @@ class _Program:
         """A Function of the entry's class wired to the holders, to run forward and backward
         on arrays."""
         fn = entry.cls(**entry.options) if not entry.array_options else Function()
-        fn.xp = entry.xp
-        fn.inputs = tuple(self.holders[k] for k in entry.inputs)
-        holder = self.holders[entry.output]
-        fn._output_ref = lambda: holder
-        return fn
+        return _wired(fn, entry.xp, tuple(self.holders[k] for k in entry.inputs),
+                      self.holders[entry.output])
 
     def landed_leaves(self) -> list:
         """The tensors from outside whose .grad the step sets."""
@@ -951,10 +964,12 @@ class _Program:
     # -- guards ---------------------------------------------------------------------------
     def failed_guard(self, tensors) -> str | None:
         """Why this program cannot replay now, or None."""
-        for t, guard in self.externals:
-            if _guard_of(t) != guard:
-                return (f"a tensor read from outside the step changed: {guard} -> "
-                        f"{_guard_of(t)}")
+        for t, (array_type, shape, dtype, requires_grad) in self.externals:
+            data = t.data                # _guard_of(t), compared without making its tuple
+            if type(data) is not array_type or data.shape != shape or data.dtype != dtype or \
+                    t._requires_grad != requires_grad:
+                return (f"a tensor read from outside the step changed: "
+                        f"{(array_type, shape, dtype, requires_grad)} -> {_guard_of(t)}")
         for k in self.must_be_none:
             if self._leaf(k, tensors).grad is not None:
                 return (f"a leaf {self.shapes[k]} has a .grad now, and had none "
@@ -986,9 +1001,8 @@ class _Program:
         options = dict(entry.options)
         for name, plan in entry.array_options.items():
             options[name] = _live_option(plan, self.holders)
-        fn = entry.cls(**options)
-        fn.xp, fn.inputs, fn._output_ref = entry.xp, entry.bare.inputs, entry.bare._output_ref
-        return fn
+        return _wired(entry.cls(**options), entry.xp, entry.bare.inputs,
+                      self.holders[entry.output])
 
 
 class _Writer:
@@ -1331,6 +1345,20 @@ def _call_live(fn, args, kwargs, tensors):
     return fn(*_filled(args, tensors), **_filled(kwargs, tensors))
 
 
+def _wired(fn, xp, inputs: tuple, output):
+    """fn given its array module, its inputs' holders and its output's, as attributes an eager
+    node of its class has too (the array module only when not the class's own, the output only
+    when the class reads it): CPython 3.11 keeps an instance's attributes in its class's shared
+    layout, where its methods and attributes are read fastest, only while they are names that
+    the class's instances have set before."""
+    if fn.xp is not xp:
+        fn.xp = xp
+    fn.inputs = inputs
+    if fn.needs_output:
+        fn._output_ref = lambda: output
+    return fn
+
+
 def _owner(array):
     """The array whose memory `array` reads (itself, or the base of a view)."""
     base = getattr(array, "base", None)
@@ -1384,15 +1412,51 @@ def _owned_copy(g):
 
 def _land(t, g, kind: str, copy_it: bool) -> None:
     """A leaf's complete gradient into its .grad, as the walk landed it: set, or added to the
-    .grad it already had; copied when the walk did not own it."""
-    if type(g) is IndexedGradient:
-        g = g.dense()
-    elif copy_it:
-        g = g.copy()
-    if kind == "add" and t.grad is not None:
-        t.grad = Tensor._from_array(t.grad.data + g)
+    .grad it already had into a new array (a .grad the caller kept is never written). A
+    gradient the walk did not own is set as a copy, unless `_held_by_the_replay_alone` says
+    the copy would change nothing but the time it takes."""
+    if kind == "add" and t.grad is not None:          # a new array: g is not copied first
+        t.grad = Tensor._from_array(t.grad.data + (g.dense() if type(g) is IndexedGradient
+                                                   else g))
+    elif type(g) is IndexedGradient:
+        t.grad = Tensor._from_array(g.dense())          # a new array
+    elif copy_it and not _held_by_the_replay_alone(g):
+        t.grad = Tensor._from_array(g.copy())
     else:
         t.grad = Tensor._from_array(g)
+
+
+def _held_by_the_replay_alone(g) -> bool:
+    """Is g, given to `_land` by the replay, an array nothing else can reach: a NumPy array
+    that owns its memory (no view of another's; a view of g would hold g), laid out as its copy
+    would be (C order, aligned, writeable), and held by no one but the replay's one name for it
+    (the reference count can only overstate that)? Then g itself becomes the .grad, as the copy
+    would: a backward's fresh result (a weight gradient's product) is not copied again, while
+    one array given to two names (Add's gradient), kept by anyone, or a view is."""
+    if type(g) is not _ndarray or _refcount(g) > _HELD_BY_A_NAME:
+        return False
+    flags = g.flags                    # (holds g: read after the count)
+    return flags.owndata and flags.c_contiguous and flags.aligned and flags.writeable
+
+
+def _held_by_a_name_alone() -> int:
+    """What `_refcount` reads in `_held_by_the_replay_alone` for an array that only one local
+    name of its caller's caller holds (that name, two arguments: 4 on CPython 3.11). Measured
+    as `_land` calls it, not assumed, so that a Python that counts fewer references on its
+    stack does not take an array someone else holds for one nobody does."""
+    def land(g):
+        return _count(g)
+
+    def _count(g):
+        return _refcount(g)
+
+    g = np.empty(1)
+    return land(g)
+
+
+_refcount = sys.getrefcount
+_ndarray = np.ndarray
+_HELD_BY_A_NAME = _held_by_a_name_alone()
 
 
 def _reset(fn, state: dict) -> None:
@@ -1441,7 +1505,7 @@ def _live_option(plan, holders):
 
 def _guard_of(t) -> tuple:
     data = t.data
-    return (type(data), data.shape, data.dtype.str, t._requires_grad)
+    return (type(data), data.shape, data.dtype, t._requires_grad)
 
 
 # ---------------------------------------------------------------------------------------------

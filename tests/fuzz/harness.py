@@ -557,9 +557,12 @@ def _compiled_calls(program: Program, compiled: bool, zero_grads: bool, inside: 
             for p in params.values():
                 p.grad = None
         outputs, total = run(*args)
-        handed_out.append(outputs)
-        grads = [None if t.grad is None else t.grad.numpy() for t in args + list(params.values())]
-        results.append(([o.numpy() for o in outputs], total.numpy(), grads))
+        leaves = args + list(params.values())
+        kept_grads = [t.grad for t in leaves]
+        handed_out.append((outputs, kept_grads))
+        grads = [None if g is None else g.numpy() for g in kept_grads]
+        results.append(([o.numpy() for o in outputs], total.numpy(), grads,
+                        _sharing(list(outputs) + [total] + kept_grads + leaves)))
         if inside:
             hyper["lr"] *= 0.75                  # a schedule, read by the replayed update
             continue
@@ -570,9 +573,18 @@ def _compiled_calls(program: Program, compiled: bool, zero_grads: bool, inside: 
     return results, handed_out, run
 
 
+def _sharing(tensors: list) -> set:
+    """The pairs (i, j) of the tensors (None skipped) whose arrays share memory (a simulated
+    device's array: the NumPy array it wraps)."""
+    arrays = [None if t is None else getattr(t.data, "_array", t.data) for t in tensors]
+    return {(i, j) for i, a in enumerate(arrays) for j in range(i + 1, len(arrays))
+            if a is not None and arrays[j] is not None and np.may_share_memory(a, arrays[j])}
+
+
 def check_compiled(program: Program, inside: bool = False) -> tuple[list[str], str | None]:
     """The program as a compiled step against the same step run eagerly, exactly: every output,
-    loss and gradient of every call, and outputs handed out earlier unchanged by later calls
+    loss and gradient of every call, outputs and .grads handed out earlier unchanged by later
+    calls, and no array shared among outputs, .grads and leaves that eager's do not share
     (with `inside`, the optimizer step made inside the step). Returns the problems, and why
     the step was not replayed (None when it was)."""
     zero_grads = len(program.nodes) % 2 == 0       # else gradients accumulate over calls
@@ -588,8 +600,11 @@ def check_compiled(program: Program, inside: bool = False) -> tuple[list[str], s
             return [f"[compiled] raised {type(error).__name__}: {error}"], None
     if run.stats.replays == 0:
         return [], run.stats.reasons[-1] if run.stats.reasons else "not replayed"
-    for call, ((outs, total, grads), (outs_c, total_c, grads_c)) in \
+    for call, ((outs, total, grads, shared), (outs_c, total_c, grads_c, shared_c)) in \
             enumerate(zip(eager, compiled)):
+        if shared_c - shared:           # a .grad shared with an output, another .grad, a leaf
+            problems.append(f"[compiled] call {call}: arrays that share memory where eager's "
+                            f"do not (outputs, loss, .grads, leaves): {sorted(shared_c - shared)}")
         for k, (a, b) in enumerate(zip(outs, outs_c)):
             if not _same(a, b):
                 problems.append(f"[compiled] call {call}: output {k} {_worst(b, a)}")
@@ -599,10 +614,15 @@ def check_compiled(program: Program, inside: bool = False) -> tuple[list[str], s
             if (a is None) != (b is None) or (a is not None and not _same(a, b)):
                 problems.append(f"[compiled] call {call}: .grad of leaf {k}: "
                                 f"{b if b is None or a is None else _worst(b, a)}")
-        for k, (mine, theirs) in enumerate(zip(handed_out[call], eager_out[call])):
+        (outputs, kept_grads), (eager_outputs, _) = handed_out[call], eager_out[call]
+        for k, (mine, theirs) in enumerate(zip(outputs, eager_outputs)):
             if not _same(mine.numpy(), theirs.numpy()):   # later calls changed one of them
                 problems.append(f"[compiled] call {call}: output {k} after the last call: "
                                 f"{_worst(mine.numpy(), theirs.numpy())}")
+        for k, (kept, value) in enumerate(zip(kept_grads, grads_c)):
+            if kept is not None and not _same(kept.numpy(), value):   # written in place later
+                problems.append(f"[compiled] call {call}: .grad of leaf {k} kept by the caller, "
+                                f"after the last call: {_worst(kept.numpy(), value)}")
     return problems, None
 
 

@@ -13,6 +13,7 @@ import inspect
 import os
 
 import numpy as np
+import pytest
 
 import minigrad as mg
 from minigrad import compiled as compiled_module
@@ -145,3 +146,35 @@ def test_a_formula_given_its_inputs_in_the_wrong_order_is_caught():
     def plant(patch):
         patch.setattr(compiled_module._Writer, "_formula_values", swapped)
     assert new_compiled_failures(plant, n=30, ops=["mul", "matmul", "sub", "add"])
+
+
+def test_the_arm_lands_fresh_gradients_uncopied_and_shared_ones_copied():
+    """The arm reaches both sides of the landing: a gradient nothing else holds set as the
+    .grad itself, and one held elsewhere (one array given to two names) copied."""
+    real = compiled_module._held_by_the_replay_alone
+    seen = []
+
+    def counted(g):                    # one frame more holds g: counted as one reference more
+        seen.append(real(g))
+        return seen[-1]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compiled_module, "_HELD_BY_A_NAME", compiled_module._HELD_BY_A_NAME + 1)
+        patch.setattr(compiled_module, "_held_by_the_replay_alone", counted)
+        failures, counts = run_compiled(20, SEED, ops=["add", "mul"])
+    assert not failures, "\n\n".join(str(f) for f in failures[:3])
+    assert True in seen and False in seen, seen
+
+
+def test_a_gradient_landed_uncopied_while_held_elsewhere_is_caught():
+    """The landing's reference count not read: an array Add gives to both its inputs becomes
+    the .grad of both leaves (shared memory, where eager's copies share none)."""
+    def unchecked(g):
+        if type(g) is not np.ndarray:
+            return False
+        flags = g.flags
+        return flags.owndata and flags.c_contiguous and flags.aligned and flags.writeable
+
+    def plant(patch):
+        patch.setattr(compiled_module, "_held_by_the_replay_alone", unchecked)
+    assert new_compiled_failures(plant, n=30, ops=["add", "mul"])

@@ -580,6 +580,62 @@ def test_a_replay_keeps_no_array_but_the_outputs_handed_out():
         np.testing.assert_array_equal(y.numpy(), expected)
 
 
+def test_gradients_land_uncopied_only_where_nothing_else_holds_them():
+    """A weight's gradient the backward made for it alone becomes its .grad as it is; the one
+    array Add gives both inputs is copied for each; a .grad the caller kept from an earlier
+    call stays as it was through later replays, updates and in-place changes of the new one;
+    every value equals eager's."""
+    rng = np.random.default_rng(4)
+    init = [rng.standard_normal(s) for s in ((3, 2), (2,), (2,))]
+    batches = [mg.tensor(rng.standard_normal((5, 3))) for _ in range(6)]
+
+    def train(compiled):
+        w, a, b = (mg.tensor(v, requires_grad=True) for v in init)
+
+        def step(x):
+            loss = ((x @ w) * (a + b)).sum()     # Add hands one gradient to a and to b
+            loss.backward()
+            return loss
+
+        run = mg.compile(step) if compiled else step
+        kept, seen = [], []
+        for x in batches:
+            for p in (w, a, b):
+                p.grad = None
+            loss = run(x)
+            grads = [p.grad for p in (w, a, b)]
+            kept.append([(g, g.numpy()) for g in grads])
+            seen.append([loss.numpy()] + [g.numpy() for g in grads])
+            assert not np.shares_memory(a.grad.data, b.grad.data)
+            assert not any(np.shares_memory(g.data, p.data) for g in grads for p in (w, a, b))
+            a.grad.mul_(2.0)                     # the caller's own .grad, changed in place
+            with mg.no_grad():
+                for p in (w, a, b):
+                    p.sub_(0.1 * p.grad)
+            kept[-1][1] = (a.grad, a.grad.numpy())
+        return seen, kept, run
+
+    landed = []
+    real = compiled_module._held_by_the_replay_alone
+
+    def counted(g):                      # one frame more holds g: one reference more
+        landed.append(real(g))
+        return landed[-1]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compiled_module, "_HELD_BY_A_NAME", compiled_module._HELD_BY_A_NAME + 1)
+        patch.setattr(compiled_module, "_held_by_the_replay_alone", counted)
+        (eager, _, _), (compiled, kept, run) = train(False), train(True)
+    assert run.stats.replays == 4
+    assert landed.count(True) == 4 and landed.count(False) == 8    # w's; a's and b's copied
+    for values, values_c in zip(eager, compiled):
+        for e, c in zip(values, values_c):
+            np.testing.assert_array_equal(e, c)
+    for grads in kept:                           # never written by a later call
+        for g, value in grads:
+            np.testing.assert_array_equal(g.numpy(), value)
+
+
 def test_the_cache_holds_no_activations_after_replays_of_several_shapes():
     rng = np.random.default_rng(4)
     (w,) = _params(rng, (256,))

@@ -15,11 +15,14 @@ adds a later one to it. The roots receive theirs the same way before the first n
 from __future__ import annotations
 
 import heapq
+import sys
+
+import numpy as np
 
 from . import anomaly, inplace, recording
 from .backend import backend_of
 from .function import Function, FusedFunction  # noqa: F401  (their home before function.py)
-from .gradients import _RELEASED, IndexedGradient, release
+from .gradients import _RELEASED, IndexedGradient, held_alone, release
 from .grad_mode import STATE, _GradMode  # noqa: F401  (STATE: read here by older code)
 from .ops.shape import sum_to as _sum_to_tensor
 from .ops.shape import sum_to_array as _sum_to_array
@@ -254,7 +257,7 @@ def backward(tensor, grad=None, retain_graph=False, create_graph=False) -> None:
         recorder.landings(results)
     for t, g, is_owned in results.values():
         if not create_graph:
-            g = Tensor._from_array(g if is_owned else g.copy())   # never shared with anyone
+            g = _handed_out(g, is_owned)
         t.grad = g if t.grad is None else t.grad + g
     if recorder is not None:
         recorder.walk_end()
@@ -318,6 +321,33 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             continue
         _, g, is_owned = found
         if not create_graph:
-            g = Tensor._from_array(g if is_owned else g.copy())
+            g = _handed_out(g, is_owned)
         answer.append(g)
     return tuple(answer)
+
+
+def _handed_out(g, is_owned: bool):
+    """A walk's gradient g (an array) as the Tensor handed to the caller, shared with no one:
+    g itself when the walk made it (`is_owned`) or nothing but the caller's entry of the
+    walk's results and its name for g hold it (`held_alone`), else a copy (one array that Add
+    gave to two inputs, a gradient the caller passed in, a view)."""
+    return Tensor._from_array(g if is_owned or held_alone(g, _HELD_BY_A_RESULT) else g.copy())
+
+
+def _held_by_a_result_alone() -> int:
+    """What `held_alone` reads in `_handed_out` for an array that only its entry of the
+    results and the loop's name for it hold, as `backward` and `grad` read them (the entry,
+    the name, three arguments: 5 on CPython 3.11). Measured as they call it, not assumed, so
+    that a Python that counts fewer references on its stack does not take an array someone
+    else holds for one nobody does."""
+    def handed_out(g):
+        return count(g)
+
+    def count(g):
+        return sys.getrefcount(g)
+
+    for _, g, _ in {0: (None, np.empty(1), False)}.values():
+        return handed_out(g)
+
+
+_HELD_BY_A_RESULT = _held_by_a_result_alone()

@@ -119,7 +119,7 @@ import numpy as np
 from . import anomaly, autograd, inplace, recording
 from .backend import _BY_ARRAY_TYPE, DRAWS, backend_of
 from .function import _FORMULA_BACKWARDS, Function
-from .gradients import IndexedGradient
+from .gradients import IndexedGradient, held_alone
 from .ops.shape import sum_to_array
 from .grad_mode import STATE as _GRAD_STATE
 from .grad_mode import _GradMode
@@ -1413,49 +1413,34 @@ def _owned_copy(g):
 def _land(t, g, kind: str, copy_it: bool) -> None:
     """A leaf's complete gradient into its .grad, as the walk landed it: set, or added to the
     .grad it already had into a new array (a .grad the caller kept is never written). A
-    gradient the walk did not own is set as a copy, unless `_held_by_the_replay_alone` says
-    the copy would change nothing but the time it takes."""
+    gradient the walk did not own is set as a copy, unless `held_alone` says the copy would
+    change nothing but the time it takes."""
     if kind == "add" and t.grad is not None:          # a new array: g is not copied first
         t.grad = Tensor._from_array(t.grad.data + (g.dense() if type(g) is IndexedGradient
                                                    else g))
     elif type(g) is IndexedGradient:
         t.grad = Tensor._from_array(g.dense())          # a new array
-    elif copy_it and not _held_by_the_replay_alone(g):
+    elif copy_it and not held_alone(g, _HELD_BY_A_NAME):
         t.grad = Tensor._from_array(g.copy())
     else:
         t.grad = Tensor._from_array(g)
 
 
-def _held_by_the_replay_alone(g) -> bool:
-    """Is g, given to `_land` by the replay, an array nothing else can reach: a NumPy array
-    that owns its memory (no view of another's; a view of g would hold g), laid out as its copy
-    would be (C order, aligned, writeable), and held by no one but the replay's one name for it
-    (the reference count can only overstate that)? Then g itself becomes the .grad, as the copy
-    would: a backward's fresh result (a weight gradient's product) is not copied again, while
-    one array given to two names (Add's gradient), kept by anyone, or a view is."""
-    if type(g) is not _ndarray or _refcount(g) > _HELD_BY_A_NAME:
-        return False
-    flags = g.flags                    # (holds g: read after the count)
-    return flags.owndata and flags.c_contiguous and flags.aligned and flags.writeable
-
-
 def _held_by_a_name_alone() -> int:
-    """What `_refcount` reads in `_held_by_the_replay_alone` for an array that only one local
-    name of its caller's caller holds (that name, two arguments: 4 on CPython 3.11). Measured
-    as `_land` calls it, not assumed, so that a Python that counts fewer references on its
-    stack does not take an array someone else holds for one nobody does."""
+    """What `held_alone` reads in `_land` for an array that only one local name of the replay
+    holds (that name, two arguments: 4 on CPython 3.11). Measured as `_land` calls it, not
+    assumed, so that a Python that counts fewer references on its stack does not take an array
+    someone else holds for one nobody does."""
     def land(g):
         return _count(g)
 
     def _count(g):
-        return _refcount(g)
+        return sys.getrefcount(g)
 
     g = np.empty(1)
     return land(g)
 
 
-_refcount = sys.getrefcount
-_ndarray = np.ndarray
 _HELD_BY_A_NAME = _held_by_a_name_alone()
 
 

@@ -144,3 +144,17 @@ def _held_by_a_loop_alone() -> int:
 
 _HELD_HERE = _held_by_a_loop_alone()
 _ndarray = np.ndarray
+
+
+def held_alone(g, references: int) -> bool:
+    """May a walk's gradient g become a `.grad` as it is, with nothing else able to see or
+    change it: is it a NumPy array that owns its memory (no view of another's; a view of g
+    would hold g), laid out as its copy would be (C order, aligned, writeable), and held by no
+    more than `references` (the caller's own, calibrated at import in the calling pattern: the
+    count can only overstate, so erring means copying)? A backward's fresh result (a weight
+    gradient's product) then is not copied again, while one array given to two inputs (Add's
+    gradient), one anybody else keeps, or a view is."""
+    if type(g) is not _ndarray or _refcount(g) > references:
+        return False
+    flags = g.flags                    # (holds g: read after the count)
+    return flags.owndata and flags.c_contiguous and flags.aligned and flags.writeable

@@ -316,22 +316,59 @@ class _Checker:
                 self.fail("twice", f"the hook on {self._name(i)} saw {seen[i]} over two "
                                    f"backward passes")
 
-    def check_eager(self, arrays) -> None:
-        tensors = build(self.program, "cpu")
+    def _weighted_total(self, tensors):
         total = None
         for root, w in zip(self.roots(tensors), self.weights("cpu")):
             term = (root * w).sum()
             total = term if total is None else total + term
+        return total
+
+    def check_eager(self, arrays) -> None:
+        tensors = build(self.program, "cpu")
+        total = self._weighted_total(tensors)
         with pytest.MonkeyPatch.context() as patch:     # none of these tensors has a hook
             patch.setattr(mg.Tensor, "_hooks_used", False)
             total.backward()
-        for i in self.grad_nodes:
-            if not isinstance(self.program.nodes[i], Leaf) or arrays[i] is None:
-                continue
-            g = tensors[i].grad
-            if self.check_gradient_form("eager", i, g, tensors[i]):
-                self.compare("eager", f"{self._name(i)}.grad after a plain backward() vs "
-                                      f"mg.grad", g.numpy(), arrays[i])
+            for i in self.grad_nodes:
+                if not isinstance(self.program.nodes[i], Leaf) or arrays[i] is None:
+                    continue
+                g = tensors[i].grad
+                if self.check_gradient_form("eager", i, g, tensors[i]):
+                    self.compare("eager", f"{self._name(i)}.grad after a plain backward() vs "
+                                          f"mg.grad", g.numpy(), arrays[i])
+            self.check_grads_kept_apart(tensors)
+        self.check_freed(total)
+
+    def check_grads_kept_apart(self, tensors) -> None:
+        """The .grads a backward() set share memory with no other .grad and no leaf, and the
+        caller keeping them sees them unchanged by a later backward() over the same leaves
+        (which adds into .grad)."""
+        leaves = [t for t, node in zip(tensors, self.program.nodes) if isinstance(node, Leaf)]
+        kept = [(k, t.grad, t.grad.numpy().copy()) for k, t in enumerate(leaves)
+                if t.grad is not None]
+        self._check_apart(leaves, "after a plain backward()")
+        again = []
+        for node, t in zip(self.program.nodes, tensors):     # the same leaves, new operations
+            again.append(t if isinstance(node, Leaf) else
+                         node.op.call(*(again[j] for j in node.operands), **node.options))
+        try:
+            self._weighted_total(again).backward()
+        except Exception as error:                      # noqa: BLE001 - any raise is a finding
+            self.fail("eager", f"a backward() over the same leaves again raised {error}")
+            return
+        self._check_apart(leaves, "after a second backward() adding into them")
+        for k, grad, value in kept:
+            if not _same(grad.numpy(), value):
+                self.fail("eager", f".grad of leaf {k} kept by the caller changed by a later "
+                                   f"backward(): {_worst(grad.numpy(), value)}")
+
+    def _check_apart(self, leaves, when: str) -> None:
+        shared = _sharing([t.grad for t in leaves] + leaves)
+        if shared:
+            self.fail("eager", f"{when}: arrays that share memory (.grad of leaf k: k, leaf k: "
+                               f"{len(leaves)} + k): {sorted(shared)}")
+
+    def check_freed(self, total) -> None:
         try:
             total.backward()
         except RuntimeError as error:

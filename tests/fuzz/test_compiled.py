@@ -151,16 +151,15 @@ def test_a_formula_given_its_inputs_in_the_wrong_order_is_caught():
 def test_the_arm_lands_fresh_gradients_uncopied_and_shared_ones_copied():
     """The arm reaches both sides of the landing: a gradient nothing else holds set as the
     .grad itself, and one held elsewhere (one array given to two names) copied."""
-    real = compiled_module._held_by_the_replay_alone
+    real = compiled_module.held_alone
     seen = []
 
-    def counted(g):                    # one frame more holds g: counted as one reference more
-        seen.append(real(g))
+    def counted(g, references):        # one frame more holds g: counted as one reference more
+        seen.append(real(g, references + 1))
         return seen[-1]
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(compiled_module, "_HELD_BY_A_NAME", compiled_module._HELD_BY_A_NAME + 1)
-        patch.setattr(compiled_module, "_held_by_the_replay_alone", counted)
+        patch.setattr(compiled_module, "held_alone", counted)
         failures, counts = run_compiled(20, SEED, ops=["add", "mul"])
     assert not failures, "\n\n".join(str(f) for f in failures[:3])
     assert True in seen and False in seen, seen
@@ -169,12 +168,12 @@ def test_the_arm_lands_fresh_gradients_uncopied_and_shared_ones_copied():
 def test_a_gradient_landed_uncopied_while_held_elsewhere_is_caught():
     """The landing's reference count not read: an array Add gives to both its inputs becomes
     the .grad of both leaves (shared memory, where eager's copies share none)."""
-    def unchecked(g):
+    def unchecked(g, references):
         if type(g) is not np.ndarray:
             return False
         flags = g.flags
         return flags.owndata and flags.c_contiguous and flags.aligned and flags.writeable
 
     def plant(patch):
-        patch.setattr(compiled_module, "_held_by_the_replay_alone", unchecked)
+        patch.setattr(compiled_module, "held_alone", unchecked)
     assert new_compiled_failures(plant, n=30, ops=["add", "mul"])

@@ -292,3 +292,37 @@ def test_a_release_that_keeps_the_activations_is_caught():
         patch.setattr(autograd, "release", keeping)
     failures = new_failures(plant, n=20, ops=["mul", "add", "sum", "tanh"])
     assert failures and "[eager]" in _oracles(failures)
+
+
+def _flags_alone(g, references):
+    """`held_alone` without its reference count: the layout read, the holders not."""
+    if type(g) is not np.ndarray:
+        return False
+    flags = g.flags
+    return flags.owndata and flags.c_contiguous and flags.aligned and flags.writeable
+
+
+def test_the_eager_arm_lands_fresh_gradients_uncopied_and_shared_ones_copied():
+    """The eager arm reaches both sides of handing a gradient out: one nothing else holds set
+    as the .grad itself, one held elsewhere (one array given to two inputs) copied."""
+    from minigrad import gradients
+    seen = []
+
+    def counted(g, references):        # one frame more holds g: counted as one reference more
+        seen.append(gradients.held_alone(g, references + 1))
+        return seen[-1]
+
+    def plant(patch):
+        patch.setattr(autograd, "held_alone", counted)
+    assert not new_failures(plant, n=20, ops=["add", "mul", "sum", "matmul"])
+    assert True in seen and False in seen, seen
+
+
+def test_a_gradient_handed_out_uncopied_while_held_elsewhere_is_caught():
+    """backward() hands a gradient out as the .grad without reading its reference count: the
+    array Add gives to both its inputs becomes the .grad of both leaves."""
+    def plant(patch):
+        patch.setattr(autograd, "held_alone", _flags_alone)
+    failures = new_failures(plant, n=25, ops=["add", "mul", "sum"])
+    assert failures and "[eager]" in _oracles(failures)
+    assert any("share memory" in p for f in failures for p in f.problems)

@@ -616,15 +616,14 @@ def test_gradients_land_uncopied_only_where_nothing_else_holds_them():
         return seen, kept, run
 
     landed = []
-    real = compiled_module._held_by_the_replay_alone
+    real = compiled_module.held_alone
 
-    def counted(g):                      # one frame more holds g: one reference more
-        landed.append(real(g))
+    def counted(g, references):          # one frame more holds g: one reference more
+        landed.append(real(g, references + 1))
         return landed[-1]
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(compiled_module, "_HELD_BY_A_NAME", compiled_module._HELD_BY_A_NAME + 1)
-        patch.setattr(compiled_module, "_held_by_the_replay_alone", counted)
+        patch.setattr(compiled_module, "held_alone", counted)
         (eager, _, _), (compiled, kept, run) = train(False), train(True)
     assert run.stats.replays == 4
     assert landed.count(True) == 4 and landed.count(False) == 8    # w's; a's and b's copied

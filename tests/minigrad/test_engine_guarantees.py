@@ -136,6 +136,67 @@ def test_gradients_of_an_add_are_separate_writable_arrays():
     np.testing.assert_array_equal(b.grad.numpy(), [1.0, 1.0, 1.0])
 
 
+def _arrays_made_by(monkeypatch, cls) -> list:
+    """Weak references to every gradient array cls's backward returns from now on (weak: they
+    do not hold the arrays, so the engine counts the same references as without them)."""
+    made, real = [], cls.backward
+
+    def recording(self, grad):
+        grads = real(self, grad)
+        made.extend(weakref.ref(g) for g in grads if isinstance(g, np.ndarray))
+        return grads
+    monkeypatch.setattr(cls, "backward", recording)
+    return made
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (5,)])
+def test_a_fresh_weight_gradient_is_the_grad_and_a_shared_one_is_copied(monkeypatch, shape):
+    """A weight gradient the backward made and nobody else holds becomes .grad itself (no
+    copy); the one array Add hands to both its inputs is copied for each."""
+    from minigrad.ops.elementwise import Add
+    from minigrad.ops.linalg import MatMul
+    rng = np.random.default_rng(0)
+    x_np, w_np = rng.standard_normal((3, 4)), rng.standard_normal((4, 5))
+    a_np, b_np = rng.standard_normal(shape), rng.standard_normal(shape)
+    by_matmul, by_add = _arrays_made_by(monkeypatch, MatMul), _arrays_made_by(monkeypatch, Add)
+    x = mg.tensor(x_np)
+    w, a, b = (mg.tensor(v, requires_grad=True) for v in (w_np, a_np, b_np))
+    ((x @ w) * (a + b)).sum().backward()
+    assert w.grad.data is by_matmul[-1]()                 # d/dw = xᵀ g: made, not copied
+    assert by_add and all(r() is not a.grad.data and r() is not b.grad.data for r in by_add)
+    assert not np.shares_memory(a.grad.data, b.grad.data)
+    expect_ab = np.broadcast_to(x_np @ w_np, (3, 5)).sum(axis=0)    # ∂/∂a = Σ_rows x w
+    expect_ab = expect_ab.sum().reshape(shape) if shape != (5,) else expect_ab
+    np.testing.assert_allclose(a.grad.numpy(), expect_ab)
+    np.testing.assert_allclose(b.grad.numpy(), expect_ab)
+    np.testing.assert_allclose(w.grad.numpy(), x_np.T @ np.broadcast_to(a_np + b_np, (3, 5)))
+    kept = [(t.grad, t.grad.numpy().copy()) for t in (w, a, b)]
+    a.grad.data[...] = 7.0                                 # the caller's own, changed
+    kept[1] = (a.grad, a.grad.numpy().copy())
+    ((x @ w) * (a + b)).sum().backward()                  # adds into .grad: a new array
+    for t, (g, value) in zip((w, a, b), kept):
+        assert t.grad is not g and not np.shares_memory(t.grad.data, g.data)
+        np.testing.assert_array_equal(g.numpy(), value)
+    (g_w,) = mg.grad(((x @ w) * (a + b)).sum(), w)
+    assert g_w.data is by_matmul[-1]() and not np.shares_memory(g_w.data, w.grad.data)
+
+
+def test_a_gradient_someone_else_holds_is_copied():
+    """The root's gradient of a leaf given by the caller, or a gradient a hook keeps, is held
+    elsewhere: the .grad is a copy."""
+    a = mg.tensor(np.ones(3), requires_grad=True)
+    upstream = mg.tensor(np.array([1.0, 2.0, 3.0]))
+    a.backward(upstream)
+    assert not np.shares_memory(a.grad.data, upstream.data)
+    kept = []
+    b = mg.tensor(np.ones(3), requires_grad=True)
+    b.register_hook(kept.append)
+    (b * 2.0).sum().backward()
+    assert kept[0].data is not b.grad.data
+    b.grad.data[0] = 9.0
+    np.testing.assert_array_equal(kept[0].numpy(), [2.0, 2.0, 2.0])
+
+
 def test_backward_does_not_keep_the_callers_gradient():
     a = mg.tensor(np.ones(3), requires_grad=True)
     upstream = np.array([1.0, 2.0, 3.0])

@@ -9,7 +9,8 @@ not move when other processes share the machine, for judging one engine change a
 Each implementation other than PyTorch's (NumPy, minigrad eager, minigrad compiled, W2's tape
 floor) runs in a fresh process under callgrind twice, for a few and for more steps; the
 difference divided by the extra steps leaves out start-up and imports. A compiled
-implementation is primed first (its eager call and its capture), so the difference counts
+implementation is primed first (its eager call, its capture and WARM_REPLAYS replays, after
+which CPython 3.11 has specialised the replay's byte-code), so the difference counts settled
 replays only. Hash seeds and address-space randomisation are fixed, so repeated counts agree to
 about 1 %. Compile the byte-code first (`python -m compileall -q minigrad nn benchmarks`):
 otherwise the run with more steps may be the one that compiles a changed module, and the
@@ -39,6 +40,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 JSON = HERE / "instructions.json"
+WARM_REPLAYS = 10      # replays before a compiled implementation's counted steps
 
 
 def child(workload: str, framework: str, steps: int) -> None:
@@ -49,8 +51,10 @@ def child(workload: str, framework: str, steps: int) -> None:
     spec = WORKLOADS[workload]
     problem = spec.make_problem(np.random.default_rng(0))
     implementation = spec.implementations[framework].load()(problem)
-    if hasattr(implementation, "prime"):        # compiled: eager call and capture
-        implementation.prime()
+    if hasattr(implementation, "prime"):        # compiled: eager call and capture, then
+        implementation.prime()                  # replays until CPython's adaptive
+        for _ in range(WARM_REPLAYS):           # interpreter has specialised their code
+            implementation.step()
     for _ in range(steps):
         implementation.step()
 

@@ -417,11 +417,13 @@ def spread_rows(measured: dict, n_ops: int) -> list[str]:
 
 def source_revision() -> str:
     """The git commit of the code being measured, marked when the checkout has uncommitted
-    changes; "unknown" outside a git checkout."""
+    changes to code (not to the results files the benchmarks write); "unknown" outside a git
+    checkout."""
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                                 capture_output=True, text=True, check=True).stdout.strip()
-        changes = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+        changes = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                                  ".", ":(exclude)*.md", ":(exclude)*.json", ":(exclude)*.png"],
                                  cwd=ROOT, capture_output=True, text=True,
                                  check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):

@@ -256,7 +256,7 @@ def score(model, data: Data, part: str, beam: int = 0, device: str = "cpu") -> t
 @dataclass
 class Config:
     model: str = "gru"            # "transformer": the settings below the GRU's are its own
-    attention: str = "dot"
+    attention: str = "additive"
     readout: str = "linear"
     embed_dim: int = 64
     enc_hidden: int = 256

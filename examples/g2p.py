@@ -5,18 +5,14 @@
 Data (_cmudict.py): the CMU Pronouncing Dictionary 0.7b in the standard train/test split of
 published G2P results, shipped; dev: ~5 % of the training words, chosen by a hash of the word.
 
-Model: letters -> embedding -> bidirectional GRU encoder; a GRU decoder reads the previous
-phoneme and attends (`--attention dot | additive`) over the encoder states:
-
-    c_t = Σ_j α_tj s_j,  h̃_t = readout(h_t, c_t),  p(y_t) = softmax(W_o h̃_t)
-    --readout linear:  h̃_t = tanh(W_c [h_t; c_t])
-    --readout gru:     h̃_t = GRU₂([h_t; c_t], h̃_{t−1})    (the decoder remembers where it
-                                                           attended before)
-
-Under teacher forcing every decoder input is known in advance, so each decoder GRU runs as ONE
-fused nn.GRU call per batch. A batch holds words of one length (no source padding).
-`--model transformer`: the g2p-seq2seq design instead, nn.Transformer (pre-LN, 3 + 3 layers
-of width 256) between letter and phoneme embeddings with sinusoidal positions.
+Model (GRUAttentionG2P's equations): letters -> embedding -> bidirectional GRU encoder; a GRU
+decoder reads the previous phoneme and attends (`--attention dot | additive`) over the encoder
+states; `--readout linear | gru` mixes what it read with what it attended to (gru: a second
+decoder GRU, which remembers where it attended before). Under teacher forcing every decoder
+input is known in advance, so each decoder GRU runs as ONE fused nn.GRU call per batch. A batch
+holds words of one length (no source padding). `--model transformer`: the g2p-seq2seq design
+instead, nn.Transformer (pre-LN, 3 + 3 layers of width 256) between letter and phoneme
+embeddings with sinusoidal positions.
 
 Protocol: Adam with warm-up and cosine decay over a budget of CPU minutes of this process
 (evaluation excluded); every `--eval-every` steps greedy WER on every dev word, and the weights

@@ -261,8 +261,9 @@ _REPEATING: dict[str, dict] = {}
 def _reads_twice(sample: Sample) -> bool:
     """Does the sample's fixed `index` read some element of its first operand more than once
     (an advanced index with a repeated position, whose gradient adds up there)?"""
-    index = sample.options.get("index") if isinstance(sample.options, dict) else None
-    if index is None or not sample.shapes:
+    options = sample.options if isinstance(sample.options, dict) else {}
+    index = options.get("index")
+    if index is None or "shape" in options or not sample.shapes:   # (index_add writes there)
         return False
     count = np.zeros(sample.shapes[0])
     try:

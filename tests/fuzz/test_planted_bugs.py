@@ -368,3 +368,14 @@ def test_a_gradient_handed_out_uncopied_while_held_elsewhere_is_caught():
     failures = new_failures(plant, n=10)
     assert failures and "[eager]" in _oracles(failures)
     assert any("share memory" in p for f in failures for p in f.problems)
+
+
+def test_mg_grad_handing_out_a_shared_gradient_uncopied_is_caught():
+    """mg.grad returns every gradient as the walk holds it, copying none: the array Add gives
+    to both its inputs becomes the answer for both, which the caller may then change."""
+    def plant(patch):
+        patch.setattr(autograd, "_handed_out", lambda g, is_owned: mg.Tensor._from_array(g))
+    failures = new_failures(plant, n=10)
+    assert failures and "[numeric]" in _oracles(failures)
+    assert any("mg.grad handed out arrays that share memory" in p
+               for f in failures for p in f.problems)

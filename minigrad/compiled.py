@@ -276,7 +276,7 @@ class CompiledStep:
                 raise CaptureRefused("an in-place change inside the step (add_, t[i] = v, an "
                                      "optimizer step of its own): make it outside the compiled "
                                      "step, or in a function marked mg.compiler.disable")
-            if _generators() != generators:
+            if any(a is not b for a, b in zip(_generators(), generators)):
                 raise CaptureRefused("manual_seed inside the step: seed outside it")
             if DRAWS.count - draws != recorder.draws_inside:
                 raise CaptureRefused("random numbers drawn outside an operation (mg.randn, "
@@ -1497,8 +1497,10 @@ def _guard_of(t) -> tuple:
 # check=True: random state saved and restored, results compared bit for bit.
 
 def _generators() -> list:
-    """The identity of each device's random generator (manual_seed makes a new one)."""
-    return [id(getattr(b, "_rng", None)) for b in _backends()]
+    """Each device's random generator (manual_seed makes a new one). The objects themselves,
+    not their id()s: held, an old generator cannot be freed and its address given to the one
+    a manual_seed inside the step makes, which would then look unchanged."""
+    return [getattr(b, "_rng", None) for b in _backends()]
 
 
 def _backends() -> list:

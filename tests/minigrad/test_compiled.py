@@ -380,6 +380,30 @@ def test_manual_seed_grad_create_graph_and_hooks_inside_refuse_capture():
     _refused(hooked, x, message="hooks")
 
 
+def test_manual_seed_called_again_and_again_inside_refuses_capture():
+    """Each manual_seed frees the generator the one before made; a later one may be put at a
+    freed one's address, so the generator before the step must be told apart by itself, not
+    by its id()."""
+    w = mg.tensor([1.5, 2.0, -0.5], requires_grad=True)
+
+    def reseeding(x):
+        w.grad = None
+        total = 0
+        for _ in range(3):
+            mg.manual_seed(3)          # the generator before is freed here,
+            mg.manual_seed(7)          # and its memory most often given to this one
+            total = total + mg.dropout(x * w, 0.5).sum()
+        total.backward()
+        return total
+
+    run = _refused(reseeding, mg.tensor([2.0, 3.0, 1.0]), message="manual_seed")
+    mg.manual_seed(1)
+    loss = run(mg.tensor([2.0, 3.0, 1.0]))             # eager again: seeded as written
+    mg.manual_seed(7)
+    np.testing.assert_array_equal(loss.numpy(), 3 * mg.dropout(
+        mg.tensor([2.0, 3.0, 1.0]) * w.detach(), 0.5).sum().numpy())
+
+
 def test_a_gradient_assigned_inside_refuses_capture():
     w = mg.tensor([1.5], requires_grad=True)
 

@@ -216,6 +216,14 @@ def _cosine_similarity(a, b, dim):
     return (a * b).sum(dim) / (norm(a) * norm(b))
 
 
+def _norms_clear_of_zero(a, b, dim) -> bool:
+    """Both operands' norms along `dim` clear of the clamp at zero: a vector of zeros (x − x)
+    gets a gradient of 1e8 along the other (the clamp's, not the math's), which float32 sums
+    cannot carry beside the rest of a program's gradient."""
+    a, b = np.broadcast_arrays(a, b)
+    return all(np.sqrt((v * v).sum(dim)).min(initial=1.0) > 1e-2 for v in (a, b))
+
+
 def _weighted_ce_options(logits_shape):
     def make(rng):
         classes = logits_shape[-1]
@@ -348,7 +356,8 @@ def entries() -> list[OpInfo]:
                tuple(Sample((s, s), {"dim": 0}) for s in SHAPES if s),
                tuple(Sample(p, {"dim": -1}) for p in [((3,), (3,)), ((2, 3), (3,)),
                                                       ((1,), (1,))]),
-               broadcasts=True, spell="nn.functional.cosine_similarity({0}, {1}, {dim})"))
+               broadcasts=True, valid=_norms_clear_of_zero,
+               spell="nn.functional.cosine_similarity({0}, {1}, {dim})"))
     ce_shapes = [s for s in SHAPES if s]
     add(OpInfo("weighted_cross_entropy", nn_ops.LogSoftmax, _weighted_ce_call, _weighted_ce,
                tuple(Sample((s, s[-1:]), _weighted_ce_options(s)) for s in ce_shapes),

@@ -617,6 +617,19 @@ def as_list(values: Iterable) -> list[float]:
     return [float(v) for v in np.atleast_1d(np.asarray(values))] if values is not None else []
 
 
+def restore_history(template: dict, saved: dict | None = None) -> dict:
+    """A training history shaped like `template` (lists and numbers): a fresh copy of it, or
+    the values `saved` in a checkpoint, as the template's types (lists of numbers come back
+    from the checkpoint as arrays)."""
+    def restored(value, like):
+        if isinstance(like, list):
+            return as_list(value) if isinstance(value, np.ndarray) else list(value)
+        return type(like)(value)
+    if not saved:
+        return {k: list(v) if isinstance(v, list) else v for k, v in template.items()}
+    return {k: restored(saved[k], v) for k, v in template.items()}
+
+
 def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None,
                **quick) -> argparse.Namespace:
     """Parse `argv`; with --quick, the `quick` values replace the defaults (flags given on the
@@ -634,15 +647,36 @@ def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None,
     return args
 
 
-def add_config_flags(parser: argparse.ArgumentParser, defaults, flags) -> None:
-    """For each (name, type or tuple of choices, help) in `flags`: the flag --name (with
-    dashes) for the field `name` of the dataclass `defaults`, whose default it names in the
-    help. The flags default to None, so that `apply_flags` sets only the ones given."""
-    for name, kind, text in flags:
-        choices = kind if isinstance(kind, tuple) else None
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, default=None,
-                            type=str if choices else kind, choices=choices,
-                            help=f"{text} (default {getattr(defaults, name)})")
+def setting(default, help: str | None = None, kind=None):
+    """A field of a script's Config dataclass. With a `help` text it is a command-line flag
+    too (see `add_config_flags`), of type `kind`: the default's type unless given; a tuple of
+    strings: the choices."""
+    metadata = {} if help is None else {"help": help, "kind": kind or type(default)}
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+def add_config_flags(parser: argparse.ArgumentParser, config_class) -> None:
+    """For each field of the dataclass `config_class` made by `setting` with a help text: the
+    flag --name (with dashes), its default named in the help. The flags default to None, so
+    that `apply_flags` sets only the ones given."""
+    for field in dataclasses.fields(config_class):
+        if "help" in field.metadata:
+            kind = field.metadata["kind"]
+            choices = kind if isinstance(kind, tuple) else None
+            parser.add_argument("--" + field.name.replace("_", "-"), dest=field.name,
+                                default=None, type=str if choices else kind, choices=choices,
+                                help=f"{field.metadata['help']} (default {field.default})")
+
+
+def make_config(config_class, args: argparse.Namespace | None, defaults: dict | None = None,
+                saved: dict | None = None):
+    """A run's Config: the dataclass's defaults, then `defaults` (--quick's, a model's own),
+    then the values `saved` in a checkpoint (the fields it has), then the flags given."""
+    config = config_class(**(defaults or {}))
+    for key, value in (saved or {}).items():
+        if hasattr(config, key):
+            setattr(config, key, type(getattr(config, key))(value))
+    return apply_flags(config, args)
 
 
 def apply_flags(config, args: argparse.Namespace):

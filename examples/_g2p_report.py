@@ -258,15 +258,32 @@ def region_levers(runs: dict) -> str:
 def _differences(config: dict) -> str:
     """g2p.py's flags that turn today's defaults (the model's own) into `config` (a setting
     newer than the run had its default then)."""
+    return " ".join(_flags(config))
+
+
+def _flags(config: dict) -> list[str]:
+    """`config`'s settings that differ from today's defaults, each as its flag."""
     default = g2p.Config(**(g2p.TRANSFORMER_DEFAULTS if config.get("model") == "transformer"
                             else {}))
     flags = []
     for f in fields(g2p.Config):
         value = config.get(f.name, getattr(default, f.name))
         if value != getattr(default, f.name):
-            flags.append(f"--{f.name.replace('_', '-')} {value:g}" if isinstance(value, float)
-                         else f"--{f.name.replace('_', '-')} {value}")
-    return " ".join(flags)
+            flags.append(_flag(f.name, value))
+    return flags
+
+
+def _flag(name: str, value) -> str:
+    return f"--{name.replace('_', '-')} {value:g}" if isinstance(value, float) else \
+        f"--{name.replace('_', '-')} {value}"
+
+
+def _changed_flags(config: dict, reference: dict) -> str:
+    """The flags, besides the budget and how often dev is scored, that turn the recipe of
+    `reference` into that of `config`."""
+    return " ".join(_flag(f.name, config[f.name]) for f in fields(g2p.Config)
+                    if f.name in config and config[f.name] != reference.get(f.name)
+                    and f.name not in ("minutes", "eval_every"))
 
 
 def comparison(runs: dict, a: str, b: str) -> str:
@@ -317,8 +334,10 @@ def region_longer(runs: dict) -> str:
         at_30 = [wer for seconds, wer in zip(long_m["curve"]["eval_seconds"],
                                              long_m["curve"]["dev_wer"])
                  if seconds <= short_m["train_seconds"] + 1]
+        changed = _changed_flags(long_m["config"], short_m["config"])
         lines.append(
-            f"`{name}` trains the recipe of `{short}` for {long_m['train_seconds'] / 60:.0f} "
+            f"`{name}` trains the recipe of `{short}`" + (f" with `{changed}`" if changed else "")
+            + f" for {long_m['train_seconds'] / 60:.0f} "
             f"CPU-minutes ({long_m['steps']:,} steps, {long_m['epochs']:.1f} epochs, against "
             f"{short_m['steps']:,} and {short_m['epochs']:.1f}); its learning rate follows the "
             f"same warm-up and cosine decay stretched over the longer budget. Dev WER "
@@ -331,8 +350,7 @@ def region_longer(runs: dict) -> str:
             + f". Test WER with beam: {wer_se(long_m['test_beam'])} against "
             f"{wer_se(short_m['test_beam'])}. Paired, " + comparison(runs, name, short)
             + f" The training loss of the last 50 steps (label smoothing and dropout included) "
-            f"ended at {long_m['final_loss']:.3f} against {short_m['final_loss']:.3f}: the "
-            f"longer run did not fit its training words much better either.")
+            f"ended at {long_m['final_loss']:.3f} against {short_m['final_loss']:.3f}.")
     return "\n\n".join(lines) or "(no longer run recorded yet)"
 
 

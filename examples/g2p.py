@@ -5,18 +5,14 @@
 Data (_cmudict.py): the CMU Pronouncing Dictionary 0.7b in the standard train/test split of
 published G2P results, shipped; dev: ~5 % of the training words, chosen by a hash of the word.
 
-Model: letters -> embedding -> bidirectional GRU encoder; a GRU decoder reads the previous
-phoneme and attends (`--attention dot | additive`) over the encoder states:
-
-    c_t = Σ_j α_tj s_j,  h̃_t = readout(h_t, c_t),  p(y_t) = softmax(W_o h̃_t)
-    --readout linear:  h̃_t = tanh(W_c [h_t; c_t])
-    --readout gru:     h̃_t = GRU₂([h_t; c_t], h̃_{t−1})    (the decoder remembers where it
-                                                           attended before)
-
-Under teacher forcing every decoder input is known in advance, so each decoder GRU runs as ONE
-fused nn.GRU call per batch. A batch holds words of one length (no source padding).
-`--model transformer`: the g2p-seq2seq design instead, nn.Transformer (pre-LN, 3 + 3 layers
-of width 256) between letter and phoneme embeddings with sinusoidal positions.
+Model (GRUAttentionG2P's equations): letters -> embedding -> bidirectional GRU encoder; a GRU
+decoder reads the previous phoneme and attends (`--attention dot | additive`) over the encoder
+states; `--readout linear | gru` mixes what it read with what it attended to (gru: a second
+decoder GRU, which remembers where it attended before). Under teacher forcing every decoder
+input is known in advance, so each decoder GRU runs as ONE fused nn.GRU call per batch. A batch
+holds words of one length (no source padding). `--model transformer`: the g2p-seq2seq design
+instead, nn.Transformer (pre-LN, 3 + 3 layers of width 256) between letter and phoneme
+embeddings with sinusoidal positions.
 
 Protocol: Adam with warm-up and cosine decay over a budget of CPU minutes of this process
 (evaluation excluded); every `--eval-every` steps greedy WER on every dev word, and the weights
@@ -46,10 +42,10 @@ from pathlib import Path
 import numpy as np
 
 from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, add_config_flags,
-                     apply_flags, as_list, base_parser, budget_progress, eval_mode, load_checkpoint,
+                     base_parser, budget_progress, eval_mode, load_checkpoint, make_config,
                      optimizer_step, parse_args, plot_batch_losses, prepare_run, print_outputs,
-                     pyplot, save_checkpoint, save_figure, training_step, warmup_cosine,
-                     write_metrics)
+                     pyplot, restore_history, save_checkpoint, save_figure, setting,
+                     training_step, warmup_cosine, write_metrics)
 
 import minigrad as mg
 import nn
@@ -255,32 +251,38 @@ def score(model, data: Data, part: str, beam: int = 0, device: str = "cpu") -> t
 
 @dataclass
 class Config:
-    model: str = "gru"            # "transformer": the settings below the GRU's are its own
-    attention: str = "additive"
-    readout: str = "linear"
-    embed_dim: int = 64
-    enc_hidden: int = 256
-    enc_layers: int = 2
-    dec_hidden: int = 256
+    """A run's settings; those with a help text are flags too (--enc-hidden 192)."""
+    model: str = setting("gru", "transformer: nn.Transformer, pre-LN, with its own defaults "
+                         "--lr 1e-3 and warm-up 5 %%", ("gru", "transformer"))
+    attention: str = setting("additive", "the decoder's attention", ("dot", "additive"))
+    readout: str = setting("linear", "h̃ from [h; c]: linear, tanh(W_c [h; c]); gru, a second "
+                           "decoder GRU", ("linear", "gru"))
+    embed_dim: int = setting(64, "embedding size")
+    enc_hidden: int = setting(256, "encoder GRU size per direction")
+    enc_layers: int = setting(2, "encoder GRU layers")
+    dec_hidden: int = setting(256, "decoder GRU size")
     attention_dim: int = 128
-    d_model: int = 256            # the Transformer's width, heads, layers per stack, FFN width
-    heads: int = 4
-    layers: int = 3
-    ff_dim: int = 1024
-    dropout: float = 0.0
-    dropout_kind: str = "element"  # "locked": one draw per word and feature for a sequence
-    label_smoothing: float = 0.1
-    batch_size: int = 128
-    lr: float = 3e-3
-    warmup: float = 0.02
+    d_model: int = setting(256, "Transformer width")
+    heads: int = setting(4, "Transformer attention heads")
+    layers: int = setting(3, "Transformer layers per stack")
+    ff_dim: int = setting(1024, "Transformer feed-forward width")
+    dropout: float = setting(0.0, "dropout on the embeddings and the readout")
+    dropout_kind: str = setting("element", "dropout of each element, or one draw per word and "
+                                "feature for all positions", ("element", "locked"))
+    label_smoothing: float = setting(0.1, "label smoothing of the training loss")
+    batch_size: int = setting(128, "words per batch")
+    lr: float = setting(3e-3, "peak Adam learning rate")
+    warmup: float = 0.02          # the share of the run that warms the learning rate up
     clip: float = 1.0
-    ema: float = 0.0              # > 0: evaluate an exponential moving average of the weights
-    minutes: float = 30.0
-    clock: str = "cpu"            # the budget's clock: "cpu" (process time) or "wall"
-    steps: int = 0                # 0: no step limit (the time budget ends training)
-    eval_every: int = 500
-    beam: int = 5
-    max_words: int = 0            # 0: every word (--quick uses a slice)
+    ema: float = setting(0.0, "evaluate and keep a moving average of the weights with this "
+                              "decay, e.g. 0.999; 0: the trained weights")
+    minutes: float = setting(30.0, "training budget in minutes")
+    clock: str = setting("cpu", "the budget's clock: this process's CPU time, or wall",
+                         ("cpu", "wall"))
+    steps: int = setting(0, "stop after this many steps; 0: the budget decides")
+    eval_every: int = setting(500, "steps between dev evaluations and checkpoints")
+    beam: int = setting(5, "beam width for the test set; 0 or 1: none")
+    max_words: int = setting(0, "use a slice of this many words; 0: all")
 
 
 QUICK = dict(embed_dim=16, enc_hidden=32, enc_layers=1, dec_hidden=32, attention_dim=16,
@@ -322,7 +324,6 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
     """Train until the step limit or the time budget. Every `eval_every` steps: greedy WER on
     every dev word, a checkpoint to resume from, and best.npz when dev WER is the best so far.
     Ctrl-C saves the checkpoint and prints the command that resumes. Returns the history."""
-    history = {k: list(v) if isinstance(v, list) else v for k, v in HISTORY.items()}
     # CPU seconds of this process (one BLAS thread: unaffected by other jobs on the cores), or
     # wall-clock seconds
     clock = time.process_time if config.clock == "cpu" else time.perf_counter
@@ -342,9 +343,7 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
         resumed = checkpoint.resume()
         if average is not None and "average" in resumed:
             average.load_state_dict(resumed["average"])
-        if "history" in resumed:
-            history = {k: as_list(resumed["history"][k]) if isinstance(v, list)
-                       else type(v)(resumed["history"][k]) for k, v in HISTORY.items()}
+        history = restore_history(HISTORY, resumed.get("history"))
         steps = len(history["loss"])
         with LossBar(total=config.steps or None, desc="train", disable=not show_progress,
                      initial=steps) as bar:
@@ -423,34 +422,7 @@ def plot_alignments(predictions: dict, weights: dict, lexicon: Lexicon, path: Pa
 def build_parser():
     parser = base_parser(__doc__, default_out="runs/g2p")
     add_compile_flag(parser)
-    add_config_flags(parser, Config(), (
-        ("model", ("gru", "transformer"), "transformer: nn.Transformer, pre-LN, with its own "
-                                          "defaults --lr 1e-3 and warm-up 5 %%"),
-        ("attention", ("dot", "additive"), "the decoder's attention"),
-        ("readout", ("linear", "gru"), "h̃ from [h; c]: linear, tanh(W_c [h; c]); gru, a second "
-                                       "decoder GRU"),
-        ("dropout_kind", ("element", "locked"), "dropout of each element, or one draw per word "
-                                                "and feature for all positions"),
-        ("minutes", float, "training budget in minutes"),
-        ("clock", ("cpu", "wall"), "the budget's clock: this process's CPU time, or wall"),
-        ("steps", int, "stop after this many steps; 0: the budget decides"),
-        ("batch_size", int, "words per batch"),
-        ("lr", float, "peak Adam learning rate"),
-        ("embed_dim", int, "embedding size"),
-        ("enc_hidden", int, "encoder GRU size per direction"),
-        ("enc_layers", int, "encoder GRU layers"),
-        ("dec_hidden", int, "decoder GRU size"),
-        ("d_model", int, "Transformer width"),
-        ("heads", int, "Transformer attention heads"),
-        ("layers", int, "Transformer layers per stack"),
-        ("ff_dim", int, "Transformer feed-forward width"),
-        ("dropout", float, "dropout on the embeddings and the readout"),
-        ("label_smoothing", float, "label smoothing of the training loss"),
-        ("ema", float, "evaluate and keep a moving average of the weights with this decay, "
-                       "e.g. 0.999; 0: the trained weights"),
-        ("eval_every", int, "steps between dev evaluations and checkpoints"),
-        ("beam", int, "beam width for the test set; 0 or 1: none"),
-        ("max_words", int, "use a slice of this many words; 0: all")))
+    add_config_flags(parser, Config)
     parser.add_argument("--say", nargs="+", metavar="WORD", default=None,
                         help="print pronunciations and exit: the model of --resume CKPT, else "
                              "<out>/best.npz, else the one shipped in examples/data/")
@@ -461,12 +433,8 @@ def config_from_args(args, saved: dict | None = None) -> Config:
     """Defaults (the Transformer's own where it has them, or --quick's), then a resumed
     checkpoint's values, then explicit flags."""
     model = getattr(args, "model", None) or (saved or {}).get("model", "gru")
-    config = Config(**(QUICK if args.quick else
-                       TRANSFORMER_DEFAULTS if model == "transformer" else {}))
-    for key, value in (saved or {}).items():
-        if hasattr(config, key):
-            setattr(config, key, type(getattr(config, key))(value))
-    return apply_flags(config, args)
+    return make_config(Config, args, QUICK if args.quick else
+                       TRANSFORMER_DEFAULTS if model == "transformer" else None, saved)
 
 
 def say(args) -> dict:

@@ -50,9 +50,9 @@ from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
 from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, add_config_flags,
-                     apply_flags, as_list, base_parser, compile_summary, eval_mode, optimizer_step,
+                     base_parser, compile_summary, eval_mode, make_config, optimizer_step,
                      parse_args, plot_batch_losses, positive_int, prepare_run, print_outputs,
-                     pyplot, save_figure, training_step, write_metrics)
+                     pyplot, restore_history, save_figure, setting, training_step, write_metrics)
 
 import functools
 import math
@@ -379,19 +379,28 @@ def train_step(model: Seq2Seq, optimizer, scheduler, batch: Batch, clip: float,
 
 @dataclass
 class Config:
-    attention: str = "additive"
-    embed_dim: int = 64
-    hidden_size: int = 128
-    n_train: int = 12000
-    n_test: int = 1000
-    epochs: int = 3
-    batch_size: int = 64
-    lr: float = 5e-3
-    lr_decay: float = 0.7
+    """A run's settings; those with a help text are flags too (--hidden-size 64)."""
+    attention: str = "additive"                  # its flag, with the choices, is build_parser's
+    embed_dim: int = setting(64, "word embedding size E")
+    hidden_size: int = setting(128, "GRU hidden size H")
+    n_train: int = setting(12000, "training sentences", positive_int)
+    n_test: int = setting(1000, "held-out sentences", positive_int)
+    epochs: int = setting(3, "training epochs", positive_int)
+    batch_size: int = setting(64, "sentences per batch", positive_int)
+    lr: float = setting(5e-3, "Adam learning rate")
+    lr_decay: float = setting(0.7, "learning-rate factor per epoch")
     clip: float = 1.0
-    beam: int = 4
+    beam: int = setting(4, "beam width")
     min_len: int = MIN_LEN
     max_len: int = MAX_LEN
+
+
+QUICK = dict(embed_dim=16, hidden_size=32, n_train=640, n_test=64, epochs=3, batch_size=32,
+             lr=1e-2, beam=2, max_len=6)
+
+
+HISTORY = {"loss": [], "epoch_exact": [], "epoch_by_length": [], "curve_step": [],
+           "curve_exact": [], "train_seconds": 0.0, "epochs_done": 0}
 
 
 def train(config: Config, out: Path, seed: int, device: str = "cpu", resume: Path | None = None,
@@ -415,8 +424,6 @@ def train(config: Config, out: Path, seed: int, device: str = "cpu", resume: Pat
     # not depend on --epochs, so a resumed run continues exactly where it stopped
     scheduler = nn.optim.LambdaLR(optimizer,
                                   lambda step: config.lr_decay ** (step / steps_per_epoch))
-    history = {"loss": [], "epoch_exact": [], "epoch_by_length": [], "curve_step": [],
-               "curve_exact": [], "train_seconds": 0.0, "epochs_done": 0}
     # exact match on the first 200 held-out sentences, four times per epoch (not timed)
     curve_pairs, eval_every = test_pairs[:200], max(1, steps_per_epoch // 4)
     order_rng = np.random.default_rng(seed + 1)
@@ -428,13 +435,9 @@ def train(config: Config, out: Path, seed: int, device: str = "cpu", resume: Pat
                     generators={"order": order_rng}, config=dict(settings, seed=seed),
                     ignore=("epochs", "none_epochs"), resume_from=resume) as checkpoint:
         state = checkpoint.resume()
+        history = restore_history(HISTORY, state)
         order, position = None, 0                       # this epoch's order, batches done
         if state:
-            history = {key: as_list(state[key])
-                       for key in ("loss", "epoch_exact", "curve_step", "curve_exact")}
-            history["epoch_by_length"] = list(state["epoch_by_length"])
-            history["train_seconds"] = float(state["train_seconds"])
-            history["epochs_done"] = int(state["epochs_done"])
             position = int(state["position"])
             order = state["order"] if position else None
             (log or print)(f"resumed after epoch {history['epochs_done']} and {position} "
@@ -548,11 +551,7 @@ def plot_attention(pairs: list[Pair], outputs: list[list[str]], weights: np.ndar
 
 def config_from_args(args) -> Config:
     """The defaults (or --quick's), then the flags given."""
-    config = Config()
-    if args.quick:
-        config = Config(embed_dim=16, hidden_size=32, n_train=640, n_test=64, epochs=3,
-                        batch_size=32, lr=1e-2, beam=2, max_len=6)
-    return apply_flags(config, args)
+    return make_config(Config, args, QUICK if args.quick else None)
 
 
 def build_parser():
@@ -560,16 +559,7 @@ def build_parser():
     add_compile_flag(parser)
     parser.add_argument("--attention", choices=ATTENTIONS, default="additive",
                         help="decoder attention (default: additive)")
-    add_config_flags(parser, Config(), (
-        ("epochs", positive_int, "training epochs"),
-        ("n_train", positive_int, "training sentences"),
-        ("n_test", positive_int, "held-out sentences"),
-        ("hidden_size", int, "GRU hidden size H"),
-        ("embed_dim", int, "word embedding size E"),
-        ("batch_size", positive_int, "sentences per batch"),
-        ("lr", float, "Adam learning rate"),
-        ("lr_decay", float, "learning-rate factor per epoch"),
-        ("beam", int, "beam width")))
+    add_config_flags(parser, Config)
     return parser
 
 

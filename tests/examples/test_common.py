@@ -1,12 +1,13 @@
 """examples/_common.py's training pieces that g2p.py, translate.py and tiny_gpt.py share: the
-learning-rate schedule, the step/time budget, eval mode for a block, and the flags made from a
-Config dataclass."""
+learning-rate schedule, the step/time budget, eval mode for a block, the flags made from a
+Config dataclass and a history restored from a checkpoint."""
 
 import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
@@ -55,16 +56,15 @@ def test_eval_mode_restores_the_former_mode_even_after_an_error():
 
 @dataclass
 class _Config:
-    lr: float = 3e-3
-    clock: str = "cpu"
-    steps: int = 0
+    lr: float = _common.setting(3e-3, "learning rate")
+    clock: str = _common.setting("cpu", "clock", ("cpu", "wall"))
+    steps: int = _common.setting(0, "steps", _common.positive_int)
+    clip: float = 1.0                             # no help text: no flag
 
 
 def _parser():
     parser = _common.base_parser(None, default_out="runs/x")
-    _common.add_config_flags(parser, _Config(), (("lr", float, "learning rate"),
-                                                 ("clock", ("cpu", "wall"), "clock"),
-                                                 ("steps", _common.positive_int, "steps")))
+    _common.add_config_flags(parser, _Config)
     return parser
 
 
@@ -75,6 +75,28 @@ def test_config_flags_set_only_the_fields_given():
     assert _common.apply_flags(_Config(), _parser().parse_args([])) == _Config()
     text = _parser().format_help()
     assert "learning rate (default 0.003)" in text and "{cpu,wall}" in text
+    assert "--clip" not in text
+    assert isinstance(_common.apply_flags(_Config(), _parser().parse_args(["--lr", "1"])).lr,
+                      float)
+
+
+def test_config_from_defaults_a_checkpoint_and_flags_in_that_order():
+    args = _parser().parse_args(["--steps", "9"])
+    saved = {"lr": "0.5", "steps": 4, "unknown": 1}     # a checkpoint's values, as stored
+    config = _common.make_config(_Config, args, dict(clock="wall", steps=2), saved)
+    assert config == _Config(lr=0.5, clock="wall", steps=9, clip=1.0)
+    assert _common.make_config(_Config, None) == _Config()
+
+
+def test_history_restored_in_the_template_types():
+    template = {"loss": [], "rows": [], "seconds": 0.0, "epoch": 0}
+    fresh = _common.restore_history(template)
+    assert fresh == template and fresh["loss"] is not template["loss"]
+    saved = {"loss": np.array([1.5, 2.0]), "rows": [{"a": 1}], "seconds": np.float64(3),
+             "epoch": np.int64(2), "other": 7}
+    restored = _common.restore_history(template, saved)
+    assert restored == {"loss": [1.5, 2.0], "rows": [{"a": 1}], "seconds": 3.0, "epoch": 2}
+    assert type(restored["loss"]) is list and type(restored["epoch"]) is int
 
 
 def test_config_flags_refuse_a_value_outside_the_choices(capsys):

@@ -20,13 +20,17 @@ import numpy as np
 
 import minigrad as mg
 
-from .registry import BY_NAME, REGISTRY, REAL, OpInfo, literal
+from .registry import BY_NAME, REGISTRY, REAL, OpInfo, Sample, literal
 
 BOUND = 50.0            # |value| above this anywhere rejects a step: keeps float32 honest
 MAX_STEPS = 8
 START_SHAPES = [(), (), (), (1,), (2, 3), (3,), (2, 1), (1, 1)]
 QUOTAS = [1, 2, 3, 3, 4, 5]      # how often a value is wanted: fan-out of 3 or more is common
 MAX_USES = 5
+# one in so many: a new operand made as a join of single-use leaves (a + b: one gradient array
+# lands in both); a step that reads its focus at a repeated index (its gradient adds there);
+# a step with its focus in every slot of that shape (x * x, x + x: two gradients at once)
+JOIN_ODDS, REPEAT_ODDS, TWIN_ODDS = 2, 4, 8
 
 
 class Chooser:
@@ -251,22 +255,86 @@ def _slots(op: OpInfo) -> dict:
     return found
 
 
+_REPEATING: dict[str, dict] = {}
+
+
+def _reads_twice(sample: Sample) -> bool:
+    """Does the sample's fixed `index` read some element of its first operand more than once
+    (an advanced index with a repeated position, whose gradient adds up there)?"""
+    options = sample.options if isinstance(sample.options, dict) else {}
+    index = options.get("index")
+    if index is None or "shape" in options or not sample.shapes:   # (index_add writes there)
+        return False
+    count = np.zeros(sample.shapes[0])
+    try:
+        np.add.at(count, index, 1)
+    except (IndexError, TypeError, ValueError):
+        return False
+    return bool(count.max(initial=0) > 1)
+
+
+def _repeating(op: OpInfo) -> dict:
+    """shape -> [(sample, 0)] over the op's samples that read their first operand at a
+    repeated index."""
+    found = _REPEATING.get(op.name)
+    if found is None:
+        found = _REPEATING[op.name] = {}
+        for sample in op.samples:
+            if _reads_twice(sample):
+                found.setdefault(sample.shapes[0], []).append((sample, 0))
+    return found
+
+
 class _Draft:
     """A program being generated, with each node's float64 value and how often it is used."""
 
-    def __init__(self, choose: Chooser, rng: np.random.Generator):
-        self.choose, self.rng = choose, rng
+    def __init__(self, choose: Chooser, rng: np.random.Generator, ops: list[OpInfo]):
+        self.choose, self.rng, self.ops = choose, rng, ops
         self.nodes, self.values, self.uses, self.quota, self.grad = [], [], [], [], []
         self.typed = []          # each value in the dtypes minigrad will compute it in
         self.ancestry = []       # per node: itself and every node it is computed from
+        self.once = set()        # leaves of joins, which no later step reads
 
-    def leaf(self, shape, domain=REAL) -> int:
-        dtype = np.dtype(np.float32 if self.rng.random() < 1 / 3 else np.float64)
-        requires_grad = not self.nodes or self.rng.random() < 5 / 6
+    def leaf(self, shape, domain=REAL, dtype=None, single_use: bool = False) -> int:
+        """A new leaf; `single_use`: one that requires grad and is wanted once only."""
+        if dtype is None:
+            dtype = self.dtype()
+        requires_grad = single_use or not self.nodes or self.rng.random() < 5 / 6
         value = np.asarray(domain.draw(self.rng, shape), dtype=np.float64)
         value = value.astype(dtype).astype(np.float64)
         self._add(Leaf(value, dtype, requires_grad), value, value.astype(dtype), requires_grad)
+        if single_use:
+            self.quota[-1] = 1
+            self.once.add(len(self.nodes) - 1)
         return len(self.nodes) - 1
+
+    def dtype(self) -> np.dtype:
+        return np.dtype(np.float32 if self.rng.random() < 1 / 3 else np.float64)
+
+    def join(self, shape, domain, nested: bool = False) -> int | None:
+        """A new value of that shape in the domain made of leaves wanted once each, through
+        operands that pass their gradient on as it is (a + b, (a + b) − c, clone(a + b)): the
+        one gradient array the join gets lands in several leaves, which must each get their
+        own. None when no entry at hand joins that shape or the value leaves the domain."""
+        places = [(op, sample) for op in self.ops if op.passes_through
+                  for sample in op.samples if all(s == shape for s in sample.shapes)]
+        if not places:
+            return None
+        op, sample = places[self.choose.below(len(places))]
+        start, dtype = len(self.nodes), self.dtype()
+        operands = []
+        for k, s in enumerate(sample.shapes):
+            if k not in op.passes_through:
+                operands.append(self.operand(s, op.domain(k)))
+                continue
+            inner = None if nested or self.choose.below(3) else self.join(s, domain, True)
+            operands.append(inner if inner is not None else
+                            self.leaf(s, domain if op.domain(k) is REAL else op.domain(k),
+                                      dtype, single_use=True))
+        if self.apply(op, tuple(operands), sample.make_options(self.rng), domain):
+            return len(self.nodes) - 1
+        self.truncate(start)
+        return None
 
     def _add(self, node, value, typed, requires_grad):
         self.nodes.append(node)
@@ -281,43 +349,62 @@ class _Draft:
         for attribute in (self.nodes, self.values, self.typed, self.ancestry, self.uses,
                           self.quota, self.grad):
             del attribute[n:]
+        self.once = {i for i in self.once if i < n}
 
     def operand(self, shape, domain) -> int:
         """An existing value of that shape in the domain (most often one still short of its
-        quota of uses), else a new leaf."""
-        pool = [i for i, v in enumerate(self.values)
-                if v.shape == shape and self.uses[i] < MAX_USES and domain.holds(v)]
+        quota of uses), else a new leaf, or sometimes a join of new leaves."""
+        pool = [i for i, v in enumerate(self.values) if v.shape == shape and
+                self.uses[i] < MAX_USES and i not in self.once and domain.holds(v)]
         if pool and self.choose.below(6) != 5:
             wanting = [i for i in pool if self.uses[i] < self.quota[i]]
             group = wanting if wanting and self.rng.random() < 0.9 else pool
             return group[self.choose.below(len(group))]
-        return self.leaf(shape, domain)
+        joined = self.join(shape, domain) if self.choose.below(JOIN_ODDS) == 0 else None
+        return self.leaf(shape, domain) if joined is None else joined
 
-    def try_step(self, ops: list[OpInfo]) -> bool:
+    def try_step(self) -> bool:
         """One more step, most often built around a value still short of its quota of uses
-        (so fan-out of 3–5 is common): an op and sample with a slot of that value's shape."""
+        (so fan-out of 3–5 is common): an op and sample with a slot of that value's shape;
+        sometimes one that reads the value at a repeated index, or has it in every slot of
+        its shape."""
         # the values short of their quota, those already used most first (0-d ones counted
         # as used once more): a value is used again and again until its quota is met,
         # rather than all values once, and 0-d values are the ones most often fanned out
         wanting = sorted((i for i, (u, q) in enumerate(zip(self.uses, self.quota)) if u < q),
                          key=lambda i: (-self.uses[i] - (self.values[i].ndim == 0), -i))
-        focus, slot = None, None
+        ops = self.ops
+        focus, slot, twin = None, None, False
         if wanting and self.rng.random() < 0.9:
             focus = wanting[self.choose.below(min(2, len(wanting)))]
             shape = self.values[focus].shape
             usable = [op for op in ops if shape in _slots(op)]
-            if usable:
+            repeating = [op for op in usable if shape in _repeating(op)]
+            if repeating and self.choose.below(REPEAT_ODDS) == 0:
+                op = repeating[self.choose.below(len(repeating))]
+                places = _repeating(op)[shape]
+            elif usable:
                 op = usable[self.choose.below(len(usable))]
                 places = _slots(op)[shape]
+            if usable:
                 sample, slot = places[self.choose.below(len(places))]
+                twin = self.choose.below(TWIN_ODDS) == 0
         if slot is None:
             op = ops[self.choose.below(len(ops))]
             sample = op.samples[self.choose.below(len(op.samples))]
         start = len(self.nodes)
         operands = tuple(
-            focus if k == slot and op.domain(k).holds(self.values[focus])
+            focus if (k == slot or (twin and s == sample.shapes[slot])) and
+            op.domain(k).holds(self.values[focus])
             else self.operand(s, op.domain(k)) for k, s in enumerate(sample.shapes))
-        options = sample.make_options(self.rng)
+        if not self.apply(op, operands, sample.make_options(self.rng)):
+            self.truncate(start)                          # forget the leaves it made
+            return False
+        return True
+
+    def apply(self, op: OpInfo, operands: tuple, options: dict, domain=REAL) -> bool:
+        """The step op(operands) added, unless its inputs are unsuitable or its value is not
+        finite, exceeds BOUND or lies outside `domain`."""
         arrays = [self.values[i] for i in operands]
         try:
             with np.errstate(all="ignore"):
@@ -332,8 +419,7 @@ class _Draft:
             ok = False
         overused = any(self.uses[i] + operands.count(i) > MAX_USES for i in operands)
         if not ok or overused or not np.all(np.isfinite(value)) or \
-                np.abs(value).max(initial=0) > BOUND:
-            self.truncate(start)                          # forget the leaves it made
+                np.abs(value).max(initial=0) > BOUND or not domain.holds(value):
             return False
         for i in operands:
             self.uses[i] += 1
@@ -347,14 +433,16 @@ def generate(choose: Chooser, ops: list[OpInfo] | None = None) -> Program:
     registry) whose operands are earlier values (or new leaves), then its outputs."""
     ops = REGISTRY if ops is None else ops
     rng = np.random.default_rng(choose.below(2 ** 32))
-    draft = _Draft(choose, rng)
+    draft = _Draft(choose, rng, ops)
     for _ in range(1 + choose.below(3)):
-        draft.leaf(START_SHAPES[choose.below(len(START_SHAPES))])
+        shape = START_SHAPES[choose.below(len(START_SHAPES))]
+        if not shape or choose.below(JOIN_ODDS) or draft.join(shape, REAL) is None:
+            draft.leaf(shape)
     wanted = 2 + choose.below(MAX_STEPS - 1)
     steps = attempts = 0
     while steps < wanted and attempts < 6 * wanted:
         attempts += 1
-        steps += draft.try_step(ops)
+        steps += draft.try_step()
     program = Program(draft.nodes)
     candidates = [i for i, n in enumerate(draft.nodes) if draft.grad[i] and isinstance(n, Step)]
     if not candidates:

@@ -334,7 +334,7 @@ def test_the_eager_arm_lands_fresh_gradients_uncopied_and_shared_ones_copied():
 
     def plant(patch):
         patch.setattr(autograd, "held_alone", counted)
-    assert not new_failures(plant, n=20, ops=["add", "mul", "sum", "matmul"])
+    assert not new_failures(plant, n=10)
     assert True in seen and False in seen, seen
 
 
@@ -343,7 +343,7 @@ def test_a_gradient_handed_out_uncopied_while_held_elsewhere_is_caught():
     array Add gives to both its inputs becomes the .grad of both leaves."""
     def plant(patch):
         patch.setattr(autograd, "held_alone", _flags_alone)
-    failures = new_failures(plant, n=25, ops=["add", "mul", "sum"],
+    failures = new_failures(plant, n=10,
                             enough=lambda found: "[eager]" in _oracles(found) and any(
                                 "share memory" in p for f in found for p in f.problems))
     assert failures and "[eager]" in _oracles(failures)

@@ -129,6 +129,9 @@ class OpInfo:
     known_bug: Callable | None = None
     gradcheck_options: dict = field(default_factory=dict)   # e.g. a wider step for float32
     passes_gradient: bool = True            # False: its backward gives every operand None
+    # the operands whose gradient is the output's own gradient array, passed on as it is (a + b
+    # gives ∂L/∂z to a and to b): a value fed through them lands in several leaves as one array
+    passes_through: tuple = ()
     edges: Edges | None = None              # the extreme values it accepts (edges.py)
 
     def domain(self, position: int) -> Domain:

@@ -57,8 +57,10 @@ def entries() -> list[OpInfo]:
 
     # -- arithmetic, broadcasting both ways ----------------------------------------------------
     binary = dict(samples=_binary(PAIRS), checks=_binary(CHECK_PAIRS), broadcasts=True)
-    add(OpInfo("add", E.Add, lambda a, b: a + b, np.add, spell="{0} + {1}", **binary))
-    add(OpInfo("sub", E.Sub, lambda a, b: a - b, np.subtract, spell="{0} - {1}", **binary))
+    add(OpInfo("add", E.Add, lambda a, b: a + b, np.add, spell="{0} + {1}", passes_through=(0, 1),
+               **binary))
+    add(OpInfo("sub", E.Sub, lambda a, b: a - b, np.subtract, spell="{0} - {1}", passes_through=(0,),
+               **binary))
     add(OpInfo("mul", E.Mul, lambda a, b: a * b, np.multiply, spell="{0} * {1}",
                edges=Edges(zeros=(0, 1)), **binary))
     add(OpInfo("div", E.Div, lambda a, b: a / b, np.divide, spell="{0} / {1}",
@@ -73,7 +75,8 @@ def entries() -> list[OpInfo]:
     # -- a Python number on one side: the other operand is a constant of the graph -------------
     scalar = _unary(options={"c": 0.5}) + _unary([(), (2, 3)], {"c": -1.5})
     add(OpInfo("add_scalar", E.Add, lambda x, c: x + c, lambda a, c: a + c,
-               _unary(options={"c": 0.5}) + _unary([()], {"c": 3.0}), spell="{0} + {c}"))
+               _unary(options={"c": 0.5}) + _unary([()], {"c": 3.0}), spell="{0} + {c}",
+               passes_through=(0,)))
     add(OpInfo("rsub_scalar", E.Sub, lambda x, c: c - x, lambda a, c: c - a, scalar,
                spell="{c} - {0}"))
     add(OpInfo("mul_scalar", E.Mul, lambda x, c: c * x, lambda a, c: c * a, scalar,

@@ -129,7 +129,7 @@ def entries() -> list[OpInfo]:
                ROLL_SAMPLES, spell="mg.roll({0}, {shift}, {axis})"))
     # -- PyTorch's names --------------------------------------------------------------------
     add(OpInfo("clone", S.Clone, mg.clone, np.copy, _unary(), _unary(CHECK_SHAPES),
-               spell="mg.clone({0})"))
+               spell="mg.clone({0})", passes_through=(0,)))
     add(OpInfo("permute", S.Transpose, lambda x: x.permute(*range(x.ndim - 1, -1, -1)),
                np.transpose, _unary(), _unary(CHECK_SHAPES),
                spell="{0}.permute(*reversed(range({0}.ndim)))"))

@@ -44,9 +44,8 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
     Tensors when `create_graph` (recorded, so they can be differentiated again), else arrays;
     `is_owned` says that nothing else holds the array.
     """
-    grads: dict[int, object] = {}     # key -> the gradient received so far
-    owned: set[int] = set()           # keys whose gradient buffer the walk made itself
-    tensors: dict[int, object] = {}   # key -> tensor, for every tensor that has a gradient
+    # key -> [tensor, the gradient received so far, whether the walk made that buffer itself]
+    entries: dict[int, list] = {}
     waiting: list[int] = []           # keys of tensors made by operations, newest first off
     recorder = recording.recorder()   # minigrad.compile capturing a step records the walk
     if recorder is not None:
@@ -77,20 +76,20 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                 # so the newest comes off the min-heap first; id() for a leaf, never on the heap
                 x_fn = x._fn
                 key = id(x) if x_fn is None else ~x_fn.sequence
-                if key in tensors:
-                    kind = _accumulate(grads, owned, key, gx, create_graph)
-                else:
-                    tensors[key] = x
-                    grads[key] = gx
+                entry = entries.get(key)
+                if entry is None:
+                    entries[key] = [x, gx, False]
                     if x_fn is not None:
                         _heappush(waiting, key)
                     kind = "set"
+                else:
+                    kind = _accumulate(entry, gx, create_graph)
                 if recorder is not None and fn is not None:
                     recorder.edge(x, kind)
             if not waiting:
                 break
             key = _heappop(waiting)    # each key comes off once its gradient is complete
-            tensor, g, is_owned = tensors.pop(key), grads.pop(key), key in owned
+            tensor, g, is_owned = entries.pop(key)
             if hooked and (tensor._hooks or tensor._retains_grad) or capture_ids or \
                     type(g) is IndexedGradient:
                 g, is_owned = _report(results, capture_ids, tensor, g, is_owned, create_graph)
@@ -119,8 +118,8 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
                 raise _count_error(fn, input_grads)
             if recorder is not None:
                 recorder.visit(fn, input_grads)
-        for key, leaf in tensors.items():          # only leaves are left now
-            _report(results, None, leaf, grads[key], key in owned, create_graph)
+        for leaf, g, is_owned in entries.values():    # only leaves are left now
+            _report(results, None, leaf, g, is_owned, create_graph)
     if not retain_graph:
         release(done)
     return results
@@ -161,28 +160,34 @@ def _conform(g, x, fn, create_graph: bool):
     return g
 
 
-def _accumulate(grads: dict, owned: set, key: int, g, create_graph: bool) -> str:
-    """Add g into grads[key] (stored as it is when there is none yet). The second gradient
-    makes a new buffer, owned by the walk by construction; later ones add into that buffer in
-    place. Recording, always `previous + g`. Returns which it did ("set", "copy" then add, or
-    "add"), for a compiled step to replay the same."""
-    previous = grads.get(key)
-    if previous is None:
-        grads[key] = g
-        return "set"
+def _accumulate(entry: list, g, create_graph: bool) -> str:
+    """Add g into the gradient an entry of the walk holds, `[tensor, gradient, owned]`. The
+    second gradient makes a new buffer, the sum itself (the first may be shared, so nothing is
+    added into it), owned by the walk by construction; later ones add into that buffer in
+    place. Recording, always `previous + g`. Returns which it did ("copy": a buffer of the
+    walk's own, then add; or "add" in place), for a compiled step to replay the same."""
+    previous = entry[1]
     if create_graph:
-        grads[key] = previous + g
+        entry[1] = previous + g
         return "add"
-    kind = "add"
-    if key not in owned:
-        previous = grads[key] = _dense(previous, copy=True)
-        owned.add(key)
-        kind = "copy"
+    if entry[2]:
+        if type(g) is IndexedGradient:
+            g.add_into(previous)
+        else:
+            previous += g                         # a real array (never a NumPy scalar)
+        return "add"
     if type(g) is IndexedGradient:
-        g.add_into(previous)
+        total = _dense(previous, copy=True)
+        g.add_into(total)
+    elif type(previous) is IndexedGradient:
+        total = previous.dense()
+        total += g
     else:
-        previous += g                             # a real array (never a NumPy scalar)
-    return kind
+        total = previous + g                      # laid out as its operands are
+        if type(total) is not type(previous):     # a NumPy scalar, from 0-d operands
+            total = backend_of(previous).xp.asarray(total)
+    entry[1], entry[2] = total, True
+    return "copy"
 
 
 def _dense(g, copy: bool = False):
@@ -256,11 +261,20 @@ def backward(tensor, grad=None, retain_graph=False, create_graph=False) -> None:
     if recorder is not None:
         recorder.landings(results)
     for t, g, is_owned in results.values():
-        if not create_graph:
-            g = _handed_out(g, is_owned)
-        t.grad = g if t.grad is None else t.grad + g
+        if t.grad is not None:
+            t.grad = _grad_plus(t.grad, g, create_graph)
+        elif create_graph:
+            t.grad = g
+        else:
+            t.grad = _handed_out(g, is_owned)
     if recorder is not None:
         recorder.walk_end()
+
+
+def _grad_plus(grad, g, create_graph: bool):
+    """A leaf's `.grad` plus the walk's gradient g, as a new Tensor: the sum only reads g, so
+    g is not copied first, and the caller's `.grad` is left as it was."""
+    return grad + (g if create_graph else Tensor._from_array(g))
 
 
 def _root_grad(tensor, grad, op, create_graph):

@@ -250,6 +250,22 @@ class _Checker:
         if not _close(actual.astype(np.float64), expected.astype(np.float64), rtol, atol):
             self.fail(oracle, f"{what}: {_worst(actual, expected)}")
 
+    def check_handed_out_apart(self, tensors, plain) -> None:
+        """The gradients mg.grad returns share memory with one another and with the program's
+        values no more than those values share among themselves (a reshape's output may view
+        its input; a gradient handed out must be the caller's own). Two nodes that are one
+        tensor (a cast to its own dtype hands back its operand) get one gradient, twice."""
+        found = [plain[i] for i in self.grad_nodes]
+        same = {(a, b) for a, i in enumerate(self.grad_nodes)
+                for b, j in enumerate(self.grad_nodes) if a < b and tensors[i] is tensors[j]}
+        shared = {(i, j) for i, j in _sharing(found + list(tensors))
+                  if i < len(found) and (i, j) not in same}
+        if shared:
+            names = [f"∂/∂{self._name(i)}" for i in self.grad_nodes] + \
+                [self._name(i) for i in range(len(tensors))]
+            self.fail("numeric", "mg.grad handed out arrays that share memory: " + ", ".join(
+                sorted(f"{names[i]} and {names[j]}" for i, j in shared)))
+
     def check_numeric(self, tensors, plain) -> dict:
         """Leaf gradients against central differences along a few directions (each element of
         a small leaf); returns every node's gradient as an array (None where there is none)."""
@@ -421,6 +437,7 @@ class _Checker:
         self.check_forward(tensors)
         self.stage = "numeric"
         plain = self.gradients(tensors, retain_graph=True)
+        self.check_handed_out_apart(tensors, plain)
         arrays = self.check_numeric(tensors, plain)
         self.stage = "paths"
         self.check_recorded(tensors, arrays)

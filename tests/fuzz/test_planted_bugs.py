@@ -146,10 +146,11 @@ def test_the_lost_zero_d_contributions_of_the_old_engine_are_caught():
     real = _engine_function("_accumulate")
 
     def plant(patch):
-        def lossy(grads, owned, key, g, create_graph):
-            if key in owned and not create_graph and len(grads[key].shape) == 0:
+        def lossy(entry, g, create_graph):
+            _, previous, owned = entry
+            if owned and not create_graph and len(previous.shape) == 0:
                 return
-            real(grads, owned, key, g, create_graph)
+            real(entry, g, create_graph)
         patch.setattr(autograd, "_accumulate", lossy)
     failures = new_failures(plant, n=40, ops=["add", "mul", "sum", "getitem"],
                             enough=_differing_from_central_differences)
@@ -162,13 +163,54 @@ def test_an_accumulation_that_drops_the_third_contribution_is_caught():
     def plant(patch):
         counts: dict = {}
 
-        def third_lost(grads, owned, key, g, create_graph):
+        def third_lost(entry, g, create_graph):
+            key = id(entry[0])                         # the tensor receiving g
             counts[key] = counts.get(key, 0) + 1
             if counts[key] != 3:
-                real(grads, owned, key, g, create_graph)
+                real(entry, g, create_graph)
         patch.setattr(autograd, "_accumulate", third_lost)
     failures = new_failures(plant, n=40, enough=_differing_from_central_differences)
     assert any("differs from central differences" in p for f in failures for p in f.problems)
+
+
+def test_a_second_gradient_added_into_the_first_in_place_is_caught():
+    """The walk adds a tensor's second gradient into its first array, which it did not make
+    (Add hands one array to both inputs; a root's gradient is the caller's), instead of into
+    a new buffer."""
+    real = _engine_function("_accumulate")
+    reached = []
+
+    def plant(patch):
+        def in_place(entry, g, create_graph):
+            previous = entry[1]
+            if create_graph or entry[2] or type(previous) is not np.ndarray or \
+                    type(g) is not np.ndarray or not previous.ndim:
+                return real(entry, g, create_graph)
+            reached.append(True)
+            previous += g                                  # into an array someone else holds
+            entry[2] = True
+            return "copy"
+        patch.setattr(autograd, "_accumulate", in_place)
+    failures = new_failures(plant, n=40, ops=ARITHMETIC)
+    assert reached and failures and "[numeric]" in _oracles(failures)
+
+
+def test_a_backward_that_adds_into_the_kept_grad_in_place_is_caught():
+    """backward adds a leaf's new gradient into the `.grad` it already has in place, so a
+    `.grad` the caller kept from the first backward changes under them."""
+    real = _engine_function("_grad_plus")
+    reached = []
+
+    def plant(patch):
+        def in_place(grad, g, create_graph):
+            if create_graph:
+                return real(grad, g, create_graph)
+            reached.append(True)
+            grad.data += g
+            return grad
+        patch.setattr(autograd, "_grad_plus", in_place)
+    failures = new_failures(plant, n=20, ops=["mul", "add", "sum", "tanh"])
+    assert reached and failures and "[eager]" in _oracles(failures)
 
 
 def test_a_gradient_left_in_the_wrong_dtype_is_caught():
@@ -348,3 +390,14 @@ def test_a_gradient_handed_out_uncopied_while_held_elsewhere_is_caught():
                                 "share memory" in p for f in found for p in f.problems))
     assert failures and "[eager]" in _oracles(failures)
     assert any("share memory" in p for f in failures for p in f.problems)
+
+
+def test_mg_grad_handing_out_a_shared_gradient_uncopied_is_caught():
+    """mg.grad returns every gradient as the walk holds it, copying none: the array Add gives
+    to both its inputs becomes the answer for both, which the caller may then change."""
+    def plant(patch):
+        patch.setattr(autograd, "_handed_out", lambda g, is_owned: mg.Tensor._from_array(g))
+    failures = new_failures(plant, n=10)
+    assert failures and "[numeric]" in _oracles(failures)
+    assert any("mg.grad handed out arrays that share memory" in p
+               for f in failures for p in f.problems)

@@ -1,6 +1,8 @@
 """Fixtures shared by the whole suite: a seeded RNG, the simulated device "sim", and a guard on
 global grad mode."""
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -34,3 +36,12 @@ def _grad_mode_is_restored():
     yield
     assert mg.is_grad_enabled() == before, "the test left grad mode changed"
     assert mg.is_grad_enabled(), "grad mode must be on between tests"
+
+
+def pytest_collection_finish(session):
+    """What collection built (the test modules, the registry, parameters, PyTorch where it is
+    installed) lives for the whole run: frozen out of the cyclic collector's sight, so that
+    each collection, the memory tests' own and the automatic ones, walks only what the tests
+    made since (and gc.get_objects() lists only that)."""
+    gc.collect()
+    gc.freeze()

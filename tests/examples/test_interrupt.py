@@ -76,10 +76,15 @@ def test_interrupted_and_resumed_equals_straight(examples, monkeypatch, tmp_path
             == {k: v for k, v in straight["history"].items() if k not in timing})
 
 
-def test_resume_refuses_other_settings_and_a_missing_checkpoint(examples, tmp_path, capsys):
-    script = examples("soft_vs_hard")
+def test_resume_refuses_other_settings_and_a_missing_checkpoint(examples, monkeypatch, tmp_path,
+                                                                capsys):
+    script, common = examples("soft_vs_hard"), examples("_common")
     out = ["--quick", "--steps", "2", "--out", str(tmp_path)]
-    script.main(out)
+    interrupt_at_update(monkeypatch, common, 1)     # the checkpoint Ctrl-C saves after step 1
+    with pytest.raises(SystemExit) as stop:
+        script.main(out)
+    assert stop.value.code == 130 and (tmp_path / "checkpoint.npz").exists()
+    monkeypatch.undo()
     capsys.readouterr()
     with pytest.raises(SystemExit) as refused:
         script.main(out + ["--lr", "0.5", "--resume"])

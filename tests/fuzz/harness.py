@@ -33,7 +33,9 @@ one short function; e.g. for the engine's accumulation step:
         assert new_failures(plant)
 
 (any engine internal works the same way: patch it inside `plant`; `ops=[...]` limits the
-programs to registry entries that reach the code planted in, which makes them cheaper).
+programs to registry entries that reach the code planted in, which makes them cheaper;
+`enough=bool`, or whatever else the test asserts of the failures, stops the run at the first
+program that settles the verdict).
 """
 
 from __future__ import annotations
@@ -508,22 +510,40 @@ def run_programs(n: int, seed: int = 0, ops=None, device: str | None = "sim",
     return failures
 
 
-@functools.lru_cache(maxsize=32)
-def _baseline(n: int, seed: int, ops: tuple | None) -> frozenset:
-    return frozenset(f.index for f in run_programs(n, seed, ops, shrink_first=0))
-
-
-def new_failures(plant, n: int = 150, seed: int = 0, ops=None) -> list[Failure]:
+def new_failures(plant, n: int = 150, seed: int = 0, ops=None, enough=None) -> list[Failure]:
     """The failures of `run_programs(n, seed, ops)` with a bug planted by `plant(patch)`
     (patch: a pytest.MonkeyPatch, undone afterwards) that the same run without it does not
     have: programs that already fail (a bug the engine has today) prove nothing about the
-    plant."""
+    plant. `enough`, when given, is what the test asserts of the failures (true of more
+    failures whenever it is true of fewer): the run stops at the first program after which it
+    holds, and the test's verdict is the one the whole run would give."""
+    return _added_by_plant(check_program, plant, n, seed, ops, enough)
+
+
+def _added_by_plant(check, plant, n: int, seed: int, ops, enough) -> list[Failure]:
+    """The failures `check` (program -> problems) finds in programs 0 … n−1 with the plant in
+    place and not without it; each program failing with the plant is checked again without."""
     ops = None if ops is None else tuple(ops)
-    before = _baseline(n, seed, ops)
+    found, stopped = [], False
     with pytest.MonkeyPatch.context() as patch:
         plant(patch)
-        after = run_programs(n, seed, ops, shrink_first=0)
-    return [f for f in after if f.index not in before]
+        for index in range(n):
+            program = program_at(seed, index, ops)
+            problems = check(program)
+            if problems:
+                found.append(Failure(index, program, problems))
+                if enough is not None and enough(found):
+                    stopped = True
+                    break
+    added = [f for f in found if not _fails_unplanted(check, seed, f.index, ops)]
+    if stopped and not enough(added):     # one was a failure without the plant: run them all
+        return _added_by_plant(check, plant, n, seed, ops, None)
+    return added
+
+
+@functools.lru_cache(maxsize=None)
+def _fails_unplanted(check, seed: int, index: int, ops: tuple | None) -> bool:
+    return bool(check(program_at(seed, index, ops)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -707,17 +727,16 @@ def run_compiled(n: int, seed: int = 0, ops=None,
     return failures, counts
 
 
-@functools.lru_cache(maxsize=8)
-def _compiled_baseline(n: int, seed: int, ops: tuple | None, inside: bool) -> frozenset:
-    return frozenset(f.index for f in run_compiled(n, seed, ops, inside)[0])
+def _replay_problems(program: Program) -> list[str]:
+    return check_compiled(program)[0]
 
 
-def new_compiled_failures(plant, n: int = 60, seed: int = 0, ops=None,
-                          inside: bool = False) -> list[Failure]:
+def _replay_problems_inside(program: Program) -> list[str]:
+    return check_compiled(program, inside=True)[0]
+
+
+def new_compiled_failures(plant, n: int = 60, seed: int = 0, ops=None, inside: bool = False,
+                          enough=None) -> list[Failure]:
     """`new_failures` for the compiled-step arm (with `inside`, its optimizer inside)."""
-    ops = None if ops is None else tuple(ops)
-    before = _compiled_baseline(n, seed, ops, inside)
-    with pytest.MonkeyPatch.context() as patch:
-        plant(patch)
-        after, _ = run_compiled(n, seed, ops, inside)
-    return [f for f in after if f.index not in before]
+    check = _replay_problems_inside if inside else _replay_problems
+    return _added_by_plant(check, plant, n, seed, ops, enough)

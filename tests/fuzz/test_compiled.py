@@ -45,7 +45,7 @@ def test_a_skipped_live_call_is_caught():
     """The optimizer's live call recorded but not made at replay."""
     def plant(patch):
         patch.setattr(compiled_module._Writer, "_live", lambda writer, call: None)
-    assert new_compiled_failures(plant, n=20, ops=ARITHMETIC, inside=True)
+    assert new_compiled_failures(plant, n=20, ops=ARITHMETIC, inside=True, enough=bool)
 
 
 def test_a_live_call_with_its_learning_rate_frozen_is_caught():
@@ -72,7 +72,7 @@ def test_a_live_call_with_its_learning_rate_frozen_is_caught():
 
     def plant(patch):
         patch.setattr(compiled_module._Writer, "_live", frozen)
-    assert new_compiled_failures(plant, n=20, ops=ARITHMETIC, inside=True)
+    assert new_compiled_failures(plant, n=20, ops=ARITHMETIC, inside=True, enough=bool)
 
 
 def test_a_wrong_accumulation_kind_is_caught():
@@ -83,7 +83,7 @@ def test_a_wrong_accumulation_kind_is_caught():
     def plant(patch):                  # "copy" replayed as "add": no buffer of the walk's own
         patch.setattr(compiled_module, "_owned_copy",
                       lambda g: real(g) if type(g) is IndexedGradient else g)
-    assert new_compiled_failures(plant, n=30, ops=ARITHMETIC)
+    assert new_compiled_failures(plant, n=30, ops=ARITHMETIC, enough=bool)
 
 
 def test_a_skipped_conform_is_caught():
@@ -91,7 +91,7 @@ def test_a_skipped_conform_is_caught():
     def plant(patch):
         patch.setattr(compiled_module, "_conform",
                       lambda g, conform, x, name: g.data if isinstance(g, mg.Tensor) else g)
-    assert new_compiled_failures(plant, n=30, ops=["add", "mul", "sum", "tanh"])
+    assert new_compiled_failures(plant, n=30, ops=["add", "mul", "sum", "tanh"], enough=bool)
 
 
 def test_a_stale_parameter_is_caught():
@@ -103,7 +103,7 @@ def test_a_stale_parameter_is_caught():
 
     def plant(patch):
         patch.setattr(compiled_module, "_external", frozen)
-    assert new_compiled_failures(plant, n=30, ops=ARITHMETIC)
+    assert new_compiled_failures(plant, n=30, ops=ARITHMETIC, enough=bool)
 
 
 def test_a_reused_buffer_still_live_is_caught():
@@ -131,7 +131,7 @@ def test_a_reused_buffer_still_live_is_caught():
     def plant(patch):
         kept.clear()
         patch.setattr(compiled_module._Writer, "_keep", keep)
-    assert new_compiled_failures(plant, n=30, ops=ARITHMETIC)
+    assert new_compiled_failures(plant, n=30, ops=ARITHMETIC, enough=bool)
 
 
 def test_a_formula_given_its_inputs_in_the_wrong_order_is_caught():
@@ -145,7 +145,7 @@ def test_a_formula_given_its_inputs_in_the_wrong_order_is_caught():
 
     def plant(patch):
         patch.setattr(compiled_module._Writer, "_formula_values", swapped)
-    assert new_compiled_failures(plant, n=30, ops=["mul", "matmul", "sub", "add"])
+    assert new_compiled_failures(plant, n=30, ops=["mul", "matmul", "sub", "add"], enough=bool)
 
 
 def test_the_arm_lands_fresh_gradients_uncopied_and_shared_ones_copied():
@@ -176,7 +176,7 @@ def test_a_gradient_landed_uncopied_while_held_elsewhere_is_caught():
 
     def plant(patch):
         patch.setattr(compiled_module, "held_alone", unchecked)
-    assert new_compiled_failures(plant, n=12)
+    assert new_compiled_failures(plant, n=12, enough=bool)
 
 
 def _added_once_per_position(indexed, buffer):
@@ -201,4 +201,4 @@ def test_an_indexed_gradient_added_once_per_repeated_position_is_caught():
 
     def plant(patch):
         patch.setattr(compiled_module._Writer, "emit", emit)
-    assert new_compiled_failures(plant, n=20)
+    assert new_compiled_failures(plant, n=20, enough=bool)

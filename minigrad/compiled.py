@@ -276,7 +276,8 @@ class CompiledStep:
                 raise CaptureRefused("an in-place change inside the step (add_, t[i] = v, an "
                                      "optimizer step of its own): make it outside the compiled "
                                      "step, or in a function marked mg.compiler.disable")
-            if any(a is not b for a, b in zip(_generators(), generators)):
+            now = _generators()
+            if len(now) != len(generators) or any(a is not b for a, b in zip(now, generators)):
                 raise CaptureRefused("manual_seed inside the step: seed outside it")
             if DRAWS.count - draws != recorder.draws_inside:
                 raise CaptureRefused("random numbers drawn outside an operation (mg.randn, "

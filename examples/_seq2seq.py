@@ -14,6 +14,7 @@ and reorder hypotheses by picking rows.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import numpy as np
 
 import minigrad as mg
 import nn.functional as F
-from _common import save_figure
+from _common import optimizer_step, save_figure
 
 SPECIALS = ("<pad>", "<s>", "</s>")
 PAD, BOS, EOS = 0, 1, 2                  # their ids in a vocabulary built with all three
@@ -86,6 +87,16 @@ def forward_backward(model, *inputs, label_smoothing: float = 0.0):
                            axis=-1)
     loss.backward()
     return loss
+
+
+def train_step(model, optimizer, arrays, clip: float, device: str, run=None, **options) -> float:
+    """One training step on a batch's arrays (the model's inputs, then the targets): `run`
+    (forward_backward with the model bound, compiled or not; default: eager), the gradients
+    clipped to norm `clip`, the optimizer's step (`options`: lr, label_smoothing). Returns the
+    loss."""
+    tensors = [mg.tensor(a, device=device) for a in arrays]
+    return optimizer_step(model, optimizer, run or functools.partial(forward_backward, model),
+                          tensors, clip, **options)
 
 
 def same_length_batches(lengths, batch_size: int, rng: np.random.Generator | None = None):

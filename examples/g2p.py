@@ -31,7 +31,12 @@ with those weights, greedy and with beam search:
 
 from __future__ import annotations
 
-import _common  # noqa: F401  (first: limits BLAS threads before NumPy loads)
+# _common first: it sets the BLAS thread count before NumPy loads
+from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, add_config_flags,
+                     base_parser, budget_progress, eval_mode, load_checkpoint, make_config,
+                     parse_args, plot_batch_losses, prepare_run, print_outputs, pyplot,
+                     restore_history, save_checkpoint, save_figure, setting, training_step,
+                     warmup_cosine, write_metrics)
 
 import functools
 import math
@@ -41,17 +46,11 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, add_config_flags,
-                     base_parser, budget_progress, eval_mode, load_checkpoint, make_config,
-                     optimizer_step, parse_args, plot_batch_losses, prepare_run, print_outputs,
-                     pyplot, restore_history, save_checkpoint, save_figure, setting,
-                     training_step, warmup_cosine, write_metrics)
-
 import minigrad as mg
 import nn
 from _cmudict import Data, Lexicon, evaluate, hardest_errors, load_split
 from _seq2seq import (PAD, Vocab, attention_figure, forward_backward, make_batch,
-                      same_length_batches, search)
+                      same_length_batches, search, train_step)
 
 SHIPPED_MODEL = Path(__file__).resolve().parent / "data" / "g2p-model.npz"
 BEST_NAME = "best.npz"            # the weights with the best dev WER: test and --say use them
@@ -305,15 +304,6 @@ def run_progress(config: Config, steps: int, seconds: float) -> float:
     return budget_progress(steps, config.steps, seconds, 60.0 * config.minutes)
 
 
-def train_step(model, optimizer, batch, lr: float, clip: float, device: str,
-               label_smoothing: float = 0.0, run=None) -> float:
-    """One step on a Batch: `run` (_seq2seq.forward_backward with the model bound, compiled
-    or not; default: eager) on (letters, tgt_in, tgt_out)."""
-    tensors = [mg.tensor(a, device=device) for a in (batch.src, batch.tgt_in, batch.tgt_out)]
-    return optimizer_step(model, optimizer, run or functools.partial(forward_backward, model),
-                          tensors, clip, lr, label_smoothing=label_smoothing)
-
-
 HISTORY = dict(step=[], loss=[], eval_step=[], eval_seconds=[], dev_wer=[], dev_per=[],
                epoch=0, epoch_step=0, train_seconds=0.0, wall_seconds=0.0, best_step=0,
                best_dev_wer=1.0)
@@ -359,8 +349,9 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
                     batch = make_batch([data.train_pairs[i] for i in index], data.letters,
                                        data.phonemes)
                     lr = learning_rate(config, progress)
-                    loss = train_step(model, optimizer, batch, lr, config.clip, device,
-                                      config.label_smoothing, run)
+                    loss = train_step(model, optimizer, (batch.src, batch.tgt_in, batch.tgt_out),
+                                      config.clip, device, run, lr=lr,
+                                      label_smoothing=config.label_smoothing)
                     if average is not None:
                         average.update_parameters(model)
                     history["train_seconds"] += clock() - tick

@@ -33,10 +33,10 @@ from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
 from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, add_config_flags,
-                     base_parser, budget_progress, eval_mode, load_checkpoint, make_config,
-                     parse_args, plot_batch_losses, prepare_run, print_outputs, pyplot,
-                     restore_history, save_checkpoint, save_figure, setting, training_step,
-                     warmup_cosine, write_metrics)
+                     base_parser, budget_progress, check_choices, eval_mode, load_checkpoint,
+                     make_config, parse_args, plot_batch_losses, prepare_run, print_outputs,
+                     pyplot, restore_history, save_checkpoint, save_figure, setting,
+                     training_step, warmup_cosine, write_metrics)
 
 import functools
 import math
@@ -75,12 +75,7 @@ class GRUAttentionG2P(nn.Module):
     def __init__(self, n_letters: int, n_phonemes: int, config: "Config"):
         super().__init__()
         E, He, Hd = config.embed_dim, config.enc_hidden, config.dec_hidden
-        if config.attention not in ("dot", "additive") or config.readout not in (
-                "linear", "gru") or config.dropout_kind not in ("element", "locked"):
-            raise ValueError(f"GRUAttentionG2P: attention must be 'dot' or 'additive', readout "
-                             f"'linear' or 'gru' and dropout_kind 'element' or 'locked', got "
-                             f"{config.attention!r}, {config.readout!r}, "
-                             f"{config.dropout_kind!r}")
+        check_choices(config, "GRUAttentionG2P")
         self.attention_kind, self.readout = config.attention, config.readout
         self.src_embed = nn.Embedding(n_letters, E)
         self.encoder = nn.GRU(E, He, num_layers=config.enc_layers, bidirectional=True,
@@ -203,8 +198,7 @@ class TransformerG2P(nn.Module):
 
 
 def build_model(config: "Config", n_letters: int, n_phonemes: int) -> nn.Module:
-    if config.model not in ("gru", "transformer"):
-        raise ValueError(f"g2p: model must be 'gru' or 'transformer', got {config.model!r}")
+    check_choices(config, "g2p")
     kind = GRUAttentionG2P if config.model == "gru" else TransformerG2P
     return kind(n_letters, n_phonemes, config)
 

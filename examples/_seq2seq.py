@@ -22,7 +22,7 @@ import numpy as np
 
 import minigrad as mg
 import nn.functional as F
-from _common import optimizer_step, save_figure
+from _common import optimizer_step, save_figure, training_step
 
 SPECIALS = ("<pad>", "<s>", "</s>")
 PAD, BOS, EOS = 0, 1, 2                  # their ids in a vocabulary built with all three
@@ -87,6 +87,12 @@ def forward_backward(model, *inputs, label_smoothing: float = 0.0):
                            axis=-1)
     loss.backward()
     return loss
+
+
+def compiled_forward_backward(model, args):
+    """forward_backward with `model` bound, as the script runs it: captured and replayed by
+    mg.compile (one capture per batch shape, 32 kept), or eagerly with --no-compile."""
+    return training_step(functools.partial(forward_backward, model), args, cache_size=32)
 
 
 def train_step(model, optimizer, arrays, clip: float, device: str, run=None, **options) -> float:

@@ -36,9 +36,8 @@ from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, add
                      base_parser, budget_progress, check_choices, eval_mode, load_checkpoint,
                      make_config, parse_args, plot_batch_losses, prepare_run, print_outputs,
                      pyplot, restore_history, save_checkpoint, save_figure, setting,
-                     training_step, warmup_cosine, write_metrics)
+                     warmup_cosine, write_metrics)
 
-import functools
 import math
 import time
 from dataclasses import asdict, dataclass, fields
@@ -49,7 +48,7 @@ import numpy as np
 import minigrad as mg
 import nn
 from _cmudict import Data, Lexicon, evaluate, hardest_errors, load_split
-from _seq2seq import (PAD, Vocab, attention_figure, forward_backward, make_batch,
+from _seq2seq import (PAD, Vocab, attention_figure, compiled_forward_backward, make_batch,
                       same_length_batches, search, train_step)
 
 SHIPPED_MODEL = Path(__file__).resolve().parent / "data" / "g2p-model.npz"
@@ -312,7 +311,7 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
     # wall-clock seconds
     clock = time.process_time if config.clock == "cpu" else time.perf_counter
     state = dict(config=asdict(config), letters=data.letters.itos, phonemes=data.phonemes.itos)
-    run = training_step(functools.partial(forward_backward, model), args, cache_size=32)
+    run = compiled_forward_backward(model, args)
     average = None if not config.ema else nn.optim.swa_utils.AveragedModel(
         model, multi_avg_fn=nn.optim.swa_utils.get_ema_multi_avg_fn(config.ema))
     evaluated = average.module if average is not None else model     # what dev WER scores

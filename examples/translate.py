@@ -50,11 +50,10 @@ from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
 from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, add_config_flags,
-                     base_parser, compile_summary, eval_mode, make_config,
-                     parse_args, plot_batch_losses, positive_int, prepare_run, print_outputs,
-                     pyplot, restore_history, save_figure, setting, training_step, write_metrics)
+                     base_parser, compile_summary, eval_mode, make_config, parse_args,
+                     plot_batch_losses, positive_int, prepare_run, print_outputs, pyplot,
+                     restore_history, save_figure, setting, write_metrics)
 
-import functools
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -64,8 +63,8 @@ import numpy as np
 
 import minigrad as mg
 import nn
-from _seq2seq import (Batch, EOS, SPECIALS, Vocab, attention_figure, forward_backward, make_batch,
-                      search, train_step)
+from _seq2seq import (Batch, EOS, SPECIALS, Vocab, attention_figure, compiled_forward_backward,
+                      make_batch, search, train_step)
 
 ATTENTIONS = ("none", "dot", "general", "additive", "location")
 
@@ -415,8 +414,7 @@ def train(config: Config, out: Path, seed: int, device: str = "cpu", resume: Pat
     # exact match on the first 200 held-out sentences, four times per epoch (not timed)
     curve_pairs, eval_every = test_pairs[:200], max(1, steps_per_epoch // 4)
     order_rng = np.random.default_rng(seed + 1)
-    # one capture per padded batch shape (B, S, T)
-    run = training_step(functools.partial(forward_backward, model), args, cache_size=32)
+    run = compiled_forward_backward(model, args)    # a capture per batch shape (B, S, T)
     # more epochs continue the same run (the schedule does not depend on them)
     settings = {k: v for k, v in asdict(config).items() if k != "epochs"}
     with Checkpoint(out / CHECKPOINT_NAME, args, model, optimizer, scheduler,

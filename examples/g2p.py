@@ -11,15 +11,14 @@ states; `--readout linear | gru` mixes what it read with what it attended to (gr
 decoder GRU, which remembers where it attended before). Under teacher forcing every decoder
 input is known in advance, so each decoder GRU runs as ONE fused nn.GRU call per batch. A batch
 holds words of one length (no source padding). `--model transformer`: the g2p-seq2seq design
-instead, nn.Transformer (pre-LN, 3 + 3 layers of width 256) between letter and phoneme
-embeddings with sinusoidal positions.
+instead (TransformerG2P).
 
 Protocol: Adam with warm-up and cosine decay over a budget of CPU minutes of this process
 (evaluation excluded); every `--eval-every` steps greedy WER on every dev word, and the weights
 with the best dev WER so far are kept (best.npz). With `--ema β` the weights evaluated and kept
 are an exponential moving average of the trained ones, w̄ ← w̄ + (1 − β)(w − w̄) after every
-step (`nn.optim.swa_utils.AveragedModel`). At the end the test words are scored once,
-with those weights, greedy and with beam search:
+step (`nn.optim.swa_utils.AveragedModel`). At the end the test words are scored once, with
+those weights, greedy and with beam search:
 
     WER = words whose output equals no reference of the word / words
     PER = Σ edit distance to the closest reference / Σ that reference's length
@@ -278,9 +277,8 @@ class Config:
 
 
 QUICK = dict(embed_dim=16, enc_hidden=32, enc_layers=1, dec_hidden=32, attention_dim=16,
-             d_model=32, heads=2, layers=1, ff_dim=64,
-             batch_size=32, lr=1e-2, minutes=1.0, steps=60, eval_every=30, beam=3,
-             max_words=600)
+             d_model=32, heads=2, layers=1, ff_dim=64, batch_size=32, lr=1e-2, minutes=1.0,
+             steps=60, eval_every=30, beam=3, max_words=600)
 # the Transformer wants a gentler start than the GRU model (post-warm-up Adam steps of 3e-3
 # unsettle its attention layers)
 TRANSFORMER_DEFAULTS = dict(lr=1e-3, warmup=0.05)
@@ -297,9 +295,8 @@ def run_progress(config: Config, steps: int, seconds: float) -> float:
     return budget_progress(steps, config.steps, seconds, 60.0 * config.minutes)
 
 
-HISTORY = dict(step=[], loss=[], eval_step=[], eval_seconds=[], dev_wer=[], dev_per=[],
-               epoch=0, epoch_step=0, train_seconds=0.0, wall_seconds=0.0, best_step=0,
-               best_dev_wer=1.0)
+HISTORY = dict(loss=[], eval_step=[], eval_seconds=[], dev_wer=[], dev_per=[], epoch=0,
+               epoch_step=0, train_seconds=0.0, wall_seconds=0.0, best_step=0, best_dev_wer=1.0)
 
 
 def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, device: str,
@@ -307,8 +304,7 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
     """Train until the step limit or the time budget. Every `eval_every` steps: greedy WER on
     every dev word, a checkpoint to resume from, and best.npz when dev WER is the best so far.
     Ctrl-C saves the checkpoint and prints the command that resumes. Returns the history."""
-    # CPU seconds of this process (one BLAS thread: unaffected by other jobs on the cores), or
-    # wall-clock seconds
+    # this process's CPU seconds (one BLAS thread: unaffected by other jobs on the cores), or wall
     clock = time.process_time if config.clock == "cpu" else time.perf_counter
     state = dict(config=asdict(config), letters=data.letters.itos, phonemes=data.phonemes.itos)
     run = compiled_forward_backward(model, args)
@@ -351,17 +347,16 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
                     history["wall_seconds"] += time.perf_counter() - wall
                     history["epoch_step"] += 1
                     steps += 1
-                    history["step"].append(steps)
                     history["loss"].append(loss)
                     bar.update(loss, epoch=history["epoch"] + 1, lr=lr)
                     due = steps % config.eval_every == 0 or run_progress(
                         config, steps, history["train_seconds"]) >= 1.0
                     if due:
                         dev = score(evaluated, data, "dev", device=device)[0]
-                        for key, value in (("eval_step", steps), ("dev_wer", dev["wer"]),
-                                           ("eval_seconds", history["train_seconds"]),
-                                           ("dev_per", dev["per"])):
-                            history[key].append(value)
+                        history["eval_step"].append(steps)
+                        history["eval_seconds"].append(history["train_seconds"])
+                        history["dev_wer"].append(dev["wer"])
+                        history["dev_per"].append(dev["per"])
                         bar.write(f"step {steps} ({history['train_seconds'] / 60:.1f} min): "
                                   f"dev WER {dev['wer']:.4f}, PER {dev['per']:.4f}")
                         if not history["best_step"] or dev["wer"] < history["best_dev_wer"]:
@@ -377,7 +372,7 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
 def plot_curves(history: dict, title: str, path: Path) -> Path:
     """Training loss (left) and dev WER and PER (right) against training steps."""
     fig, (left, right) = pyplot().subplots(1, 2, figsize=(10, 3.8))
-    plot_batch_losses(left, history["step"], history["loss"],
+    plot_batch_losses(left, np.arange(1, len(history["loss"]) + 1), history["loss"],
                       max(1, min(100, len(history["loss"]) // 20)), "cross-entropy per phoneme")
     for key, style, label in (("dev_wer", "o-", "dev WER"), ("dev_per", "s-", "dev PER")):
         right.plot(history["eval_step"], 100 * np.asarray(history[key]), style, ms=3,
@@ -432,17 +427,14 @@ def say(args) -> dict:
     saved = nn.load(path)
     config = config_from_args(args, saved["state"]["config"])
     # the saved lists are the specials and the sorted symbols: Vocab rebuilds the same ids
-    letters, phonemes = (Vocab(str(s) for s in saved["state"][k]) for k in ("letters",
-                                                                           "phonemes"))
+    letters, phonemes = (Vocab(map(str, saved["state"][k])) for k in ("letters", "phonemes"))
     model = build_model(config, len(letters), len(phonemes)).to(args.device)
-    model.load_state_dict({k: np.asarray(v, dtype=np.float32)
-                           for k, v in saved["model"].items()})
+    model.load_state_dict({k: np.asarray(v, dtype=np.float32) for k, v in saved["model"].items()})
     words = [w.lower() for w in args.say]
     unknown = sorted({c for w in words for c in w if c not in letters.stoi})
     if unknown:
         raise SystemExit(f"--say: letters not in the training alphabet: {' '.join(unknown)}")
-    result = pronounce(model, words, letters, phonemes, beam=config.beam,
-                       device=args.device)[0]
+    result = pronounce(model, words, letters, phonemes, config.beam, device=args.device)[0]
     for word in words:
         print(f"{word:>20}  {' '.join(result[word])}")
     return result

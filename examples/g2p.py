@@ -299,8 +299,7 @@ HISTORY = dict(loss=[], eval_step=[], eval_seconds=[], dev_wer=[], dev_per=[], e
                epoch_step=0, train_seconds=0.0, wall_seconds=0.0, best_step=0, best_dev_wer=1.0)
 
 
-def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, device: str,
-          resume: Path | None, show_progress: bool = True, args=None) -> dict:
+def train(model, optimizer, data: Data, config: Config, out: Path, args) -> dict:
     """Train until the step limit or the time budget. Every `eval_every` steps: greedy WER on
     every dev word, a checkpoint to resume from, and best.npz when dev WER is the best so far.
     Ctrl-C saves the checkpoint and prints the command that resumes. Returns the history."""
@@ -315,8 +314,7 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
     checkpoint = Checkpoint(out / CHECKPOINT_NAME, args, model, optimizer,
                             config={k: v for k, v in asdict(config).items()
                                     if k not in ("steps", "minutes", "eval_every", "beam")},
-                            ignore=[f.name for f in fields(Config)] + ["say"],
-                            resume_from=resume)
+                            ignore=[f.name for f in fields(Config)] + ["say"])
     lengths = [len(w) for w, _ in data.train_pairs]
     with checkpoint:
         resumed = checkpoint.resume()
@@ -324,12 +322,11 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
             average.load_state_dict(resumed["average"])
         history = restore_history(HISTORY, resumed.get("history"))
         steps = len(history["loss"])
-        with LossBar(total=config.steps or None, desc="train", disable=not show_progress,
-                     initial=steps) as bar:
+        with LossBar(total=config.steps or None, desc="train", initial=steps) as bar:
             while run_progress(config, steps, history["train_seconds"]) < 1.0:
                 # the batch order of every epoch follows from (seed, epoch): resumable exactly
                 plan = same_length_batches(lengths, config.batch_size,
-                                           np.random.default_rng([seed, history["epoch"]]))
+                                           np.random.default_rng([args.seed, history["epoch"]]))
                 for index in plan[history["epoch_step"]:]:
                     progress = run_progress(config, steps, history["train_seconds"])
                     if progress >= 1.0:
@@ -339,7 +336,7 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
                                        data.phonemes)
                     lr = learning_rate(config, progress)
                     loss = train_step(model, optimizer, (batch.src, batch.tgt_in, batch.tgt_out),
-                                      config.clip, device, run, lr=lr,
+                                      config.clip, args.device, run, lr=lr,
                                       label_smoothing=config.label_smoothing)
                     if average is not None:
                         average.update_parameters(model)
@@ -352,7 +349,7 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
                     due = steps % config.eval_every == 0 or run_progress(
                         config, steps, history["train_seconds"]) >= 1.0
                     if due:
-                        dev = score(evaluated, data, "dev", device=device)[0]
+                        dev = score(evaluated, data, "dev", device=args.device)[0]
                         history["eval_step"].append(steps)
                         history["eval_seconds"].append(history["train_seconds"])
                         history["dev_wer"].append(dev["wer"])
@@ -418,8 +415,7 @@ def config_from_args(args, saved: dict | None = None) -> Config:
 
 def say(args) -> dict:
     """Pronounce the words of --say with a trained model."""
-    candidates = [Path(args.resume)] if args.resume else [Path(args.out) / BEST_NAME,
-                                                           SHIPPED_MODEL]
+    candidates = [Path(args.resume)] if args.resume else [args.out / BEST_NAME, SHIPPED_MODEL]
     path = next((p for p in candidates if p.exists()), None)
     if path is None:
         raise SystemExit(f"--say: no trained model at {' or '.join(map(str, candidates))}; "
@@ -455,8 +451,7 @@ def main(argv: list[str] | None = None) -> dict:
     words = {k: len(v) for k, v in data.parts.items()}
     print(f"words: {words} ({len(data.train_pairs)} training pronunciations); "
           f"{n_parameters:,} parameters")
-    history = train(model, optimizer, data, config, out, args.seed, args.device, args.resume,
-                    args=args)
+    history = train(model, optimizer, data, config, out, args)
     best_step = int(load_checkpoint(out / BEST_NAME, model)["step"])   # the best on dev
     dev = score(model, data, "dev", device=args.device)[0]
     greedy, greedy_pred = score(model, data, "test", device=args.device)   # test: once, here

@@ -133,8 +133,7 @@ class GRUAttentionG2P(nn.Module):
     def step(self, y_prev: np.ndarray, state: tuple, memory: tuple) -> tuple:
         """One decoding step (_seq2seq.py's decoders): previous phonemes (N,) -> (log-probs
         (N, V), new state, weights (N, S)), the arrays as NumPy."""
-        logits, weights, state = self._decode(self.tgt_embed(y_prev).unsqueeze(1), state,
-                                              memory)
+        logits, weights, state = self._decode(self.tgt_embed(y_prev).unsqueeze(1), state, memory)
         return mg.log_softmax(logits[:, 0], axis=-1).numpy(), state, weights[:, 0].numpy()
 
 
@@ -171,14 +170,12 @@ class TransformerG2P(nn.Module):
         """letters (B, S) -> memory ((B, S, d),) and the decoder's state: the phonemes written
         so far, none yet (B, 0)."""
         memory = self.transformer.encoder(self._embed(self.src_embed, letters))
-        written = mg.tensor(np.zeros((letters.shape[0], 0), dtype=np.int64),
-                            device=memory.device)
+        written = mg.tensor(np.zeros((letters.shape[0], 0), dtype=np.int64), device=memory.device)
         return (memory,), (written,)
 
     def _decode(self, tgt_in, memory):
         mask = nn.causal_mask(tgt_in.shape[1], device=memory.device)
-        return self.out(self.transformer.decoder(self._embed(self.tgt_embed, tgt_in), memory,
-                                                 mask))
+        return self.out(self.transformer.decoder(self._embed(self.tgt_embed, tgt_in), memory, mask))
 
     def forward(self, letters, tgt_in) -> tuple:
         """Teacher forcing: letters (B, S), tgt_in (B, T) -> (logits (B, T, V), None)."""

@@ -1,5 +1,5 @@
-"""What translate.py and g2p.py share: vocabularies, padded batches, the teacher-forced loss,
-greedy and beam decoding, attention figures.
+"""What translate.py and g2p.py share: vocabularies, padded batches, the teacher-forced loss
+and training step, greedy and beam decoding, attention figures.
 
 A model decodes through two methods:
 

@@ -35,7 +35,7 @@ from benchmarks.run import cpu_model  # noqa: E402
 import minigrad as mg  # noqa: E402
 import nn  # noqa: E402
 import g2p  # noqa: E402
-from _seq2seq import BOS  # noqa: E402
+import _seq2seq  # noqa: E402
 import tiny_gpt  # noqa: E402
 import translate  # noqa: E402
 
@@ -53,7 +53,7 @@ def _translate():
     tensors = [tuple(mg.tensor(a) for a in (b.src, b.src_len, b.tgt_in, b.tgt_out))
                for b in batches]
     return model, nn.optim.Adam(model.parameters(), lr=config.lr), \
-        functools.partial(translate.forward_backward, model), tensors, {}, config.clip
+        functools.partial(_seq2seq.forward_backward, model), tensors, {}, config.clip
 
 
 def _g2p():
@@ -66,10 +66,10 @@ def _g2p():
         B, T = config.batch_size, length + 1
         letters = rng.integers(4, n_letters, (B, length))
         out = rng.integers(4, n_phonemes, (B, T))
-        tgt_in = np.concatenate([np.full((B, 1), BOS), out[:, :-1]], axis=1)
+        tgt_in = np.concatenate([np.full((B, 1), _seq2seq.BOS), out[:, :-1]], axis=1)
         tensors.append(tuple(mg.tensor(a) for a in (letters, tgt_in, out)))
     return model, nn.optim.Adam(model.parameters(), lr=config.lr), \
-        functools.partial(g2p.forward_backward, model), tensors, \
+        functools.partial(_seq2seq.forward_backward, model), tensors, \
         {"label_smoothing": config.label_smoothing}, config.clip
 
 

@@ -51,12 +51,14 @@ def time_variant(data: g2p.Data, changes: dict, steps: int, repeats: int) -> dic
     batches = [seq2seq.make_batch([data.train_pairs[i] for i in index], data.letters,
                               data.phonemes) for index in plan[:steps + 3]]
     for batch in batches[:3]:                                # warm-up: allocator, caches
-        g2p.train_step(model, optimizer, batch, 1e-3, config.clip, "cpu")
+        g2p.train_step(model, optimizer, (batch.src, batch.tgt_in, batch.tgt_out),
+                       config.clip, "cpu", lr=1e-3)
     passes = []
     for _ in range(repeats):
         start = time.process_time()
         for batch in batches[3:]:
-            g2p.train_step(model, optimizer, batch, 1e-3, config.clip, "cpu")
+            g2p.train_step(model, optimizer, (batch.src, batch.tgt_in, batch.tgt_out),
+                           config.clip, "cpu", lr=1e-3)
         passes.append(time.process_time() - start)
     seconds = float(np.median(passes))
     words = sum(len(b.src) for b in batches[3:])
@@ -87,7 +89,8 @@ def profile_shares(data: g2p.Data, steps: int) -> dict:
     profiler = cProfile.Profile()
     profiler.enable()
     for batch in batches:
-        g2p.train_step(model, optimizer, batch, 1e-3, config.clip, "cpu")
+        g2p.train_step(model, optimizer, (batch.src, batch.tgt_in, batch.tgt_out),
+                       config.clip, "cpu", lr=1e-3)
     profiler.disable()
     stats = pstats.Stats(profiler).stats
     total = sum(entry[2] for entry in stats.values())      # own time of every function

@@ -105,7 +105,8 @@ def minigrad_losses(config: g2p.Config, weights: dict, batches: list, n_letters:
     losses = []
     for step, batch in enumerate(batches):
         lr = g2p.learning_rate(config, g2p.run_progress(config, step, 0.0))
-        losses.append(g2p.train_step(model, optimizer, batch, lr, config.clip, "cpu"))
+        losses.append(g2p.train_step(model, optimizer, (batch.src, batch.tgt_in, batch.tgt_out),
+                                     config.clip, "cpu", lr=lr))
     return losses
 
 

@@ -668,6 +668,17 @@ def add_config_flags(parser: argparse.ArgumentParser, config_class) -> None:
                                 help=f"{field.metadata['help']} (default {field.default})")
 
 
+def check_choices(config, where: str) -> None:
+    """Raise ValueError naming `where` if a field of the dataclass `config` holds a value that
+    is not one of the choices its `setting` lists (a flag checks its own; a checkpoint's value
+    or a caller's does not pass through one)."""
+    for field in dataclasses.fields(config):
+        choices, value = field.metadata.get("kind"), getattr(config, field.name)
+        if isinstance(choices, tuple) and value not in choices:
+            raise ValueError(f"{where}: {field.name} must be {' or '.join(map(repr, choices))}, "
+                             f"got {value!r}")
+
+
 def make_config(config_class, args: argparse.Namespace | None, defaults: dict | None = None,
                 saved: dict | None = None):
     """A run's Config: the dataclass's defaults, then `defaults` (--quick's, a model's own),

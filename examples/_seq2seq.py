@@ -1,5 +1,5 @@
-"""What translate.py and g2p.py share: vocabularies, padded batches, the teacher-forced loss,
-greedy and beam decoding, attention figures.
+"""What translate.py and g2p.py share: vocabularies, padded batches, the teacher-forced loss
+and training step, greedy and beam decoding, attention figures.
 
 A model decodes through two methods:
 
@@ -14,6 +14,7 @@ and reorder hypotheses by picking rows.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import numpy as np
 
 import minigrad as mg
 import nn.functional as F
-from _common import save_figure
+from _common import optimizer_step, save_figure, training_step
 
 SPECIALS = ("<pad>", "<s>", "</s>")
 PAD, BOS, EOS = 0, 1, 2                  # their ids in a vocabulary built with all three
@@ -86,6 +87,22 @@ def forward_backward(model, *inputs, label_smoothing: float = 0.0):
                            axis=-1)
     loss.backward()
     return loss
+
+
+def compiled_forward_backward(model, args):
+    """forward_backward with `model` bound, as the script runs it: captured and replayed by
+    mg.compile (one capture per batch shape, 32 kept), or eagerly with --no-compile."""
+    return training_step(functools.partial(forward_backward, model), args, cache_size=32)
+
+
+def train_step(model, optimizer, arrays, clip: float, device: str, run=None, **options) -> float:
+    """One training step on a batch's arrays (the model's inputs, then the targets): `run`
+    (forward_backward with the model bound, compiled or not; default: eager), the gradients
+    clipped to norm `clip`, the optimizer's step (`options`: lr, label_smoothing). Returns the
+    loss."""
+    tensors = [mg.tensor(a, device=device) for a in arrays]
+    return optimizer_step(model, optimizer, run or functools.partial(forward_backward, model),
+                          tensors, clip, **options)
 
 
 def same_length_batches(lengths, batch_size: int, rng: np.random.Generator | None = None):

@@ -11,15 +11,14 @@ states; `--readout linear | gru` mixes what it read with what it attended to (gr
 decoder GRU, which remembers where it attended before). Under teacher forcing every decoder
 input is known in advance, so each decoder GRU runs as ONE fused nn.GRU call per batch. A batch
 holds words of one length (no source padding). `--model transformer`: the g2p-seq2seq design
-instead, nn.Transformer (pre-LN, 3 + 3 layers of width 256) between letter and phoneme
-embeddings with sinusoidal positions.
+instead (TransformerG2P).
 
 Protocol: Adam with warm-up and cosine decay over a budget of CPU minutes of this process
 (evaluation excluded); every `--eval-every` steps greedy WER on every dev word, and the weights
 with the best dev WER so far are kept (best.npz). With `--ema β` the weights evaluated and kept
 are an exponential moving average of the trained ones, w̄ ← w̄ + (1 − β)(w − w̄) after every
-step (`nn.optim.swa_utils.AveragedModel`). At the end the test words are scored once,
-with those weights, greedy and with beam search:
+step (`nn.optim.swa_utils.AveragedModel`). At the end the test words are scored once, with
+those weights, greedy and with beam search:
 
     WER = words whose output equals no reference of the word / words
     PER = Σ edit distance to the closest reference / Σ that reference's length
@@ -31,9 +30,13 @@ with those weights, greedy and with beam search:
 
 from __future__ import annotations
 
-import _common  # noqa: F401  (first: limits BLAS threads before NumPy loads)
+# _common first: it sets the BLAS thread count before NumPy loads
+from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, add_config_flags,
+                     base_parser, budget_progress, check_choices, eval_mode, load_checkpoint,
+                     make_config, parse_args, plot_batch_losses, prepare_run, print_outputs,
+                     pyplot, restore_history, save_checkpoint, save_figure, setting,
+                     warmup_cosine, write_metrics)
 
-import functools
 import math
 import time
 from dataclasses import asdict, dataclass, fields
@@ -41,17 +44,11 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, add_config_flags,
-                     base_parser, budget_progress, eval_mode, load_checkpoint, make_config,
-                     optimizer_step, parse_args, plot_batch_losses, prepare_run, print_outputs,
-                     pyplot, restore_history, save_checkpoint, save_figure, setting,
-                     training_step, warmup_cosine, write_metrics)
-
 import minigrad as mg
 import nn
 from _cmudict import Data, Lexicon, evaluate, hardest_errors, load_split
-from _seq2seq import (PAD, Vocab, attention_figure, forward_backward, make_batch,
-                      same_length_batches, search)
+from _seq2seq import (PAD, Vocab, attention_figure, compiled_forward_backward, make_batch,
+                      same_length_batches, search, train_step)
 
 SHIPPED_MODEL = Path(__file__).resolve().parent / "data" / "g2p-model.npz"
 BEST_NAME = "best.npz"            # the weights with the best dev WER: test and --say use them
@@ -76,12 +73,7 @@ class GRUAttentionG2P(nn.Module):
     def __init__(self, n_letters: int, n_phonemes: int, config: "Config"):
         super().__init__()
         E, He, Hd = config.embed_dim, config.enc_hidden, config.dec_hidden
-        if config.attention not in ("dot", "additive") or config.readout not in (
-                "linear", "gru") or config.dropout_kind not in ("element", "locked"):
-            raise ValueError(f"GRUAttentionG2P: attention must be 'dot' or 'additive', readout "
-                             f"'linear' or 'gru' and dropout_kind 'element' or 'locked', got "
-                             f"{config.attention!r}, {config.readout!r}, "
-                             f"{config.dropout_kind!r}")
+        check_choices(config, "GRUAttentionG2P")
         self.attention_kind, self.readout = config.attention, config.readout
         self.src_embed = nn.Embedding(n_letters, E)
         self.encoder = nn.GRU(E, He, num_layers=config.enc_layers, bidirectional=True,
@@ -141,8 +133,7 @@ class GRUAttentionG2P(nn.Module):
     def step(self, y_prev: np.ndarray, state: tuple, memory: tuple) -> tuple:
         """One decoding step (_seq2seq.py's decoders): previous phonemes (N,) -> (log-probs
         (N, V), new state, weights (N, S)), the arrays as NumPy."""
-        logits, weights, state = self._decode(self.tgt_embed(y_prev).unsqueeze(1), state,
-                                              memory)
+        logits, weights, state = self._decode(self.tgt_embed(y_prev).unsqueeze(1), state, memory)
         return mg.log_softmax(logits[:, 0], axis=-1).numpy(), state, weights[:, 0].numpy()
 
 
@@ -179,14 +170,12 @@ class TransformerG2P(nn.Module):
         """letters (B, S) -> memory ((B, S, d),) and the decoder's state: the phonemes written
         so far, none yet (B, 0)."""
         memory = self.transformer.encoder(self._embed(self.src_embed, letters))
-        written = mg.tensor(np.zeros((letters.shape[0], 0), dtype=np.int64),
-                            device=memory.device)
+        written = mg.tensor(np.zeros((letters.shape[0], 0), dtype=np.int64), device=memory.device)
         return (memory,), (written,)
 
     def _decode(self, tgt_in, memory):
         mask = nn.causal_mask(tgt_in.shape[1], device=memory.device)
-        return self.out(self.transformer.decoder(self._embed(self.tgt_embed, tgt_in), memory,
-                                                 mask))
+        return self.out(self.transformer.decoder(self._embed(self.tgt_embed, tgt_in), memory, mask))
 
     def forward(self, letters, tgt_in) -> tuple:
         """Teacher forcing: letters (B, S), tgt_in (B, T) -> (logits (B, T, V), None)."""
@@ -204,8 +193,7 @@ class TransformerG2P(nn.Module):
 
 
 def build_model(config: "Config", n_letters: int, n_phonemes: int) -> nn.Module:
-    if config.model not in ("gru", "transformer"):
-        raise ValueError(f"g2p: model must be 'gru' or 'transformer', got {config.model!r}")
+    check_choices(config, "g2p")
     kind = GRUAttentionG2P if config.model == "gru" else TransformerG2P
     return kind(n_letters, n_phonemes, config)
 
@@ -286,9 +274,8 @@ class Config:
 
 
 QUICK = dict(embed_dim=16, enc_hidden=32, enc_layers=1, dec_hidden=32, attention_dim=16,
-             d_model=32, heads=2, layers=1, ff_dim=64,
-             batch_size=32, lr=1e-2, minutes=1.0, steps=60, eval_every=30, beam=3,
-             max_words=600)
+             d_model=32, heads=2, layers=1, ff_dim=64, batch_size=32, lr=1e-2, minutes=1.0,
+             steps=60, eval_every=30, beam=3, max_words=600)
 # the Transformer wants a gentler start than the GRU model (post-warm-up Adam steps of 3e-3
 # unsettle its attention layers)
 TRANSFORMER_DEFAULTS = dict(lr=1e-3, warmup=0.05)
@@ -305,30 +292,18 @@ def run_progress(config: Config, steps: int, seconds: float) -> float:
     return budget_progress(steps, config.steps, seconds, 60.0 * config.minutes)
 
 
-def train_step(model, optimizer, batch, lr: float, clip: float, device: str,
-               label_smoothing: float = 0.0, run=None) -> float:
-    """One step on a Batch: `run` (_seq2seq.forward_backward with the model bound, compiled
-    or not; default: eager) on (letters, tgt_in, tgt_out)."""
-    tensors = [mg.tensor(a, device=device) for a in (batch.src, batch.tgt_in, batch.tgt_out)]
-    return optimizer_step(model, optimizer, run or functools.partial(forward_backward, model),
-                          tensors, clip, lr, label_smoothing=label_smoothing)
+HISTORY = dict(loss=[], eval_step=[], eval_seconds=[], dev_wer=[], dev_per=[], epoch=0,
+               epoch_step=0, train_seconds=0.0, wall_seconds=0.0, best_step=0, best_dev_wer=1.0)
 
 
-HISTORY = dict(step=[], loss=[], eval_step=[], eval_seconds=[], dev_wer=[], dev_per=[],
-               epoch=0, epoch_step=0, train_seconds=0.0, wall_seconds=0.0, best_step=0,
-               best_dev_wer=1.0)
-
-
-def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, device: str,
-          resume: Path | None, show_progress: bool = True, args=None) -> dict:
+def train(model, optimizer, data: Data, config: Config, out: Path, args) -> dict:
     """Train until the step limit or the time budget. Every `eval_every` steps: greedy WER on
     every dev word, a checkpoint to resume from, and best.npz when dev WER is the best so far.
     Ctrl-C saves the checkpoint and prints the command that resumes. Returns the history."""
-    # CPU seconds of this process (one BLAS thread: unaffected by other jobs on the cores), or
-    # wall-clock seconds
+    # this process's CPU seconds (one BLAS thread: unaffected by other jobs on the cores), or wall
     clock = time.process_time if config.clock == "cpu" else time.perf_counter
     state = dict(config=asdict(config), letters=data.letters.itos, phonemes=data.phonemes.itos)
-    run = training_step(functools.partial(forward_backward, model), args, cache_size=32)
+    run = compiled_forward_backward(model, args)
     average = None if not config.ema else nn.optim.swa_utils.AveragedModel(
         model, multi_avg_fn=nn.optim.swa_utils.get_ema_multi_avg_fn(config.ema))
     evaluated = average.module if average is not None else model     # what dev WER scores
@@ -336,8 +311,7 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
     checkpoint = Checkpoint(out / CHECKPOINT_NAME, args, model, optimizer,
                             config={k: v for k, v in asdict(config).items()
                                     if k not in ("steps", "minutes", "eval_every", "beam")},
-                            ignore=[f.name for f in fields(Config)] + ["say"],
-                            resume_from=resume)
+                            ignore=[f.name for f in fields(Config)] + ["say"])
     lengths = [len(w) for w, _ in data.train_pairs]
     with checkpoint:
         resumed = checkpoint.resume()
@@ -345,12 +319,11 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
             average.load_state_dict(resumed["average"])
         history = restore_history(HISTORY, resumed.get("history"))
         steps = len(history["loss"])
-        with LossBar(total=config.steps or None, desc="train", disable=not show_progress,
-                     initial=steps) as bar:
+        with LossBar(total=config.steps or None, desc="train", initial=steps) as bar:
             while run_progress(config, steps, history["train_seconds"]) < 1.0:
                 # the batch order of every epoch follows from (seed, epoch): resumable exactly
                 plan = same_length_batches(lengths, config.batch_size,
-                                           np.random.default_rng([seed, history["epoch"]]))
+                                           np.random.default_rng([args.seed, history["epoch"]]))
                 for index in plan[history["epoch_step"]:]:
                     progress = run_progress(config, steps, history["train_seconds"])
                     if progress >= 1.0:
@@ -359,25 +332,25 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
                     batch = make_batch([data.train_pairs[i] for i in index], data.letters,
                                        data.phonemes)
                     lr = learning_rate(config, progress)
-                    loss = train_step(model, optimizer, batch, lr, config.clip, device,
-                                      config.label_smoothing, run)
+                    loss = train_step(model, optimizer, (batch.src, batch.tgt_in, batch.tgt_out),
+                                      config.clip, args.device, run, lr=lr,
+                                      label_smoothing=config.label_smoothing)
                     if average is not None:
                         average.update_parameters(model)
                     history["train_seconds"] += clock() - tick
                     history["wall_seconds"] += time.perf_counter() - wall
                     history["epoch_step"] += 1
                     steps += 1
-                    history["step"].append(steps)
                     history["loss"].append(loss)
                     bar.update(loss, epoch=history["epoch"] + 1, lr=lr)
                     due = steps % config.eval_every == 0 or run_progress(
                         config, steps, history["train_seconds"]) >= 1.0
                     if due:
-                        dev = score(evaluated, data, "dev", device=device)[0]
-                        for key, value in (("eval_step", steps), ("dev_wer", dev["wer"]),
-                                           ("eval_seconds", history["train_seconds"]),
-                                           ("dev_per", dev["per"])):
-                            history[key].append(value)
+                        dev = score(evaluated, data, "dev", device=args.device)[0]
+                        history["eval_step"].append(steps)
+                        history["eval_seconds"].append(history["train_seconds"])
+                        history["dev_wer"].append(dev["wer"])
+                        history["dev_per"].append(dev["per"])
                         bar.write(f"step {steps} ({history['train_seconds'] / 60:.1f} min): "
                                   f"dev WER {dev['wer']:.4f}, PER {dev['per']:.4f}")
                         if not history["best_step"] or dev["wer"] < history["best_dev_wer"]:
@@ -393,7 +366,7 @@ def train(model, optimizer, data: Data, config: Config, out: Path, seed: int, de
 def plot_curves(history: dict, title: str, path: Path) -> Path:
     """Training loss (left) and dev WER and PER (right) against training steps."""
     fig, (left, right) = pyplot().subplots(1, 2, figsize=(10, 3.8))
-    plot_batch_losses(left, history["step"], history["loss"],
+    plot_batch_losses(left, np.arange(1, len(history["loss"]) + 1), history["loss"],
                       max(1, min(100, len(history["loss"]) // 20)), "cross-entropy per phoneme")
     for key, style, label in (("dev_wer", "o-", "dev WER"), ("dev_per", "s-", "dev PER")):
         right.plot(history["eval_step"], 100 * np.asarray(history[key]), style, ms=3,
@@ -439,8 +412,7 @@ def config_from_args(args, saved: dict | None = None) -> Config:
 
 def say(args) -> dict:
     """Pronounce the words of --say with a trained model."""
-    candidates = [Path(args.resume)] if args.resume else [Path(args.out) / BEST_NAME,
-                                                           SHIPPED_MODEL]
+    candidates = [Path(args.resume)] if args.resume else [args.out / BEST_NAME, SHIPPED_MODEL]
     path = next((p for p in candidates if p.exists()), None)
     if path is None:
         raise SystemExit(f"--say: no trained model at {' or '.join(map(str, candidates))}; "
@@ -448,17 +420,14 @@ def say(args) -> dict:
     saved = nn.load(path)
     config = config_from_args(args, saved["state"]["config"])
     # the saved lists are the specials and the sorted symbols: Vocab rebuilds the same ids
-    letters, phonemes = (Vocab(str(s) for s in saved["state"][k]) for k in ("letters",
-                                                                           "phonemes"))
+    letters, phonemes = (Vocab(map(str, saved["state"][k])) for k in ("letters", "phonemes"))
     model = build_model(config, len(letters), len(phonemes)).to(args.device)
-    model.load_state_dict({k: np.asarray(v, dtype=np.float32)
-                           for k, v in saved["model"].items()})
+    model.load_state_dict({k: np.asarray(v, dtype=np.float32) for k, v in saved["model"].items()})
     words = [w.lower() for w in args.say]
     unknown = sorted({c for w in words for c in w if c not in letters.stoi})
     if unknown:
         raise SystemExit(f"--say: letters not in the training alphabet: {' '.join(unknown)}")
-    result = pronounce(model, words, letters, phonemes, beam=config.beam,
-                       device=args.device)[0]
+    result = pronounce(model, words, letters, phonemes, config.beam, device=args.device)[0]
     for word in words:
         print(f"{word:>20}  {' '.join(result[word])}")
     return result
@@ -479,8 +448,7 @@ def main(argv: list[str] | None = None) -> dict:
     words = {k: len(v) for k, v in data.parts.items()}
     print(f"words: {words} ({len(data.train_pairs)} training pronunciations); "
           f"{n_parameters:,} parameters")
-    history = train(model, optimizer, data, config, out, args.seed, args.device, args.resume,
-                    args=args)
+    history = train(model, optimizer, data, config, out, args)
     best_step = int(load_checkpoint(out / BEST_NAME, model)["step"])   # the best on dev
     dev = score(model, data, "dev", device=args.device)[0]
     greedy, greedy_pred = score(model, data, "test", device=args.device)   # test: once, here

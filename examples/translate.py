@@ -50,11 +50,10 @@ from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
 from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, add_config_flags,
-                     base_parser, compile_summary, eval_mode, make_config, optimizer_step,
-                     parse_args, plot_batch_losses, positive_int, prepare_run, print_outputs,
-                     pyplot, restore_history, save_figure, setting, training_step, write_metrics)
+                     base_parser, compile_summary, eval_mode, make_config, parse_args,
+                     plot_batch_losses, positive_int, prepare_run, print_outputs, pyplot,
+                     restore_history, save_figure, setting, write_metrics)
 
-import functools
 import math
 import time
 from dataclasses import asdict, dataclass
@@ -64,8 +63,8 @@ import numpy as np
 
 import minigrad as mg
 import nn
-from _seq2seq import (Batch, EOS, SPECIALS, Vocab, attention_figure, forward_backward, make_batch,
-                      search)
+from _seq2seq import (Batch, EOS, SPECIALS, Vocab, attention_figure, compiled_forward_backward,
+                      make_batch, search, train_step)
 
 ATTENTIONS = ("none", "dot", "general", "additive", "location")
 
@@ -365,18 +364,6 @@ def evaluate(model: Seq2Seq, pairs: list[Pair], vocabs: tuple[Vocab, Vocab], bea
 # ------------------------------------------------------------------------------------------
 # Training
 
-def train_step(model: Seq2Seq, optimizer, scheduler, batch: Batch, clip: float,
-               device: str, run=None) -> float:
-    """One teacher-forced step on a padded batch: `run` (_seq2seq.forward_backward with the
-    model bound, compiled or not; default: eager) on (src, src_len, tgt_in, tgt_out)."""
-    tensors = [mg.tensor(a, device=device)
-               for a in (batch.src, batch.src_len, batch.tgt_in, batch.tgt_out)]
-    loss = optimizer_step(model, optimizer, run or functools.partial(forward_backward, model),
-                          tensors, clip)
-    scheduler.step()
-    return loss
-
-
 @dataclass
 class Config:
     """A run's settings; those with a help text are flags too (--hidden-size 64)."""
@@ -427,8 +414,7 @@ def train(config: Config, out: Path, seed: int, device: str = "cpu", resume: Pat
     # exact match on the first 200 held-out sentences, four times per epoch (not timed)
     curve_pairs, eval_every = test_pairs[:200], max(1, steps_per_epoch // 4)
     order_rng = np.random.default_rng(seed + 1)
-    # one capture per padded batch shape (B, S, T)
-    run = training_step(functools.partial(forward_backward, model), args, cache_size=32)
+    run = compiled_forward_backward(model, args)    # a capture per batch shape (B, S, T)
     # more epochs continue the same run (the schedule does not depend on them)
     settings = {k: v for k, v in asdict(config).items() if k != "epochs"}
     with Checkpoint(out / CHECKPOINT_NAME, args, model, optimizer, scheduler,
@@ -451,8 +437,9 @@ def train(config: Config, out: Path, seed: int, device: str = "cpu", resume: Pat
                 for i in range(position * config.batch_size, len(order), config.batch_size):
                     batch = make_batch([train_pairs[j] for j in order[i:i + config.batch_size]],
                                        src_vocab, tgt_vocab)
-                    loss = train_step(model, optimizer, scheduler, batch, config.clip, device,
-                                      run)
+                    loss = train_step(model, optimizer, (batch.src, batch.src_len, batch.tgt_in,
+                                                         batch.tgt_out), config.clip, device, run)
+                    scheduler.step()
                     history["loss"].append(loss)
                     bar.update(loss, epoch=epoch + 1)
                     if len(history["loss"]) % eval_every == 0:       # the learning curve

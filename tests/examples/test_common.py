@@ -103,3 +103,11 @@ def test_config_flags_refuse_a_value_outside_the_choices(capsys):
     with pytest.raises(SystemExit) as stop:
         _parser().parse_args(["--clock", "sundial"])
     assert stop.value.code == 2 and "invalid choice: 'sundial'" in capsys.readouterr().err
+
+
+def test_check_choices_refuses_a_value_that_came_round_the_flags():
+    _common.check_choices(_Config(clock="wall", steps=-3), "x")      # only choices are checked
+    config = _common.make_config(_Config, None, None, {"clock": "sundial"})   # a checkpoint's
+    with pytest.raises(ValueError, match=r"^model x: clock must be 'cpu' or 'wall', got "
+                                         r"'sundial'$"):
+        _common.check_choices(config, "model x")

@@ -1009,3 +1009,83 @@ def test_check_refuses_a_step_with_live_calls():
     checked(x, t)
     with pytest.raises(RuntimeError, match="live calls"):
         checked(x, t)
+
+
+def test_an_operation_of_another_thread_during_the_capture_refuses_it():
+    """A capture records what the engine does while the step runs; an operation another thread
+    runs meanwhile would land in the record, so the capture is refused and the step stays eager
+    (and right) rather than replaying the other thread's work."""
+    import threading
+    rng = np.random.default_rng(3)
+    w = mg.tensor(rng.standard_normal((3, 2)), requires_grad=True)
+    other = mg.tensor(rng.standard_normal(4), requires_grad=True)
+    started, done = threading.Event(), threading.Event()
+
+    def poke():
+        started.wait(10)
+        (other * 2).sum()              # an operation of this thread, during the capture
+        done.set()
+
+    def step(x):
+        loss = (x @ w).tanh().sum()
+        if run.stats.eager == 1 and not done.is_set():   # the second call: being captured
+            started.set()
+            done.wait(10)
+        loss.backward()
+        return loss
+
+    run = mg.compile(step)
+    thread = threading.Thread(target=poke)
+    thread.start()
+    xs = [mg.tensor(rng.standard_normal((5, 3))) for _ in range(4)]
+    for x in xs:
+        w.grad = None
+        loss = run(x)
+        expected = np.tanh(x.numpy() @ w.numpy())
+        np.testing.assert_allclose(loss.numpy(), expected.sum(), rtol=1e-12)
+        np.testing.assert_allclose(w.grad.numpy(), x.numpy().T @ (1 - expected ** 2),
+                                   rtol=1e-12)
+    thread.join()
+    assert done.is_set()
+    assert any("another thread" in r for r in run.stats.reasons), run.stats.reasons
+    assert run.stats.replays == 0
+
+
+def test_threads_sharing_one_compiled_step_each_get_their_own_answers():
+    """Replays hold no buffer from one call to the next, so threads may share a compiled
+    inference step: every answer equals the NumPy reference for that thread's input."""
+    import sys
+    import threading
+    rng = np.random.default_rng(4)
+    w = mg.tensor(rng.standard_normal((6, 3)), requires_grad=True)
+
+    @mg.compile
+    def infer(x):
+        with mg.no_grad():
+            return (x @ w).tanh() * 2
+
+    xs = [mg.tensor(rng.standard_normal((4, 6))) for _ in range(16)]
+    wrong, errors = [], []
+
+    def work(k):
+        try:
+            for r in range(40):
+                i = (5 * k + r) % len(xs)
+                if not np.array_equal(infer(xs[i]).numpy(), np.tanh(xs[i].numpy() @ w.numpy()) * 2):
+                    wrong.append(i)
+        except Exception as error:       # pragma: no cover - reported below
+            errors.append(repr(error))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors and not wrong
+    assert infer.stats.replays > 0
+    assert infer.stats.eager + infer.stats.captures + infer.stats.replays == 6 * 40

@@ -58,7 +58,10 @@ def compute_gradients(roots, root_grads, retain_graph: bool, create_graph: bool,
     fn, inputs, input_grads = None, roots, root_grads    # first the roots receive theirs
     with _GradMode(create_graph):
         while True:
-            for x, gx in zip(inputs, input_grads):     # fn's gradient gx for its input x
+            i = 0                   # an index kept by hand: zip or enumerate of two short
+            for x in inputs:        # tuples costs more than the rest of this loop
+                gx = input_grads[i]                    # fn's gradient gx for its input x
+                i += 1
                 if gx is None or not x._requires_grad:
                     continue
                 if fn is not None:

@@ -50,7 +50,7 @@ FIGURES = ROOT / "examples" / "figures"
 GOLDEN = ROOT / "tests" / "examples" / "golden" / "g2p_torch_trajectory.npz"
 LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3", "g2p-dropout3", "g2p-dropout0",  # 30 min
           "g2p-hidden192", "g2p-batch64", "g2p-ema", "g2p-ls0", "g2p-transformer",  # each
-          "g2p-additive", "g2p-locked")
+          "g2p-additive", "g2p-locked", "g2p-batch256")
 # runs with a longer budget: {run: the 30-minute run it is compared with}
 LONGER = {"g2p-long": "g2p-linear", "g2p-long-dropout2": "g2p-additive"}
 SEEDS = {"g2p-linear-seed1": "g2p-linear",        # the same recipe and budget, another seed
@@ -495,11 +495,27 @@ def region_fit(runs: dict) -> str:
     return "\n".join(lines) if len(lines) > 2 else "(no run scored on training words yet)"
 
 
+def region_commands(runs: dict) -> str:
+    """The command that records each run again with today's g2p.py: its settings that differ
+    from today's defaults, and its seed."""
+    default = default_run(runs)
+    lines = ["```bash"]
+    for name in [*LEVERS, *LONGER, *SEEDS]:
+        if name not in runs:
+            continue
+        m = runs[name]["metrics"]
+        seed = m["run"]["seed"]
+        words = ["nice -n 10 python3 examples/_g2p_report.py run", name, *_flags(m["config"]),
+                 *([f"--seed {seed}"] if seed else [])]
+        lines.append(" ".join(words) + ("   # the default" if name == default else ""))
+    return "\n".join(lines + ["```"])
+
+
 REGIONS = {"overview": region_overview, "fit": region_fit, "parity": region_parity, "table": region_table,
            "levers": region_levers, "verdict": region_verdict, "curve": region_curve,
            "errors": region_errors, "split": region_split, "figures": region_figures,
            "longer": region_longer, "model": region_model, "seeds": region_seeds,
-           "schedule": region_schedule}
+           "schedule": region_schedule, "commands": region_commands}
 REGION = re.compile(r"(<!-- g2p: (\S+) -->\n)(.*?)(<!-- /g2p -->)", re.S)
 
 

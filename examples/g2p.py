@@ -258,7 +258,7 @@ class Config:
     dropout_kind: str = setting("element", "dropout of each element, or one draw per word and "
                                 "feature for all positions", ("element", "locked"))
     label_smoothing: float = setting(0.1, "label smoothing of the training loss")
-    batch_size: int = setting(128, "words per batch")
+    batch_size: int = setting(256, "words per batch")
     lr: float = setting(3e-3, "peak Adam learning rate")
     warmup: float = 0.02          # the share of the run that warms the learning rate up
     clip: float = 1.0

@@ -140,8 +140,9 @@ def _small(g2p, **changes):
 
 
 @pytest.mark.parametrize("changes", [dict(attention="dot"), dict(attention="additive"),
+                                     dict(attention="location"),
                                      dict(readout="gru"),
-                                     dict(readout="gru", attention="additive"),
+                                     dict(readout="gru", attention="location"),
                                      dict(model="transformer")])
 def test_step_by_step_decoding_equals_teacher_forcing(g2p, changes):
     """Feeding the reference one phoneme at a time through step() gives the log-probabilities
@@ -178,7 +179,7 @@ def test_dropout_kind_locked_shares_one_draw_along_the_sequence(g2p, kind):
 
 
 @pytest.mark.parametrize("changes", [dict(readout="linear"), dict(readout="gru"),
-                                     dict(model="transformer")])
+                                     dict(attention="location"), dict(model="transformer")])
 def test_beam_of_one_is_greedy_and_wider_beams_score_at_least_as_well(g2p, changes):
     seq2seq = importlib.import_module("_seq2seq")
     _, net = _small(g2p, **changes)

@@ -11,8 +11,8 @@ the encoder states (location: additive scores that also see the previous step's 
 that attention runs one phoneme at a time); `--readout linear | gru` mixes what it read with
 what it attended to (gru: a second decoder GRU, which remembers where it attended before).
 Under teacher forcing every decoder input is known in advance, so each decoder GRU runs as ONE
-fused nn.GRU call per batch. A batch holds words of one length (no source padding). `--model transformer`: the g2p-seq2seq design
-instead (TransformerG2P).
+fused nn.GRU call per batch. A batch holds words of one length (no source padding).
+`--model transformer`: the g2p-seq2seq design instead (TransformerG2P).
 
 Protocol: Adam with warm-up and cosine decay over a budget of CPU minutes of this process
 (evaluation excluded); every `--eval-every` steps greedy WER on every dev word, and the weights

@@ -1,7 +1,8 @@
 """examples/g2p.py and examples/_g2p_report.py: the standard split and its dev slice, the
 scores with several references, the paired comparison, decoding, the GRU + attention model's
 first 20 training losses against PyTorch's (stored in golden/g2p_torch_trajectory.npz by
-benchmarks/g2p_torch_parity.py), a --quick run with checkpoint, resume and --say."""
+benchmarks/g2p_torch_parity.py), a --quick run with checkpoint, resume and --say, and one with
+location-aware attention."""
 
 import gzip
 import hashlib
@@ -261,6 +262,18 @@ def test_quick_run_learns_keeps_the_best_resumes_and_says(g2p, tmp_path, capsys,
     assert set(said) == {"minigrad", "attention"} and "minigrad" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="not in the training alphabet"):
         g2p.main(["--out", str(out), "--say", "w0rd"])
+
+
+def test_location_attention_quick_run_trains_and_decodes_greedy_and_with_beam(g2p, tmp_path):
+    out = tmp_path / "run"
+    saved = g2p.main(["--quick", "--out", str(out), "--attention", "location", "--steps", "30",
+                      "--eval-every", "30"])
+    assert saved["config"]["attention"] == "location" and saved["steps"] == 30
+    assert saved["final_loss"] < math.log(39 + 3) - 0.25         # below a uniform guess
+    assert saved["test_greedy"]["words"] == saved["test_beam"]["words"] == 30
+    assert (out / "attention.png").read_bytes()[:8] == PNG_SIGNATURE
+    best = nn.load(out / "best.npz")["model"]
+    assert best["attention.filters"].shape == (10, 7)
 
 
 def test_transformer_quick_run_trains_resumes_and_says(g2p, tmp_path):

@@ -6,10 +6,11 @@ Data (_cmudict.py): the CMU Pronouncing Dictionary 0.7b in the standard train/te
 published G2P results, shipped; dev: ~5 % of the training words, chosen by a hash of the word.
 
 Model (GRUAttentionG2P's equations): letters -> embedding -> bidirectional GRU encoder; a GRU
-decoder reads the previous phoneme and attends (`--attention dot | additive | location`) over
-the encoder states (location: additive scores that also see the previous step's weights, so
-that attention runs one phoneme at a time); `--readout linear | gru` mixes what it read with
-what it attended to (gru: a second decoder GRU, which remembers where it attended before).
+decoder reads the previous phoneme and attends (`--attention dot | additive | location-aware`)
+over the encoder states (location-aware: additive scores that also see the previous step's
+weights, so that attention runs one phoneme at a time); `--readout linear | gru` mixes what it
+read with what it attended to (gru: a second decoder GRU, which remembers where it attended
+before).
 Under teacher forcing every decoder input is known in advance, so each decoder GRU runs as ONE
 fused nn.GRU call per batch. A batch holds words of one length (no source padding).
 `--model transformer`: the g2p-seq2seq design instead (TransformerG2P).
@@ -67,7 +68,7 @@ class GRUAttentionG2P(nn.Module):
         h_t = GRU(embed(y_{t−1}), h_{t−1})                                 (B, T, Hd)
         α_t = softmax_j score(h_t, s_j),  dot: (h_t · W_k s_j)/√Hd,
                                          additive: vᵀ tanh(W_q h_t + W_k s_j),
-                       location: vᵀ tanh(W_q h_t + W_k s_j + W_f (F * α_{t−1})_j),
+                 location-aware: vᵀ tanh(W_q h_t + W_k s_j + W_f (F * α_{t−1})_j),
                                  α_0 one-hot on the first letter (nn.LocationAwareAttention)
         c_t = Σ_j α_tj s_j,  h̃_t = tanh(W_c [h_t; c_t] + b_c)  or  GRU₂([h_t; c_t], h̃_{t−1})
         logits_t = W_o h̃_t + b_o
@@ -87,7 +88,7 @@ class GRUAttentionG2P(nn.Module):
         if config.attention == "dot":
             self.key_proj = nn.Linear(2 * He, Hd, bias=False)
             self.attention = nn.DotProductAttention(scaled=True)
-        elif config.attention == "location":
+        elif config.attention == "location-aware":
             self.attention = nn.LocationAwareAttention(Hd, 2 * He, config.attention_dim,
                                                        config.location_filters,
                                                        config.location_width)
@@ -109,17 +110,17 @@ class GRUAttentionG2P(nn.Module):
 
     def encode(self, letters) -> tuple:
         """letters (B, S) ids -> memory (states (B, S, 2He), keys (B, S, ·)) and the decoder's
-        first state (h_0, h̃_0), both (B, Hd), and with location attention α_0 (B, S)."""
+        first state (h_0, h̃_0), both (B, Hd), and with location-aware attention α_0 (B, S)."""
         states, h_n = self.encoder(self.drop(self.src_embed(letters)))   # (B, S, 2He)
         last = mg.concat([h_n[-2], h_n[-1]], axis=-1)        # top layer, both ends (B, 2He)
         h0 = mg.tanh(self.bridge(last))                      # (B, Hd)
         keys = self.key_proj(states) if self.attention_kind == "dot" else states
-        if self.attention_kind == "location":
+        if self.attention_kind == "location-aware":
             return (states, keys), (h0, h0, self.attention.initial_weights(states))
         return (states, keys), (h0, h0)
 
     def _decode(self, emb, state: tuple, memory: tuple) -> tuple:
-        """emb (B, T, E) from state (h, h̃) or, location attention, (h, h̃, α) -> (logits
+        """emb (B, T, E) from state (h, h̃) or, location-aware, (h, h̃, α) -> (logits
         (B, T, V), weights (B, T, S), the state after the last step)."""
         (h_prev, attended_prev, *location), (states, keys) = state, memory
         h, h_n = self.decoder(emb, h_prev.unsqueeze(0))      # (B, T, Hd)
@@ -255,8 +256,9 @@ class Config:
     """A run's settings; those with a help text are flags too (--enc-hidden 192)."""
     model: str = setting("gru", "transformer: nn.Transformer, pre-LN, with its own defaults "
                          "--lr 1e-3 and warm-up 5 %%", ("gru", "transformer"))
-    attention: str = setting("additive", "the decoder's attention; location: additive, and "
-                             "sees the previous step's weights", ("dot", "additive", "location"))
+    attention: str = setting("additive", "the decoder's attention; location-aware: additive, "
+                             "and sees the previous step's weights",
+                             ("dot", "additive", "location-aware"))
     readout: str = setting("linear", "h̃ from [h; c]: linear, tanh(W_c [h; c]); gru, a second "
                            "decoder GRU", ("linear", "gru"))
     embed_dim: int = setting(64, "embedding size")
@@ -264,7 +266,7 @@ class Config:
     enc_layers: int = setting(2, "encoder GRU layers")
     dec_hidden: int = setting(256, "decoder GRU size")
     attention_dim: int = 128
-    location_filters: int = 10    # --attention location: filters over α_{t−1}, and their width
+    location_filters: int = 10    # --attention location-aware: filters over α_{t−1}, and their width
     location_width: int = 7
     d_model: int = setting(256, "Transformer width")
     heads: int = setting(4, "Transformer attention heads")

@@ -141,9 +141,9 @@ def _small(g2p, **changes):
 
 
 @pytest.mark.parametrize("changes", [dict(attention="dot"), dict(attention="additive"),
-                                     dict(attention="location"),
+                                     dict(attention="location-aware"),
                                      dict(readout="gru"),
-                                     dict(readout="gru", attention="location"),
+                                     dict(readout="gru", attention="location-aware"),
                                      dict(model="transformer")])
 def test_step_by_step_decoding_equals_teacher_forcing(g2p, changes):
     """Feeding the reference one phoneme at a time through step() gives the log-probabilities
@@ -180,7 +180,7 @@ def test_dropout_kind_locked_shares_one_draw_along_the_sequence(g2p, kind):
 
 
 @pytest.mark.parametrize("changes", [dict(readout="linear"), dict(readout="gru"),
-                                     dict(attention="location"), dict(model="transformer")])
+                                     dict(attention="location-aware"), dict(model="transformer")])
 def test_beam_of_one_is_greedy_and_wider_beams_score_at_least_as_well(g2p, changes):
     seq2seq = importlib.import_module("_seq2seq")
     _, net = _small(g2p, **changes)
@@ -266,9 +266,9 @@ def test_quick_run_learns_keeps_the_best_resumes_and_says(g2p, tmp_path, capsys,
 
 def test_location_attention_quick_run_trains_and_decodes_greedy_and_with_beam(g2p, tmp_path):
     out = tmp_path / "run"
-    saved = g2p.main(["--quick", "--out", str(out), "--attention", "location", "--steps", "30",
+    saved = g2p.main(["--quick", "--out", str(out), "--attention", "location-aware", "--steps", "30",
                       "--eval-every", "30"])
-    assert saved["config"]["attention"] == "location" and saved["steps"] == 30
+    assert saved["config"]["attention"] == "location-aware" and saved["steps"] == 30
     assert saved["final_loss"] < math.log(39 + 3) - 0.25         # below a uniform guess
     assert saved["test_greedy"]["words"] == saved["test_beam"]["words"] == 30
     assert (out / "attention.png").read_bytes()[:8] == PNG_SIGNATURE

@@ -6,12 +6,14 @@ Data (_cmudict.py): the CMU Pronouncing Dictionary 0.7b in the standard train/te
 published G2P results, shipped; dev: ~5 % of the training words, chosen by a hash of the word.
 
 Model (GRUAttentionG2P's equations): letters -> embedding -> bidirectional GRU encoder; a GRU
-decoder reads the previous phoneme and attends (`--attention dot | additive`) over the encoder
-states; `--readout linear | gru` mixes what it read with what it attended to (gru: a second
-decoder GRU, which remembers where it attended before). Under teacher forcing every decoder
-input is known in advance, so each decoder GRU runs as ONE fused nn.GRU call per batch. A batch
-holds words of one length (no source padding). `--model transformer`: the g2p-seq2seq design
-instead (TransformerG2P).
+decoder reads the previous phoneme and attends (`--attention dot | additive | location-aware`)
+over the encoder states (location-aware: additive scores that also see the previous step's
+weights, so that attention runs one phoneme at a time); `--readout linear | gru` mixes what it
+read with what it attended to (gru: a second decoder GRU, which remembers where it attended
+before).
+Under teacher forcing every decoder input is known in advance, so each decoder GRU runs as ONE
+fused nn.GRU call per batch. A batch holds words of one length (no source padding).
+`--model transformer`: the g2p-seq2seq design instead (TransformerG2P).
 
 Protocol: Adam with warm-up and cosine decay over a budget of CPU minutes of this process
 (evaluation excluded); every `--eval-every` steps greedy WER on every dev word, and the weights
@@ -65,7 +67,9 @@ class GRUAttentionG2P(nn.Module):
         h_0 = h̃_0 = tanh(W_b [→s_S; ←s_1] + b_b)                           (B, Hd)
         h_t = GRU(embed(y_{t−1}), h_{t−1})                                 (B, T, Hd)
         α_t = softmax_j score(h_t, s_j),  dot: (h_t · W_k s_j)/√Hd,
-                                         additive: vᵀ tanh(W_q h_t + W_k s_j)
+                                         additive: vᵀ tanh(W_q h_t + W_k s_j),
+                 location-aware: vᵀ tanh(W_q h_t + W_k s_j + W_f (F * α_{t−1})_j),
+                                 α_0 one-hot on the first letter (nn.LocationAwareAttention)
         c_t = Σ_j α_tj s_j,  h̃_t = tanh(W_c [h_t; c_t] + b_c)  or  GRU₂([h_t; c_t], h̃_{t−1})
         logits_t = W_o h̃_t + b_o
     """
@@ -84,6 +88,10 @@ class GRUAttentionG2P(nn.Module):
         if config.attention == "dot":
             self.key_proj = nn.Linear(2 * He, Hd, bias=False)
             self.attention = nn.DotProductAttention(scaled=True)
+        elif config.attention == "location-aware":
+            self.attention = nn.LocationAwareAttention(Hd, 2 * He, config.attention_dim,
+                                                       config.location_filters,
+                                                       config.location_width)
         else:
             self.attention = nn.AdditiveAttention(Hd, 2 * He, config.attention_dim)
         if config.readout == "gru":
@@ -102,19 +110,25 @@ class GRUAttentionG2P(nn.Module):
 
     def encode(self, letters) -> tuple:
         """letters (B, S) ids -> memory (states (B, S, 2He), keys (B, S, ·)) and the decoder's
-        first state (h_0, h̃_0), both (B, Hd)."""
+        first state (h_0, h̃_0), both (B, Hd), and with location-aware attention α_0 (B, S)."""
         states, h_n = self.encoder(self.drop(self.src_embed(letters)))   # (B, S, 2He)
         last = mg.concat([h_n[-2], h_n[-1]], axis=-1)        # top layer, both ends (B, 2He)
         h0 = mg.tanh(self.bridge(last))                      # (B, Hd)
         keys = self.key_proj(states) if self.attention_kind == "dot" else states
+        if self.attention_kind == "location-aware":
+            return (states, keys), (h0, h0, self.attention.initial_weights(states))
         return (states, keys), (h0, h0)
 
     def _decode(self, emb, state: tuple, memory: tuple) -> tuple:
-        """emb (B, T, E) from state (h, h̃) -> (logits (B, T, V), weights (B, T, S), the state
-        after the last step)."""
-        (h_prev, attended_prev), (states, keys) = state, memory
+        """emb (B, T, E) from state (h, h̃) or, location-aware, (h, h̃, α) -> (logits
+        (B, T, V), weights (B, T, S), the state after the last step)."""
+        (h_prev, attended_prev, *location), (states, keys) = state, memory
         h, h_n = self.decoder(emb, h_prev.unsqueeze(0))      # (B, T, Hd)
-        context, weights = self.attention(h, keys, states)   # (B, T, 2He), (B, T, S)
+        if location:                                         # from α_{t−1}, one step at a time
+            context, weights = self.attention(h, keys, states, prev=location[0])
+            location = [weights[:, -1]]
+        else:
+            context, weights = self.attention(h, keys, states)   # (B, T, 2He), (B, T, S)
         both = mg.concat([h, context], axis=-1)              # (B, T, Hd + 2He)
         if self.readout == "gru":
             attended, attended_n = self.decoder2(both, attended_prev.unsqueeze(0))
@@ -122,7 +136,7 @@ class GRUAttentionG2P(nn.Module):
         else:
             attended = mg.tanh(self.combine(both))           # (B, T, Hd)
             last = attended[:, -1]
-        return self.out(self.drop(attended)), weights, (h_n[0], last)
+        return self.out(self.drop(attended)), weights, (h_n[0], last, *location)
 
     def forward(self, letters, tgt_in) -> tuple:
         """Teacher forcing: letters (B, S), tgt_in (B, T) -> (logits (B, T, V), weights
@@ -242,7 +256,9 @@ class Config:
     """A run's settings; those with a help text are flags too (--enc-hidden 192)."""
     model: str = setting("gru", "transformer: nn.Transformer, pre-LN, with its own defaults "
                          "--lr 1e-3 and warm-up 5 %%", ("gru", "transformer"))
-    attention: str = setting("additive", "the decoder's attention", ("dot", "additive"))
+    attention: str = setting("additive", "the decoder's attention; location-aware: additive, "
+                             "and sees the previous step's weights",
+                             ("dot", "additive", "location-aware"))
     readout: str = setting("linear", "h̃ from [h; c]: linear, tanh(W_c [h; c]); gru, a second "
                            "decoder GRU", ("linear", "gru"))
     embed_dim: int = setting(64, "embedding size")
@@ -250,6 +266,8 @@ class Config:
     enc_layers: int = setting(2, "encoder GRU layers")
     dec_hidden: int = setting(256, "decoder GRU size")
     attention_dim: int = 128
+    location_filters: int = 10    # --attention location-aware: filters over α_{t−1}, and their width
+    location_width: int = 7
     d_model: int = setting(256, "Transformer width")
     heads: int = setting(4, "Transformer attention heads")
     layers: int = setting(3, "Transformer layers per stack")

@@ -22,9 +22,8 @@ from .module import Module, ModuleDict, ModuleList, Parameter, RemovableHandle, 
 from .optim import clip_grad_norm, clip_grad_norm_, clip_grad_value_
 from .serialization import load, save
 from .attention import (AdditiveAttention, BilinearAttention, DotProductAttention,
-                        HardAttention, LocationAttentionDecoderStep, MultiHeadAttention,
-                        MultiheadAttention,
-                        RBFAttention)
+                        HardAttention, LocationAttentionDecoderStep, LocationAwareAttention,
+                        MultiHeadAttention, MultiheadAttention, RBFAttention)
 from .attention_functional import causal_mask, padding_mask
 from .positional import (LearnedPositionalEmbedding, SinusoidalPositionalEncoding,
                          sinusoidal_encoding)

@@ -12,8 +12,9 @@ the softmax by a hard choice. All share one call:
 is ALLOWED. A query whose keys are all masked gets all-zero weights and a zero context.
 Leading axes other than B work too, as long as query, keys and values share them.
 
-Also here: MultiHeadAttention (Vaswani et al. 2017) and the location-based attention decoder
-step of the PyTorch seq2seq tutorial.
+Also here: LocationAwareAttention (additive scores that also see the previous step's weights,
+so it runs one query at a time), MultiHeadAttention (Vaswani et al. 2017) and the
+location-based attention decoder step of the PyTorch seq2seq tutorial.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ from .layers import Linear
 from .module import Module, Parameter
 from .recurrent import GRUCell
 
-__all__ = ["DotProductAttention", "BilinearAttention", "AdditiveAttention", "RBFAttention",
-           "HardAttention", "MultiHeadAttention", "LocationAttentionDecoderStep"]
+__all__ = ["DotProductAttention", "BilinearAttention", "AdditiveAttention",
+           "LocationAwareAttention", "RBFAttention", "HardAttention", "MultiHeadAttention",
+           "LocationAttentionDecoderStep"]
 
 
 def _check_qkv(op: str, query: Tensor, keys: Tensor, values: Tensor,
@@ -160,6 +162,105 @@ class AdditiveAttention(_SoftAttention):
     def extra_repr(self) -> str:
         return (f"query_dim={self.query_dim}, key_dim={self.key_dim}, "
                 f"hidden_dim={self.hidden_dim}")
+
+
+class LocationAwareAttention(Module):
+    """Additive attention that also sees where it attended one step before (Chorowski et al.
+    2015, "Attention-Based Models for Speech Recognition"):
+
+        f_t = F * α_{t−1}        n_filters filters of odd width k slid over the source
+                                 positions j, zero padding: (Lk, n_filters), f_{t,j} its row j
+        e_{t,j} = vᵀ tanh(W_q q_t + W_k k_j + W_f f_{t,j})
+        α_t = softmax_j(e_t)    (0 where the mask forbids),  context_t = Σ_j α_{t,j} v_j
+
+    α_t depends on α_{t−1}, so the weights are computed one query step at a time: a Python
+    loop over t. α_0 (`prev=None`) is one-hot on position 0 (see `initial_weights`).
+    w_q: Linear(Dq, A), w_k: Linear(Dk, A), w_f: Linear(n_filters, A), v: Linear(A, 1), all
+    without bias; `filters` (n_filters, k) from U(−1/√k, 1/√k), as a 1-channel Conv1d.
+    Inputs are (B, L, D) (one batch axis).
+    """
+
+    def __init__(self, query_dim: int, key_dim: int, hidden_dim: int, n_filters: int = 10,
+                 kernel_size: int = 7):
+        super().__init__()
+        name = type(self).__name__
+        self.query_dim, self.key_dim = int(query_dim), int(key_dim)
+        self.hidden_dim = int(hidden_dim)
+        self.n_filters = check_size(name, "n_filters", n_filters)
+        self.kernel_size = check_size(name, "kernel_size", kernel_size)
+        if self.kernel_size % 2 == 0:
+            raise ValueError(f"{name}: kernel_size must be odd (the features keep the source "
+                             f"length), got {kernel_size}")
+        self.w_q = Linear(self.query_dim, self.hidden_dim, bias=False)
+        self.w_k = Linear(self.key_dim, self.hidden_dim, bias=False)
+        self.w_f = Linear(self.n_filters, self.hidden_dim, bias=False)
+        self.v = Linear(self.hidden_dim, 1, bias=False)
+        self.filters = Parameter(mg.zeros(self.n_filters, self.kernel_size))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Draw the filters again from U(−1/√k, 1/√k) (the linear maps keep their own)."""
+        bound = 1.0 / math.sqrt(self.kernel_size)
+        init.uniform_(self.filters, -bound, bound)
+
+    def initial_weights(self, keys: Tensor) -> Tensor:
+        """α_0 (B, Lk): one-hot on position 0. Zeros would make the first step plain additive
+        attention; the one-hot says "start at the first source symbol" (a monotone alignment
+        starts there, and padding, if any, is at the end) and looks like the peaked α_{t−1} of
+        the later steps."""
+        start = mg.zeros((keys.shape[0],), dtype=np.int64, device=keys.device)
+        return mg.one_hot(start, keys.shape[1], dtype=keys.dtype)
+
+    def forward(self, query: Tensor, keys: Tensor, values: Tensor, mask=None,
+                prev: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """query (B, Lq, Dq), keys (B, Lk, Dk), values (B, Lk, Dv), mask bool broadcastable to
+        (B, Lq, Lk), True = allowed; prev: α_0 (B, Lk), the weights of the step before the
+        first query (default `initial_weights`). Returns (context (B, Lq, Dv), weights
+        (B, Lq, Lk)); weights[:, -1] is the `prev` of the query that follows."""
+        name = type(self).__name__
+        _check_qkv(name, query, keys, values, self.query_dim, self.key_dim)
+        B, Lq, Lk = query.shape[0], query.shape[1], keys.shape[1]
+        if query.ndim != 3 or query.shape[0] != keys.shape[0]:
+            raise ValueError(f"{name}: expected query (B, Lq, Dq) and keys (B, Lk, Dk) with "
+                             f"one batch axis, got {tuple(query.shape)}, {tuple(keys.shape)}")
+        prev = self.initial_weights(keys) if prev is None else prev
+        if tuple(prev.shape) != (B, Lk):
+            raise ValueError(f"{name}: prev must be the previous weights (B, Lk) = {(B, Lk)}, "
+                             f"got {tuple(prev.shape)}")
+        if mask is not None:                                 # one (B, Lk) row per step
+            mask = check_mask(mask, (B, Lq, Lk), name)
+            mask = (mask.broadcast_to((B, Lq, Lk)) if isinstance(mask, Tensor)
+                    else np.broadcast_to(mask, (B, Lq, Lk)))
+        q = self.w_q(query)                                  # (B, Lq, A)
+        k = self.w_k(keys)                                   # (B, Lk, A)
+        # the convolution F and then W_f are both linear in the k-wide windows of α_{t−1}:
+        # one (k, A) map, W_f F, applied to the windows, instead of two products per step
+        location = mg.matmul(self.filters.swapaxes(0, 1), self.w_f.weight.swapaxes(0, 1))
+        half = self.kernel_size // 2
+        steps = []
+        for t in range(Lq):
+            windows = mg.pad(prev, ((0, 0), (half, half))).unfold(1, self.kernel_size, 1)
+            features = mg.matmul(windows, location)         # (B, Lk, A) = W_f f_t
+            energies = self.v(mg.tanh(q[:, t].unsqueeze(1) + k + features)).squeeze(-1)
+            prev = masked_softmax(energies, None if mask is None else mask[:, t], name)
+            steps.append(prev)                               # α_t (B, Lk)
+        weights = mg.stack(steps, axis=1)                    # (B, Lq, Lk)
+        return mg.matmul(weights, values), weights
+
+    def step(self, query: Tensor, keys: Tensor, values: Tensor, prev: Tensor,
+             mask=None) -> tuple[Tensor, Tensor]:
+        """One query: query (B, Dq), prev α_{t−1} (B, Lk), mask broadcastable to (B, Lk) ->
+        (context (B, Dv), α_t (B, Lk)), the next step's `prev`."""
+        if mask is not None:                                 # (B, Lk) -> (B, 1, Lk)
+            mask = (mask.unsqueeze(-2) if isinstance(mask, Tensor)
+                    else np.expand_dims(np.asarray(mask), -2))
+        context, weights = self.forward(query.unsqueeze(1), keys, values, mask, prev)
+        return context[:, 0], weights[:, 0]
+
+    def extra_repr(self) -> str:
+        return (f"query_dim={self.query_dim}, key_dim={self.key_dim}, "
+                f"hidden_dim={self.hidden_dim}, n_filters={self.n_filters}, "
+                f"kernel_size={self.kernel_size}")
 
 
 class RBFAttention(_SoftAttention):

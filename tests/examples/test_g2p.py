@@ -1,7 +1,8 @@
 """examples/g2p.py and examples/_g2p_report.py: the standard split and its dev slice, the
 scores with several references, the paired comparison, decoding, the GRU + attention model's
 first 20 training losses against PyTorch's (stored in golden/g2p_torch_trajectory.npz by
-benchmarks/g2p_torch_parity.py), a --quick run with checkpoint, resume and --say."""
+benchmarks/g2p_torch_parity.py), a --quick run with checkpoint, resume and --say, and one with
+location-aware attention."""
 
 import gzip
 import hashlib
@@ -140,8 +141,9 @@ def _small(g2p, **changes):
 
 
 @pytest.mark.parametrize("changes", [dict(attention="dot"), dict(attention="additive"),
+                                     dict(attention="location-aware"),
                                      dict(readout="gru"),
-                                     dict(readout="gru", attention="additive"),
+                                     dict(readout="gru", attention="location-aware"),
                                      dict(model="transformer")])
 def test_step_by_step_decoding_equals_teacher_forcing(g2p, changes):
     """Feeding the reference one phoneme at a time through step() gives the log-probabilities
@@ -178,7 +180,7 @@ def test_dropout_kind_locked_shares_one_draw_along_the_sequence(g2p, kind):
 
 
 @pytest.mark.parametrize("changes", [dict(readout="linear"), dict(readout="gru"),
-                                     dict(model="transformer")])
+                                     dict(attention="location-aware"), dict(model="transformer")])
 def test_beam_of_one_is_greedy_and_wider_beams_score_at_least_as_well(g2p, changes):
     seq2seq = importlib.import_module("_seq2seq")
     _, net = _small(g2p, **changes)
@@ -260,6 +262,18 @@ def test_quick_run_learns_keeps_the_best_resumes_and_says(g2p, tmp_path, capsys,
     assert set(said) == {"minigrad", "attention"} and "minigrad" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="not in the training alphabet"):
         g2p.main(["--out", str(out), "--say", "w0rd"])
+
+
+def test_location_attention_quick_run_trains_and_decodes_greedy_and_with_beam(g2p, tmp_path):
+    out = tmp_path / "run"
+    saved = g2p.main(["--quick", "--out", str(out), "--attention", "location-aware", "--steps", "30",
+                      "--eval-every", "30"])
+    assert saved["config"]["attention"] == "location-aware" and saved["steps"] == 30
+    assert saved["final_loss"] < math.log(39 + 3) - 0.25         # below a uniform guess
+    assert saved["test_greedy"]["words"] == saved["test_beam"]["words"] == 30
+    assert (out / "attention.png").read_bytes()[:8] == PNG_SIGNATURE
+    best = nn.load(out / "best.npz")["model"]
+    assert best["attention.filters"].shape == (10, 7)
 
 
 def test_transformer_quick_run_trains_resumes_and_says(g2p, tmp_path):

@@ -1,5 +1,6 @@
-"""Attention: the functional kernel, the scoring variants, hard attention, multi-head attention
-and the location-based decoder step, against NumPy references written from the equations."""
+"""Attention: the functional kernel, the scoring variants, location-aware attention, hard
+attention, multi-head attention and the location-based decoder step, against NumPy references
+written from the equations."""
 
 import math
 
@@ -471,6 +472,114 @@ def test_multi_head_attention_pytorch_parity(rng):
                         attn_mask=torch.tensor(~allowed), average_attn_weights=False)
     np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), atol=1e-12)
     np.testing.assert_allclose(w.numpy(), t_w.detach().numpy(), atol=1e-12)
+
+
+# -- location-aware attention (Chorowski et al. 2015) --------------------------------------------
+
+def _location_numpy(layer, q, k, v, mask=None, prev=None):
+    """Each step from the equations, with loops: f_{t,j,n} = Σ_i F[n, i] α_{t−1}[j + i − k//2]
+    (zero outside 0..Lk−1), e_{t,j} = vᵀ tanh(W_q q_t + W_k k_j + W_f f_{t,j}), α_t the masked
+    softmax of e_t; α_0 one-hot on position 0 unless given."""
+    Wq, Wk, Wf = (layer.w_q.weight.numpy(), layer.w_k.weight.numpy(),
+                  layer.w_f.weight.numpy())
+    w, filters = layer.v.weight.numpy()[0], layer.filters.numpy()
+    B, T, S = q.shape[0], q.shape[1], k.shape[1]
+    n_filters, width = filters.shape
+    alpha = np.zeros((B, S)) if prev is None else prev.copy()
+    if prev is None:
+        alpha[:, 0] = 1.0
+    mask = np.ones((B, T, S), dtype=bool) if mask is None else np.broadcast_to(mask, (B, T, S))
+    weights = np.zeros((B, T, S))
+    for t in range(T):
+        e = np.zeros((B, S))
+        for b in range(B):
+            for j in range(S):
+                f = np.zeros(n_filters)
+                for n in range(n_filters):
+                    for i in range(width):
+                        src = j + i - width // 2
+                        if 0 <= src < S:
+                            f[n] += filters[n, i] * alpha[b, src]
+                e[b, j] = w @ np.tanh(Wq @ q[b, t] + Wk @ k[b, j] + Wf @ f)
+        alpha = ref.softmax(np.where(mask[:, t], e, -np.inf))
+        weights[:, t] = alpha
+    return weights @ v, weights
+
+
+def _location_layer(n_filters=2, width=3):
+    return nn.LocationAwareAttention(3, 4, 5, n_filters=n_filters, kernel_size=width).double()
+
+
+@pytest.mark.parametrize("T, S", [(3, 5), (1, 4), (3, 1), (1, 1)])
+def test_location_aware_attention_matches_numpy_and_gradchecks(T, S, rng):
+    layer = _location_layer()
+    q, k, v = _f64(rng, 2, T, 3), _f64(rng, 2, S, 4), _f64(rng, 2, S, 2)
+    mask = rng.random((2, T, S)) < 0.8
+    mask[:, :, 0] = True
+    for kwargs in (dict(), dict(mask=mask), dict(prev=ref.softmax(rng.standard_normal((2, S))))):
+        given = {**kwargs, "prev": mg.tensor(kwargs["prev"])} if "prev" in kwargs else kwargs
+        ctx, w = layer(q, k, v, **given)
+        ref_ctx, ref_w = _location_numpy(layer, q.numpy(), k.numpy(), v.numpy(), **kwargs)
+        assert ctx.shape == (2, T, 2) and w.shape == (2, T, S)
+        np.testing.assert_allclose(w.numpy(), ref_w, atol=1e-12)
+        np.testing.assert_allclose(ctx.numpy(), ref_ctx, atol=1e-12)
+    prev = mg.tensor(ref.softmax(rng.standard_normal((2, S))), requires_grad=True)
+    assert mg.gradcheck(lambda q, k, v, prev: layer(q, k, v, mask, prev)[0], (q, k, v, prev))
+    g = rng.standard_normal((2, T, 2))
+    ref.check_parameter_gradients(
+        layer, lambda: (layer(q.detach(), k.detach(), v.detach(), mask)[0] * g).sum())
+
+
+def test_location_aware_attention_gradient_reaches_the_filters_through_every_step(rng):
+    """α_t depends on all the earlier steps: a loss on the last step's context alone moves
+    the filters and the first query."""
+    layer = _location_layer(width=5)
+    q, k, v = _f64(rng, 1, 4, 3), _f64(rng, 1, 6, 4), _f64(rng, 1, 6, 2)
+    ctx, _ = layer(q, k, v)
+    ctx[:, -1].sum().backward()
+    assert np.abs(layer.filters.grad.numpy()).max() > 1e-6
+    assert np.abs(q.grad.numpy()[0, 0]).max() > 1e-6
+
+
+def test_location_aware_attention_step_by_step_equals_the_sequence(rng):
+    layer = _location_layer()
+    q, k, v = _f64(rng, 2, 4, 3), _f64(rng, 2, 5, 4), _f64(rng, 2, 5, 2)
+    mask = rng.random((2, 4, 5)) < 0.7
+    ctx, w = layer(q, k, v, mask)
+    prev = layer.initial_weights(k)
+    np.testing.assert_array_equal(prev.numpy(), np.eye(5)[[0, 0]])
+    for t in range(4):
+        c_t, prev = layer.step(q[:, t], k, v, prev, mask[:, t])
+        np.testing.assert_allclose(prev.numpy(), w.numpy()[:, t], atol=1e-12)
+        np.testing.assert_allclose(c_t.numpy(), ctx.numpy()[:, t], atol=1e-12)
+
+
+def test_location_aware_attention_without_location_weights_is_additive_attention(rng):
+    """W_f = 0: the previous weights are not seen, and the scores are vᵀ tanh(W_q q + W_k k)."""
+    layer = _location_layer()
+    additive = nn.AdditiveAttention(3, 4, 5).double()
+    for name in ("w_q", "w_k", "v"):
+        getattr(additive, name).weight.data = getattr(layer, name).weight.data.copy()
+    layer.w_f.weight.data = np.zeros_like(layer.w_f.weight.data)
+    q, k, v = _f64(rng, 2, 3, 3), _f64(rng, 2, 5, 4), _f64(rng, 2, 5, 2)
+    mask = rng.random((2, 3, 5)) < 0.7
+    for ours, theirs in zip(layer(q, k, v, mask), additive(q, k, v, mask)):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-13)
+
+
+def test_location_aware_attention_errors(rng):
+    with pytest.raises(ValueError, match="LocationAwareAttention: kernel_size must be odd"):
+        nn.LocationAwareAttention(3, 4, 5, kernel_size=4)
+    layer = _location_layer()
+    q, k, v = _f64(rng, 2, 3, 3), _f64(rng, 2, 5, 4), _f64(rng, 2, 5, 2)
+    with pytest.raises(ValueError, match=r"LocationAwareAttention: prev must be the previous "
+                                         r"weights \(B, Lk\) = \(2, 5\), got \(2, 4\)"):
+        layer(q, k, v, prev=_f64(rng, 2, 4))
+    with pytest.raises(ValueError, match=r"LocationAwareAttention: expected query \(\.\.\., "
+                                         r"Lq, 3\)"):
+        layer(k, k, v)
+    with pytest.raises(ValueError, match="LocationAwareAttention: mask of shape"):
+        layer(q, k, v, mask=np.ones((2, 3, 4), dtype=bool))
 
 
 # -- location-based attention decoder step (C13) -------------------------------------------------

@@ -253,7 +253,7 @@ class LocationAwareAttention(Module):
         (context (B, Dv), α_t (B, Lk)), the next step's `prev`."""
         if mask is not None:                                 # (B, Lk) -> (B, 1, Lk)
             mask = (mask.unsqueeze(-2) if isinstance(mask, Tensor)
-                    else np.expand_dims(np.asarray(mask), -2))
+                    else np.expand_dims(mask, -2))   # NumPy or CuPy alike
         context, weights = self.forward(query.unsqueeze(1), keys, values, mask, prev)
         return context[:, 0], weights[:, 0]
 

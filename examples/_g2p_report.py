@@ -50,7 +50,8 @@ FIGURES = ROOT / "examples" / "figures"
 GOLDEN = ROOT / "tests" / "examples" / "golden" / "g2p_torch_trajectory.npz"
 LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3", "g2p-dropout3", "g2p-dropout0",  # 30 min
           "g2p-hidden192", "g2p-batch64", "g2p-ema", "g2p-ls0", "g2p-transformer",  # each
-          "g2p-additive", "g2p-locked", "g2p-batch256", "g2p-b256-lr5e-3")
+          "g2p-additive", "g2p-locked", "g2p-batch256", "g2p-b256-lr5e-3",
+          "g2p-location-aware")
 # runs with a longer budget: {run: the 30-minute run it is compared with}
 LONGER = {"g2p-long": "g2p-linear", "g2p-long-dropout2": "g2p-additive"}
 SEEDS = {"g2p-linear-seed1": "g2p-linear",        # the same recipe and budget, another seed
@@ -404,8 +405,13 @@ def region_model(runs: dict) -> str:
     readout = ("`h̃_t = tanh(W_c [h_t; c_t])`" if c["readout"] == "linear" else
                "a second decoder GRU over `[h_t; c_t]`, which gives the decoder a memory of "
                "where it attended")
-    attention = ("dot attention `(h_t · W_k s_j)/√H`" if c["attention"] == "dot" else
-                 f"additive attention (width {c['attention_dim']})")
+    attention = {"dot": "dot attention `(h_t · W_k s_j)/√H`",
+                 "additive": f"additive attention (width {c['attention_dim']})",
+                 "location-aware": f"location-aware attention (`nn.LocationAwareAttention`: "
+                                   f"additive, width {c['attention_dim']}, whose scores also "
+                                   f"see {c.get('location_filters')} filters of width "
+                                   f"{c.get('location_width')} slid over the previous "
+                                   f"phoneme's weights)"}[c["attention"]]
     return (f"letter embeddings ({c['embed_dim']}) → {c['enc_layers']}-layer bidirectional "
             f"`nn.GRU` ({c['enc_hidden']} per direction) → a GRU decoder ({c['dec_hidden']}) "
             f"started from `tanh(W [→s_S; ←s_1])` that reads the previous phoneme; "

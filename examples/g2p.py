@@ -256,7 +256,7 @@ class Config:
     """A run's settings; those with a help text are flags too (--enc-hidden 192)."""
     model: str = setting("gru", "transformer: nn.Transformer, pre-LN, with its own defaults "
                          "--lr 1e-3 and warm-up 5 %%", ("gru", "transformer"))
-    attention: str = setting("additive", "the decoder's attention; location-aware: additive, "
+    attention: str = setting("location-aware", "the decoder's attention; location-aware: additive, "
                              "and sees the previous step's weights",
                              ("dot", "additive", "location-aware"))
     readout: str = setting("linear", "h̃ from [h; c]: linear, tanh(W_c [h; c]); gru, a second "

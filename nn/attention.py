@@ -208,8 +208,11 @@ class LocationAwareAttention(Module):
         attention; the one-hot says "start at the first source symbol" (a monotone alignment
         starts there, and padding, if any, is at the end) and looks like the peaked α_{t−1} of
         the later steps."""
-        start = mg.zeros((keys.shape[0],), dtype=np.int64, device=keys.device)
-        return mg.one_hot(start, keys.shape[1], dtype=keys.dtype)
+        B, Lk = keys.shape[0], keys.shape[1]
+        first = mg.ones((B, 1), dtype=keys.dtype, device=keys.device)
+        rest = mg.zeros((B, Lk - 1), dtype=keys.dtype, device=keys.device)
+        return mg.concat([first, rest], axis=1)     # made by operations: a compiled step
+                                                    # may capture it (one_hot reads values)
 
     def forward(self, query: Tensor, keys: Tensor, values: Tensor, mask=None,
                 prev: Tensor | None = None) -> tuple[Tensor, Tensor]:

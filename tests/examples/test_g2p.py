@@ -225,6 +225,35 @@ def test_first_20_losses_match_pytorch(g2p, attention):
     np.testing.assert_allclose(losses, torch_losses, rtol=2e-6)
 
 
+@pytest.mark.parametrize("attention", ["dot", "additive", "location-aware"])
+def test_compiled_training_steps_equal_eager_ones_bit_for_bit(g2p, attention):
+    """The scripts train through mg.compile: on batches of three shapes (captures, then
+    replays of each, dropout drawn anew at every step) the compiled steps give the eager
+    steps' losses and weights exactly, for every attention kind."""
+    seq2seq = importlib.import_module("_seq2seq")
+    config = g2p.Config(**{**g2p.QUICK, "attention": attention, "dropout": 0.2})
+    rng = np.random.default_rng(5)
+    shapes = [(4, 3, 5), (3, 1, 2), (4, 3, 5), (2, 6, 4)] * 3      # (B, S, T), shapes recur
+    batches = [(rng.integers(1, 20, (b, s)), rng.integers(3, 30, (b, t)),
+                rng.integers(3, 30, (b, t))) for b, s, t in shapes]
+
+    def train(compiled: bool):
+        mg.manual_seed(0)
+        model = g2p.GRUAttentionG2P(20, 30, config)
+        optimizer = nn.optim.Adam(model.parameters(), lr=config.lr)
+        run = seq2seq.compiled_forward_backward(model, None) if compiled else None
+        losses = [g2p.train_step(model, optimizer, batch, config.clip, "cpu", run, lr=1e-2,
+                                 label_smoothing=0.1) for batch in batches]
+        return losses, {k: np.array(v) for k, v in model.state_dict().items()}, run
+
+    eager_losses, eager_weights, _ = train(False)
+    losses, weights, run = train(True)
+    assert run.stats.replays >= len(batches) - 2 * 3             # two eager calls per shape
+    assert losses == eager_losses
+    for name, value in eager_weights.items():
+        np.testing.assert_array_equal(weights[name], value, err_msg=name)
+
+
 # -- runs ---------------------------------------------------------------------------------------
 
 def test_quick_run_learns_keeps_the_best_resumes_and_says(g2p, tmp_path, capsys, monkeypatch):

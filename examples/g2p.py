@@ -34,10 +34,10 @@ from __future__ import annotations
 
 # _common first: it sets the BLAS thread count before NumPy loads
 from _common import (CHECKPOINT_NAME, Checkpoint, LossBar, add_compile_flag, add_config_flags,
-                     base_parser, budget_progress, check_choices, eval_mode, load_checkpoint,
-                     make_config, parse_args, plot_batch_losses, prepare_run, print_outputs,
-                     pyplot, restore_history, save_checkpoint, save_figure, setting,
-                     warmup_cosine, write_metrics)
+                     base_parser, budget_progress, check_choices, compile_summary, eval_mode,
+                     load_checkpoint, make_config, parse_args, plot_batch_losses, prepare_run,
+                     print_outputs, pyplot, restore_history, save_checkpoint, save_figure,
+                     setting, warmup_cosine, write_metrics)
 
 import math
 import time
@@ -314,10 +314,11 @@ HISTORY = dict(loss=[], eval_step=[], eval_seconds=[], dev_wer=[], dev_per=[], e
                epoch_step=0, train_seconds=0.0, wall_seconds=0.0, best_step=0, best_dev_wer=1.0)
 
 
-def train(model, optimizer, data: Data, config: Config, out: Path, args) -> dict:
+def train(model, optimizer, data: Data, config: Config, out: Path, args) -> tuple[dict, dict]:
     """Train until the step limit or the time budget. Every `eval_every` steps: greedy WER on
     every dev word, a checkpoint to resume from, and best.npz when dev WER is the best so far.
-    Ctrl-C saves the checkpoint and prints the command that resumes. Returns the history."""
+    Ctrl-C saves the checkpoint and prints the command that resumes. Returns the history and
+    how the steps ran (compile_summary: captured and replayed, or eagerly and why)."""
     # this process's CPU seconds (one BLAS thread: unaffected by other jobs on the cores), or wall
     clock = time.process_time if config.clock == "cpu" else time.perf_counter
     state = dict(config=asdict(config), letters=data.letters.itos, phonemes=data.phonemes.itos)
@@ -378,7 +379,7 @@ def train(model, optimizer, data: Data, config: Config, out: Path, args) -> dict
                         {} if average is None else {"average": average.state_dict()}))
                 else:                                   # the epoch is done
                     history["epoch"], history["epoch_step"] = history["epoch"] + 1, 0
-    return history
+    return history, compile_summary(run)
 
 
 def plot_curves(history: dict, title: str, path: Path) -> Path:
@@ -466,7 +467,7 @@ def main(argv: list[str] | None = None) -> dict:
     words = {k: len(v) for k, v in data.parts.items()}
     print(f"words: {words} ({len(data.train_pairs)} training pronunciations); "
           f"{n_parameters:,} parameters")
-    history = train(model, optimizer, data, config, out, args)
+    history, training_step = train(model, optimizer, data, config, out, args)
     best_step = int(load_checkpoint(out / BEST_NAME, model)["step"])   # the best on dev
     dev = score(model, data, "dev", device=args.device)[0]
     greedy, greedy_pred = score(model, data, "test", device=args.device)   # test: once, here
@@ -486,7 +487,7 @@ def main(argv: list[str] | None = None) -> dict:
         "clock": config.clock, "train_seconds": round(history["train_seconds"], 1),
         "train_wall_seconds": round(history["wall_seconds"], 1),
         "steps_per_second": round(steps / max(history["train_seconds"], 1e-9), 3),
-        "final_loss": float(np.mean(history["loss"][-50:])),
+        "training_step": training_step, "final_loss": float(np.mean(history["loss"][-50:])),
         "curve": {k: history[k] for k in ("eval_step", "eval_seconds", "dev_wer", "dev_per")},
         "best_step": best_step, "dev_greedy": dev, "test_greedy": greedy, "test_beam": beam,
         "total_seconds": round(time.perf_counter() - start, 1),

@@ -298,6 +298,7 @@ def test_location_attention_quick_run_trains_and_decodes_greedy_and_with_beam(g2
     saved = g2p.main(["--quick", "--out", str(out), "--attention", "location-aware", "--steps", "30",
                       "--eval-every", "30"])
     assert saved["config"]["attention"] == "location-aware" and saved["steps"] == 30
+    assert saved["training_step"]["replays"] > 0, saved["training_step"]   # captured, replayed
     assert saved["final_loss"] < math.log(39 + 3) - 0.25         # below a uniform guess
     assert saved["test_greedy"]["words"] == saved["test_beam"]["words"] == 30
     assert (out / "attention.png").read_bytes()[:8] == PNG_SIGNATURE

@@ -1065,6 +1065,7 @@ def test_threads_sharing_one_compiled_step_each_get_their_own_answers():
             return (x @ w).tanh() * 2
 
     xs = [mg.tensor(rng.standard_normal((4, 6))) for _ in range(16)]
+    infer(xs[0]), infer(xs[1])           # the eager call and the capture, before the threads
     wrong, errors = [], []
 
     def work(k):
@@ -1087,5 +1088,4 @@ def test_threads_sharing_one_compiled_step_each_get_their_own_answers():
     finally:
         sys.setswitchinterval(interval)
     assert not errors and not wrong
-    assert infer.stats.replays > 0
-    assert infer.stats.eager + infer.stats.captures + infer.stats.replays == 6 * 40
+    assert infer.stats.replays == 6 * 40, infer.stats

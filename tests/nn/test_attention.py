@@ -510,22 +510,23 @@ def _location_layer(n_filters=2, width=3):
     return nn.LocationAwareAttention(3, 4, 5, n_filters=n_filters, kernel_size=width).double()
 
 
-@pytest.mark.parametrize("T, S", [(3, 5), (1, 4), (3, 1), (1, 1)])
-def test_location_aware_attention_matches_numpy_and_gradchecks(T, S, rng):
+@pytest.mark.parametrize("B, T, S", [(2, 3, 5), (2, 1, 4), (2, 3, 1), (2, 1, 1), (1, 1, 1),
+                                     (1, 2, 3)])
+def test_location_aware_attention_matches_numpy_and_gradchecks(B, T, S, rng):
     layer = _location_layer()
-    q, k, v = _f64(rng, 2, T, 3), _f64(rng, 2, S, 4), _f64(rng, 2, S, 2)
-    mask = rng.random((2, T, S)) < 0.8
+    q, k, v = _f64(rng, B, T, 3), _f64(rng, B, S, 4), _f64(rng, B, S, 2)
+    mask = rng.random((B, T, S)) < 0.8
     mask[:, :, 0] = True
-    for kwargs in (dict(), dict(mask=mask), dict(prev=ref.softmax(rng.standard_normal((2, S))))):
+    for kwargs in (dict(), dict(mask=mask), dict(prev=ref.softmax(rng.standard_normal((B, S))))):
         given = {**kwargs, "prev": mg.tensor(kwargs["prev"])} if "prev" in kwargs else kwargs
         ctx, w = layer(q, k, v, **given)
         ref_ctx, ref_w = _location_numpy(layer, q.numpy(), k.numpy(), v.numpy(), **kwargs)
-        assert ctx.shape == (2, T, 2) and w.shape == (2, T, S)
+        assert ctx.shape == (B, T, 2) and w.shape == (B, T, S)
         np.testing.assert_allclose(w.numpy(), ref_w, atol=1e-12)
         np.testing.assert_allclose(ctx.numpy(), ref_ctx, atol=1e-12)
-    prev = mg.tensor(ref.softmax(rng.standard_normal((2, S))), requires_grad=True)
+    prev = mg.tensor(ref.softmax(rng.standard_normal((B, S))), requires_grad=True)
     assert mg.gradcheck(lambda q, k, v, prev: layer(q, k, v, mask, prev)[0], (q, k, v, prev))
-    g = rng.standard_normal((2, T, 2))
+    g = rng.standard_normal((B, T, 2))
     ref.check_parameter_gradients(
         layer, lambda: (layer(q.detach(), k.detach(), v.detach(), mask)[0] * g).sum())
 

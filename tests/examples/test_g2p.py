@@ -259,6 +259,8 @@ def test_compiled_training_steps_equal_eager_ones_bit_for_bit(g2p, attention):
 def test_quick_run_learns_keeps_the_best_resumes_and_says(g2p, tmp_path, capsys, monkeypatch):
     out = tmp_path / "run"
     saved = g2p.main(["--quick", "--out", str(out), "--readout", "gru", "--ema", "0.5"])
+    assert saved["config"]["attention"] == "location-aware"     # the default
+    assert saved["training_step"]["replays"] > 0, saved["training_step"]   # captured, replayed
     for name in ("curves.png", "attention.png"):
         assert (out / name).read_bytes()[:8] == PNG_SIGNATURE
     assert saved["steps"] == 60 and saved["words"] == {"train": 540, "dev": 30, "test": 30}
@@ -279,6 +281,7 @@ def test_quick_run_learns_keeps_the_best_resumes_and_says(g2p, tmp_path, capsys,
             np.testing.assert_array_equal(weight, average["module." + name])
     assert any(not np.array_equal(w, average["module." + k])
                for k, w in checkpoint["model"].items())
+    assert best["model"]["attention.filters"].shape == (10, 7)   # location filters × width
 
     resumed = g2p.main(["--quick", "--out", str(out), "--resume", "--steps", "70"])
     assert resumed["steps"] == 70 and resumed["curve"]["eval_step"] == [30, 60, 70]
@@ -291,19 +294,6 @@ def test_quick_run_learns_keeps_the_best_resumes_and_says(g2p, tmp_path, capsys,
     assert set(said) == {"minigrad", "attention"} and "minigrad" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="not in the training alphabet"):
         g2p.main(["--out", str(out), "--say", "w0rd"])
-
-
-def test_location_attention_quick_run_trains_and_decodes_greedy_and_with_beam(g2p, tmp_path):
-    out = tmp_path / "run"
-    saved = g2p.main(["--quick", "--out", str(out), "--attention", "location-aware", "--steps", "30",
-                      "--eval-every", "30"])
-    assert saved["config"]["attention"] == "location-aware" and saved["steps"] == 30
-    assert saved["training_step"]["replays"] > 0, saved["training_step"]   # captured, replayed
-    assert saved["final_loss"] < math.log(39 + 3) - 0.25         # below a uniform guess
-    assert saved["test_greedy"]["words"] == saved["test_beam"]["words"] == 30
-    assert (out / "attention.png").read_bytes()[:8] == PNG_SIGNATURE
-    best = nn.load(out / "best.npz")["model"]
-    assert best["attention.filters"].shape == (10, 7)
 
 
 def test_transformer_quick_run_trains_resumes_and_says(g2p, tmp_path):

@@ -76,7 +76,11 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
   `backward(create_graph=True)` inside the step, hooks and `retain_grad`, a backward that reaches
   operations made outside the step, an option array of an operation that shares memory with a
   tensor without being its array, `.grad` assigned inside the step other than cleared, nested
-  compiled steps (an error on the first call), and operations run by other threads meanwhile.
+  compiled steps (an error on the first call).
+- Threads: one thread captures at a time; a call that would capture while another thread
+  captures runs eagerly and captures on a later call. A capture during which another thread
+  used the engine is discarded and made again on a later call (at most `max_recaptures`
+  times): what that thread did is never part of the program.
 - Randomness is drawn again at every replay: dropout inside its operation, `mg.rand` and
   `mg.randn` where the step made them, from the same generator in the same order as eager, so
   a seeded replay equals a seeded eager run bit for bit. Comparisons (`x > 0`) are computed
@@ -157,7 +161,7 @@ def disable(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def live(*args, **kwargs):
-        recorder = recording.SLOT.recorder
+        recorder = recording.recorder()
         if recorder is None:
             return fn(*args, **kwargs)
         return recorder.live_call(fn, args, kwargs)
@@ -261,16 +265,21 @@ class CompiledStep:
         """Run the step eagerly under the recorder; keep the program when `keep` (call 1 only
         learns which leaves get gradients)."""
         recorder = _Recorder(tensors, signature.landed)
+        if not recording.claim(recorder):
+            signature.calls -= 1                       # this call does not count: try again
+            return self._eager(args, kwargs, "another thread is capturing a step: this call "
+                                             "runs eagerly")
         draws, generators = DRAWS.count, _generators()
-        previous = recording.set_recorder(recorder)
         try:
             result = self.fn(*args, **kwargs)
         finally:
-            recording.set_recorder(previous)
+            recording.release()
         if keep:
             self.stats.captures += 1
         else:
             self.stats.eager += 1
+        if recorder.disturbed:
+            return self._disturbed(signature, result)
         try:
             if inplace.STATE.last != recorder.stamp:
                 raise CaptureRefused("an in-place change inside the step (add_, t[i] = v, an "
@@ -291,6 +300,21 @@ class CompiledStep:
         signature.landed = program.landed_leaves()
         if keep:
             signature.program = program
+        return result
+
+    def _disturbed(self, signature: _Signature, result):
+        """Another thread used the engine during the capture: discard it (what that thread did
+        could pass for the step's own doing) and capture on a later call, a bounded number of
+        times."""
+        reason = "another thread used the engine while the step was captured"
+        signature.program = None
+        if signature.recaptures >= self.max_recaptures:
+            signature.eager_reason = f"capture refused after {signature.recaptures} tries: {reason}"
+            self.stats.note(signature.eager_reason)
+            return result
+        signature.recaptures += 1
+        signature.calls -= 1                           # this call does not count: try again
+        self.stats.note(f"capture discarded: {reason}")
         return result
 
     def _replay(self, program: _Program, tensors, args, kwargs):
@@ -452,6 +476,7 @@ class _Recorder:
         self.walk: _Walk | None = None
         self.pending_root = None
         self.refusal: str | None = None
+        self.disturbed = False             # another thread used the engine meanwhile
         self.grad_at_start: dict[int, object] = {}   # id(leaf) -> its .grad when the call began
         for k, t in enumerate(arg_tensors):
             if id(t) not in self.index:
@@ -514,16 +539,13 @@ class _Recorder:
     # -- forward ------------------------------------------------------------------------
     def apply(self, cls, inputs, options):
         """Function.apply while capturing: run it eagerly, then record it."""
-        recording.set_recorder(None)
+        recording.pause()
         try:
             before = DRAWS.count
             out = cls.apply(*inputs, **options)
             drawn = DRAWS.count - before
         finally:
-            recording.set_recorder(self)
-        if threading.get_ident() != self.thread:
-            self.refuse("another thread ran operations while the step was captured")
-            return out
+            recording.resume(self)
         self.draws_inside += drawn
         if self.walk is not None:          # an operation of a backward formula
             return out
@@ -589,8 +611,6 @@ class _Recorder:
     def random_tensor(self, t, kind: str, backend, index, requires_grad: bool) -> None:
         """mg.rand / mg.randn inside the step: drawn again, in the same place, at every
         replay."""
-        if threading.get_ident() != self.thread:
-            return
         self.draws_inside += 1
         if requires_grad:
             self.refuse("a random tensor that requires grad made inside the step")
@@ -603,7 +623,7 @@ class _Recorder:
         """A tensor an operation computed from others' arrays outside a Function (a
         comparison, argmax, a cast): computed again at replay when its kernel is known, else
         refused if the step's operations use it (it would be frozen)."""
-        if threading.get_ident() != self.thread or self.walk is not None:
+        if self.walk is not None:
             return
         if kernel is None:
             self.derived[id(t.data)] = t
@@ -613,18 +633,14 @@ class _Recorder:
         self.events.append(("kernel", k))
 
     def read_values(self, tensor, how: str) -> None:
-        if threading.get_ident() == self.thread:
-            self.refuse(f"the step reads a tensor's values ({how}, .item(), float(t), bool(t) "
-                        f"or a branch on values) of shape {tuple(tensor.shape)}")
+        self.refuse(f"the step reads a tensor's values ({how}, .item(), float(t), bool(t) or "
+                    f"a branch on values) of shape {tuple(tensor.shape)}")
 
     # -- live calls (mg.compiler.disable) ------------------------------------------------
     def live_call(self, fn, args, kwargs):
         """A callable marked to run live: run it now with the recorder off (a live call inside
         it is part of it) and record the call, to be made again at the same point of every
         replay; refused where a replay could not make it the same way."""
-        if threading.get_ident() != self.thread:
-            self.refuse("another thread made a live call while the step was captured")
-            return fn(*args, **kwargs)
         if self.walk is not None:
             self.refuse(f"a live call ({_name(fn)}) inside a backward (a hook or a backward "
                         f"formula)")
@@ -635,13 +651,13 @@ class _Recorder:
         values = [(t, t._version, t.data) for k, t in enumerate(self.tensors)
                   if self.source[k][0] != "ext"]
         grad_mode = _GRAD_STATE.grad_enabled
-        recording.set_recorder(None)
+        recording.pause()
         try:
             before = DRAWS.count
             result = fn(*args, **kwargs)
             self.draws_inside += DRAWS.count - before
         finally:
-            recording.set_recorder(self)
+            recording.resume(self)
         stamp, self.stamp = self.stamp, inplace.STATE.last
         live_memory = {id(_owner(t.data)) for k, t in enumerate(self.tensors)
                        if self.source[k][0] == "ext"}

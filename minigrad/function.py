@@ -27,6 +27,7 @@ from .backend import CPU as _CPU
 from .gradients import _RELEASED
 from .grad_mode import STATE
 from .recording import SLOT as _RECORDING
+from .recording import recorder as _recorder_here
 from .tensor import Tensor
 
 
@@ -150,7 +151,9 @@ class Function:
         """`cls(**options).forward` on the inputs' arrays, as a Tensor linked into the graph
         when grad mode is on and an input requires grad."""
         if _RECORDING.recorder is not None:          # minigrad.compile is capturing a step
-            return _RECORDING.recorder.apply(cls, inputs, options)
+            recorder = _recorder_here()              # None in another thread
+            if recorder is not None:
+                return recorder.apply(cls, inputs, options)
         arrays, backend = [], _CPU
         try:
             for t in inputs:

@@ -4,11 +4,19 @@ step (see compiled.py).
 While a step is captured, `SLOT.recorder` is its recorder, else None. The engine reads the slot
 at the few places a capture must know about: `Function.apply` (every operation), the backward
 walk (its visits, edges and landings), `Tensor.numpy`/`__array__` (values read), `mg.rand` and
-`mg.randn` (random tensors) and `constant` (tensors computed outside a Function). Only
-`set_recorder` below writes it.
+`mg.randn` (random tensors) and `constant` (tensors computed outside a Function).
+
+One thread at a time captures: `claim` takes the slot for a recorder, `release` frees it, and
+only the claiming thread writes the slot in between (`pause`/`resume` around what it runs
+unrecorded). Another thread that uses the engine meanwhile is not recorded: `recorder()`
+answers None to it and marks the capture disturbed, to be discarded and made again on a later
+call, since what that thread did (an in-place update, a random draw) could look like the
+step's own doing (best effort: the program never holds that thread's operations).
 """
 
 from __future__ import annotations
+
+import threading
 
 
 class _Slot:
@@ -21,15 +29,40 @@ class _Slot:
 
 
 SLOT = _Slot()
+_CLAIM = threading.Lock()        # held by the thread whose step is being captured
 
 
 def recorder():
-    """The recorder capturing a step now, or None."""
-    return SLOT.recorder
+    """The recorder capturing a step in this thread now, or None (also in every other thread
+    while one captures: their use of the engine disturbs that capture)."""
+    active = SLOT.recorder
+    if active is not None and active.thread != threading.get_ident():
+        active.disturbed = True
+        return None
+    return active
 
 
-def set_recorder(new):
-    """Send every operation, backward walk and value read to `new` (None: stop); returns the
-    recorder set before."""
-    previous, SLOT.recorder = SLOT.recorder, new
-    return previous
+def claim(new) -> bool:
+    """Record this thread's operations, backward walks and value reads into `new`. False, and
+    nothing changed, while another thread's step is being captured."""
+    if not _CLAIM.acquire(blocking=False):
+        return False
+    SLOT.recorder = new
+    return True
+
+
+def release() -> None:
+    """End the capture `claim` started (in the thread that claimed)."""
+    SLOT.recorder = None
+    _CLAIM.release()
+
+
+def pause():
+    """Stop recording in the capturing thread (an operation runs its nested operations
+    unrecorded); returns the recorder for `resume`."""
+    active, SLOT.recorder = SLOT.recorder, None
+    return active
+
+
+def resume(active) -> None:
+    SLOT.recorder = active

@@ -518,11 +518,31 @@ def region_commands(runs: dict) -> str:
     return "\n".join(lines + ["```"])
 
 
+def shipped_run() -> str | None:
+    """The recorded run the shipped model's weights come from (None: nothing shipped)."""
+    return nn.load(SHIPPED)["state"]["run"] if SHIPPED.exists() else None
+
+
+def region_finish(runs: dict) -> str:
+    """The commands that turn recorded runs into the fit table, the shipped model (from the
+    run it was made from) and these docs."""
+    shipped = shipped_run() or default_run(runs)
+    ship = f"python3 examples/_g2p_report.py ship {shipped}"
+    return "\n".join([
+        "```bash",
+        "python3 examples/_g2p_report.py fit              # kept weights on training words "
+        "(results/g2p/fit/)",
+        f"{ship:<48} # its best-on-dev weights, float16, ≤ 10 MB",
+        "python3 examples/_g2p_report.py docs             # the tables of this section from "
+        "the results",
+        "```"])
+
+
 REGIONS = {"overview": region_overview, "fit": region_fit, "parity": region_parity, "table": region_table,
            "levers": region_levers, "verdict": region_verdict, "curve": region_curve,
            "errors": region_errors, "split": region_split, "figures": region_figures,
            "longer": region_longer, "model": region_model, "seeds": region_seeds,
-           "schedule": region_schedule, "commands": region_commands}
+           "schedule": region_schedule, "commands": region_commands, "finish": region_finish}
 REGION = re.compile(r"(<!-- g2p: (\S+) -->\n)(.*?)(<!-- /g2p -->)", re.S)
 
 

@@ -346,6 +346,8 @@ def test_readme_g2p_regions_agree_with_the_results(report, g2p):
         pytest.skip("no recorded g2p runs")
     text = report.README.read_text(encoding="utf-8")
     assert report.render(text, runs) == text
+    if g2p.SHIPPED_MODEL.exists():              # the model --say uses is the default's
+        assert report.shipped_run() == report.default_run(runs)
     chosen = runs[report.default_run(runs)]["metrics"]["config"]
     default = g2p.Config()      # a setting newer than a recorded run ran at its default then
     assert {f.name: chosen.get(f.name, getattr(default, f.name)) for f in fields(g2p.Config)} \

@@ -772,8 +772,10 @@ class LogAddExp(Function):
         xp = self.ops
         a_data, b_data = self.inputs[0].data, self.inputs[1].data
         dead = (a_data == -self.xp.inf) & (b_data == -self.xp.inf)    # both −inf: no gradient
-        # a − b, and 0 where a = b (two equal infinities split the gradient evenly, not NaN)
-        d = xp.where(a_data == b_data, 0.0, a - b)
+        # a − b, and 0 where a = b (two equal infinities split the gradient evenly, not NaN;
+        # NumPy's warning flags: ∞ − ∞ is computed, then replaced)
+        with np.errstate(invalid="ignore"):
+            d = xp.where(a_data == b_data, 0.0, a - b)
         # ∂z/∂a = e^{a − z} = σ(a − b), ∂z/∂b = σ(b − a). Written with the difference, never
         # with the rounded z (at a = b = 1e20, e^{a − z} is 1, not ½); σ(t) = e^{−log(1 + e^{−t})}
         return (xp.where(dead, 0.0, g * xp.exp(-xp.logaddexp(0.0, -d))),

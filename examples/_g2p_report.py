@@ -213,7 +213,8 @@ def wer_se(scores: dict) -> str:
 def describe(c: dict) -> str:
     extra = (f", dropout {c['dropout']:g}, batch {c['batch_size']}"
              + (", locked dropout" if c.get("dropout_kind") == "locked" else "")
-             + (f", weights averaged (EMA {c['ema']:g})" if c.get("ema") else ""))
+             + (f", weights averaged (EMA {c['ema']:g})" if c.get("ema") else "")
+             + (f", weight decay {c['weight_decay']:g} (AdamW)" if c.get("weight_decay") else ""))
     if c.get("model") == "transformer":
         return (f"Transformer (pre-LN) {c['layers']} + {c['layers']} layers × {c['d_model']}, "
                 f"{c['heads']} heads, FFN {c['ff_dim']}" + extra)

@@ -15,7 +15,7 @@ Under teacher forcing every decoder input is known in advance, so each decoder G
 fused nn.GRU call per batch. A batch holds words of one length (no source padding).
 `--model transformer`: the g2p-seq2seq design instead (TransformerG2P).
 
-Protocol: Adam with warm-up and cosine decay over a budget of CPU minutes of this process
+Protocol: Adam (AdamW with `--weight-decay`) with warm-up and cosine decay over a budget of CPU minutes of this process
 (evaluation excluded); every `--eval-every` steps greedy WER on every dev word, and the weights
 with the best dev WER so far are kept (best.npz). With `--ema β` the weights evaluated and kept
 are an exponential moving average of the trained ones, w̄ ← w̄ + (1 − β)(w − w̄) after every
@@ -215,6 +215,14 @@ def build_model(config: "Config", n_letters: int, n_phonemes: int) -> nn.Module:
 # ------------------------------------------------------------------------------------------
 # Pronouncing and scoring
 
+def make_optimizer(model: nn.Module, config: "Config") -> nn.optim.Optimizer:
+    """Adam, or AdamW when the run decays weights (w ← w − lr·λ·w beside Adam's step)."""
+    if config.weight_decay:
+        return nn.optim.AdamW(model.parameters(), lr=config.lr,
+                              weight_decay=config.weight_decay)
+    return nn.optim.Adam(model.parameters(), lr=config.lr)
+
+
 def max_steps_for(length: int) -> int:
     """Decoding stops after this many phonemes for a word of `length` letters."""
     return 2 * length + 4
@@ -278,6 +286,8 @@ class Config:
     label_smoothing: float = setting(0.1, "label smoothing of the training loss")
     batch_size: int = setting(256, "words per batch")
     lr: float = setting(3e-3, "peak Adam learning rate")
+    weight_decay: float = setting(0.0, "decoupled weight decay of every weight (AdamW); 0: "
+                                       "Adam")
     warmup: float = 0.02          # the share of the run that warms the learning rate up
     clip: float = 1.0
     ema: float = setting(0.0, "evaluate and keep a moving average of the weights with this "
@@ -462,7 +472,7 @@ def main(argv: list[str] | None = None) -> dict:
     start = time.perf_counter()
     data = Data(*load_split(), config.max_words)
     model = build_model(config, len(data.letters), len(data.phonemes)).to(args.device)
-    optimizer = nn.optim.Adam(model.parameters(), lr=config.lr)
+    optimizer = make_optimizer(model, config)
     n_parameters = int(sum(p.data.size for p in model.parameters()))
     words = {k: len(v) for k, v in data.parts.items()}
     print(f"words: {words} ({len(data.train_pairs)} training pronunciations); "

@@ -308,6 +308,17 @@ def test_transformer_quick_run_trains_resumes_and_says(g2p, tmp_path):
     assert set(g2p.main(["--out", str(out), "--say", "ab"])) == {"ab"}
 
 
+def test_weight_decay_makes_adamw_and_zero_keeps_adam(g2p):
+    args = g2p.build_parser().parse_args(["--quick", "--weight-decay", "0.05"])
+    config = g2p.config_from_args(args)
+    model = g2p.build_model(config, 30, 42)
+    decayed = g2p.make_optimizer(model, config)
+    assert type(decayed) is nn.optim.AdamW and decayed.param_groups[0]["weight_decay"] == 0.05
+    plain = g2p.make_optimizer(model, g2p.config_from_args(g2p.build_parser().parse_args(
+        ["--quick"])))
+    assert type(plain) is nn.optim.Adam and plain.param_groups[0]["weight_decay"] == 0
+
+
 def test_transformer_defaults_and_unknown_models(g2p):
     args = g2p.build_parser().parse_args(["--model", "transformer"])
     args.quick = False

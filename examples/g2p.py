@@ -18,9 +18,9 @@ fused nn.GRU call per batch. A batch holds words of one length (no source paddin
 Protocol: Adam (AdamW with `--weight-decay`) with warm-up and cosine decay over a budget of CPU
 minutes of this process (evaluation excluded); every `--eval-every` steps greedy WER on every
 dev word, and the weights with the best dev WER so far are kept (best.npz). With `--ema β` the
-weights evaluated and kept are an exponential moving average of the trained ones, w̄ ← w̄ + (1 − β)(w − w̄) after every
-step (`nn.optim.swa_utils.AveragedModel`). At the end the test words are scored once, with
-those weights, greedy and with beam search:
+weights evaluated and kept are an exponential moving average of the trained ones,
+w̄ ← w̄ + (1 − β)(w − w̄) after every step (`nn.optim.swa_utils.AveragedModel`). At the end the
+test words are scored once, with those weights, greedy and with beam search:
 
     WER = words whose output equals no reference of the word / words
     PER = Σ edit distance to the closest reference / Σ that reference's length

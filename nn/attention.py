@@ -31,7 +31,7 @@ from . import init
 from ._checks import check_flag, check_probability, check_size
 from .attention_functional import check_mask, masked_softmax, scaled_dot_product_attention
 from .layers import Linear
-from .module import Module, Parameter
+from .module import Module, Parameter, _host_array
 from .recurrent import GRUCell
 
 __all__ = ["DotProductAttention", "BilinearAttention", "AdditiveAttention",
@@ -435,6 +435,27 @@ class MultiHeadAttention(Module):
             if proj.bias is not None:
                 init.zeros_(proj.bias)
 
+    def _load_aliases(self, prefix: str, state_dict: dict) -> None:
+        """PyTorch's names load too: in_proj_weight (3E, E) and in_proj_bias (3E) are the
+        q, k and v projections' row blocks, in that order; q_proj_weight, k_proj_weight and
+        v_proj_weight (PyTorch's when kdim or vdim differ from E) their weights. A name whose
+        target is given as well stays as it is (an unexpected key)."""
+        for kind in ("weight", "bias"):
+            name = f"{prefix}in_proj_{kind}"
+            targets = [f"{prefix}{part}_proj.{kind}" for part in "qkv"]
+            if name not in state_dict or any(t in state_dict for t in targets):
+                continue
+            value = state_dict[name]
+            packed = value.numpy() if isinstance(value, Tensor) else _host_array(value)
+            if packed is None or packed.ndim == 0 or packed.shape[0] % 3:
+                continue                     # reported by load_state_dict as it stands
+            del state_dict[name]
+            state_dict.update(zip(targets, np.split(packed, 3)))
+        for part in "qkv":
+            name, target = f"{prefix}{part}_proj_weight", f"{prefix}{part}_proj.weight"
+            if name in state_dict and target not in state_dict:
+                state_dict[target] = state_dict.pop(name)
+
     def _split_heads(self, x: Tensor, name: str) -> Tensor:
         B, L, _ = x.shape
         x = x.reshape(B, L, self.num_heads, self.head_dim)  # (B, L, heads, Dh)
@@ -539,9 +560,9 @@ class MultiheadAttention(MultiHeadAttention):
     - returns (out, weights) with weights averaged over heads, (B, Lq, Lk), unless
       `average_attn_weights=False`, and None for them with `need_weights=False`.
 
-    Parameter names are minigrad's (q_proj, k_proj, v_proj, out_proj), not PyTorch's packed
-    in_proj_weight: to load PyTorch's weights, split in_proj_weight (3E, E) and in_proj_bias
-    into their three row blocks q, k, v.
+    Parameter names are minigrad's (q_proj, k_proj, v_proj, out_proj); `load_state_dict` also
+    takes PyTorch's packed in_proj_weight (3E, E) and in_proj_bias, or its q/k/v_proj_weight
+    (kdim or vdim ≠ E), so a PyTorch state dict loads as it is (in a Transformer too).
     `add_bias_kv` and `add_zero_attn` are not supported (an error says so).
     """
 

@@ -439,6 +439,9 @@ class Module:
         device, unless `assign=True`, when parameters take the dtype of the loaded values.
         Returns (missing_keys, unexpected_keys).
         """
+        state_dict = dict(state_dict)
+        for prefix, module in self.named_modules():
+            module._load_aliases(f"{prefix}." if prefix else "", state_dict)
         own = self._state_items()
         own_names = {name for name, _ in own}
         missing = [name for name, _ in own if name not in state_dict]
@@ -473,6 +476,11 @@ class Module:
             for tensor, host in staged:
                 tensor.data = mg.tensor(host, device=tensor.device).data
         return LoadResult(missing, unexpected)
+
+    def _load_aliases(self, prefix: str, state_dict: dict) -> None:
+        """Move values `state_dict` holds under other names this module accepts (PyTorch's,
+        say) to its own names, in place, before `load_state_dict` checks them; `prefix` is this
+        module's dotted name and a dot ("" for the root). None by default."""
 
     # -- printing -------------------------------------------------------------------------
     def extra_repr(self) -> str:

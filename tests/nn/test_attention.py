@@ -453,6 +453,46 @@ def test_multi_head_attention_layout_and_errors():
         mha(mg.zeros(1, 2, 5), mg.zeros(1, 2, 6), mg.zeros(1, 2, 6))
 
 
+@pytest.mark.parametrize("cls", [nn.MultiHeadAttention, nn.MultiheadAttention])
+def test_pytorch_packed_projection_names_load(cls, rng):
+    """in_proj_weight (3E, E) / in_proj_bias (3E): the q, k, v row blocks; q_proj_weight etc.
+    when kdim or vdim differ; a packed name beside its targets, or one that does not split in
+    three, is an error that changes nothing."""
+    mha = cls(6, 2).double()
+    w, b = rng.standard_normal((18, 6)), rng.standard_normal(18)
+    out_w, out_b = rng.standard_normal((6, 6)), rng.standard_normal(6)
+    mha.load_state_dict({"in_proj_weight": w, "in_proj_bias": mg.tensor(b),
+                         "out_proj.weight": out_w, "out_proj.bias": out_b})
+    for k, part in enumerate("qkv"):
+        proj = getattr(mha, f"{part}_proj")
+        np.testing.assert_array_equal(proj.weight.numpy(), w[6 * k:6 * (k + 1)])
+        np.testing.assert_array_equal(proj.bias.numpy(), b[6 * k:6 * (k + 1)])
+    before = {k: v.copy() for k, v in mha.state_dict().items()}
+    both = {**mha.state_dict(), "in_proj_weight": w}
+    with pytest.raises(RuntimeError, match="unexpected keys: in_proj_weight"):
+        mha.load_state_dict(both)
+    bad = {"in_proj_weight": rng.standard_normal((17, 6)), "in_proj_bias": b,
+           "out_proj.weight": out_w, "out_proj.bias": out_b}
+    with pytest.raises(RuntimeError, match="in_proj_weight"):
+        mha.load_state_dict(bad)
+    for k, v in mha.state_dict().items():
+        np.testing.assert_array_equal(v, before[k])
+    cross = cls(6, 2, kdim=4, vdim=5).double()
+    ks, vs = rng.standard_normal((6, 4)), rng.standard_normal((6, 5))
+    cross.load_state_dict({"q_proj_weight": w[:6], "k_proj_weight": ks, "v_proj_weight": vs,
+                           "in_proj_bias": b, "out_proj.weight": out_w, "out_proj.bias": out_b})
+    np.testing.assert_array_equal(cross.k_proj.weight.numpy(), ks)
+    np.testing.assert_array_equal(cross.v_proj.weight.numpy(), vs)
+    np.testing.assert_array_equal(cross.v_proj.bias.numpy(), b[12:])
+    layer = nn.TransformerEncoderLayer(6, 2, 8, dropout=0.0)       # inside a model, by prefix
+    state = {k: v for k, v in layer.state_dict().items() if ".q_proj." not in k and
+             ".k_proj." not in k and ".v_proj." not in k}
+    layer.load_state_dict({**state, "self_attn.in_proj_weight": w.astype(np.float32),
+                           "self_attn.in_proj_bias": b.astype(np.float32)})
+    np.testing.assert_array_equal(layer.self_attn.k_proj.weight.numpy(),
+                                  w[6:12].astype(np.float32))
+
+
 def test_multi_head_attention_pytorch_parity(rng):
     torch = pytest.importorskip("torch")
     mha = nn.MultiHeadAttention(8, 2).double()
@@ -472,6 +512,10 @@ def test_multi_head_attention_pytorch_parity(rng):
                         attn_mask=torch.tensor(~allowed), average_attn_weights=False)
     np.testing.assert_allclose(out.numpy(), t_out.detach().numpy(), atol=1e-12)
     np.testing.assert_allclose(w.numpy(), t_w.detach().numpy(), atol=1e-12)
+    again = nn.MultiHeadAttention(8, 2).double()
+    again.load_state_dict(theirs.state_dict())             # PyTorch's names and tensors
+    for name, value in again.state_dict().items():
+        np.testing.assert_array_equal(value, sd[name])
 
 
 # -- location-aware attention (Chorowski et al. 2015) --------------------------------------------

@@ -31,27 +31,9 @@ def _torch_state(key):
             for i, (name, shape) in enumerate(TORCH_PARAMETERS[key])}
 
 
-def _ours(state):
-    """A PyTorch state dict under minigrad's names: in_proj_weight / in_proj_bias split into
-    q_proj, k_proj, v_proj; q_proj_weight → q_proj.weight."""
-    out = {}
-    for name, value in state.items():
-        prefix, _, last = name.rpartition(".")
-        prefix = prefix + "." if prefix else ""
-        if last in ("in_proj_weight", "in_proj_bias"):
-            kind = last.rsplit("_", 1)[1]
-            for part, block in zip("qkv", np.split(value, 3)):
-                out[f"{prefix}{part}_proj.{kind}"] = block
-        elif last in ("q_proj_weight", "k_proj_weight", "v_proj_weight"):
-            out[f"{prefix}{last[0]}_proj.weight"] = value
-        else:
-            out[name] = value
-    return out
-
-
 def _loaded(module, key):
     module = module.double()
-    module.load_state_dict(_ours(_torch_state(key)))
+    module.load_state_dict(_torch_state(key))     # PyTorch's names, in_proj_weight among them
     return module
 
 

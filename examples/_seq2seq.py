@@ -91,8 +91,10 @@ def forward_backward(model, *inputs, label_smoothing: float = 0.0):
 
 def compiled_forward_backward(model, args):
     """forward_backward with `model` bound, as the script runs it: captured and replayed by
-    mg.compile (one capture per batch shape, 32 kept), or eagerly with --no-compile."""
-    return training_step(functools.partial(forward_backward, model), args, cache_size=32)
+    mg.compile (one capture per batch shape, 64 kept: g2p's standard split makes 61 shapes
+    of (letters, phonemes) at 256 words a batch; a capture holds no activations), or eagerly
+    with --no-compile."""
+    return training_step(functools.partial(forward_backward, model), args, cache_size=64)
 
 
 def train_step(model, optimizer, arrays, clip: float, device: str, run=None, **options) -> float:

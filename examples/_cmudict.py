@@ -62,10 +62,13 @@ def load_split(folder: Path = DATA) -> tuple[Lexicon, dict[str, list[str]]]:
 
 
 class Data:
-    """The lexicon, its parts, the vocabularies and the (word, pronunciation) training pairs.
-    `max_words` keeps an evenly spread slice of each part, 90 / 5 / 5 % of that many words."""
+    """The lexicon, its parts, the vocabularies and the (word, pronunciation) training pairs:
+    every pronunciation of a training word, or with `pronunciations="first"` only the first the
+    split's file lists (its alternates come in phoneme order, so not CMUdict's primary one). `max_words` keeps an evenly spread slice of each part, 90 / 5 / 5 %
+    of that many words."""
 
-    def __init__(self, lexicon: Lexicon, parts: dict[str, list[str]], max_words: int = 0):
+    def __init__(self, lexicon: Lexicon, parts: dict[str, list[str]], max_words: int = 0,
+                 pronunciations: str = "all"):
         if max_words:
             sizes = {"train": max_words * 9 // 10, "dev": max_words // 20,
                      "test": max_words // 20}
@@ -74,7 +77,8 @@ class Data:
         self.lexicon, self.parts = lexicon, parts
         self.letters = Vocab(c for word in lexicon for c in word)
         self.phonemes = Vocab(p for prons in lexicon.values() for pron in prons for p in pron)
-        self.train_pairs = [(w, p) for w in parts["train"] for p in lexicon[w]]
+        keep = 1 if pronunciations == "first" else None
+        self.train_pairs = [(w, p) for w in parts["train"] for p in lexicon[w][:keep]]
 
 
 # ------------------------------------------------------------------------------------------

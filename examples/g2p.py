@@ -284,6 +284,8 @@ class Config:
     dropout_kind: str = setting("element", "dropout of each element, or one draw per word and "
                                 "feature for all positions", ("element", "locked"))
     label_smoothing: float = setting(0.1, "label smoothing of the training loss")
+    pronunciations: str = setting("all", "train on every pronunciation of a word, or on the "
+                                  "first the data lists only", ("all", "first"))
     batch_size: int = setting(256, "words per batch")
     lr: float = setting(3e-3, "peak Adam learning rate")
     weight_decay: float = setting(0.0, "decoupled weight decay of every weight (AdamW); 0: "
@@ -470,7 +472,7 @@ def main(argv: list[str] | None = None) -> dict:
     resumed = args.resume is not None and args.resume.is_file()
     config = config_from_args(args, nn.load(args.resume)["state"]["config"] if resumed else None)
     start = time.perf_counter()
-    data = Data(*load_split(), config.max_words)
+    data = Data(*load_split(), config.max_words, config.pronunciations)
     model = build_model(config, len(data.letters), len(data.phonemes)).to(args.device)
     optimizer = make_optimizer(model, config)
     n_parameters = int(sum(p.data.size for p in model.parameters()))

@@ -79,6 +79,9 @@ def test_quick_slice_is_small_spread_and_keeps_the_sides(g2p, split):
     assert set(data.parts["dev"]) <= set(split[1]["dev"])
     assert data.parts["train"][0][0] != data.parts["train"][-1][0]    # not only words on "a"
     assert len(data.train_pairs) == sum(len(split[0][w]) for w in data.parts["train"])
+    first = g2p.Data(*split, max_words=600, pronunciations="first")
+    assert first.train_pairs == [(w, split[0][w][0]) for w in data.parts["train"]]
+    assert len(first.train_pairs) < len(data.train_pairs)     # the slice has alternates
 
 
 def test_same_length_batches_cover_every_pair_once(g2p, split):

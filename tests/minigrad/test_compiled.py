@@ -1014,6 +1014,15 @@ def test_check_refuses_a_step_with_live_calls():
         checked(x, t)
 
 
+def _check_tanh_step(run, x, w):
+    """One call of a step computing sum(tanh(x w)) and its backward, against NumPy."""
+    w.grad = None
+    loss = run(x)
+    expected = np.tanh(x.numpy() @ w.numpy())
+    np.testing.assert_allclose(loss.numpy(), expected.sum(), rtol=1e-12)
+    np.testing.assert_allclose(w.grad.numpy(), x.numpy().T @ (1 - expected ** 2), rtol=1e-12)
+
+
 def test_an_operation_of_another_thread_during_the_capture_discards_it():
     """A capture records what this thread's step does; an operation another thread runs
     meanwhile is never recorded, and since what it did could pass for the step's own doing, the
@@ -1042,12 +1051,7 @@ def test_an_operation_of_another_thread_during_the_capture_discards_it():
     thread.start()
     xs = [mg.tensor(rng.standard_normal((5, 3))) for _ in range(4)]
     for x in xs:
-        w.grad = None
-        loss = run(x)
-        expected = np.tanh(x.numpy() @ w.numpy())
-        np.testing.assert_allclose(loss.numpy(), expected.sum(), rtol=1e-12)
-        np.testing.assert_allclose(w.grad.numpy(), x.numpy().T @ (1 - expected ** 2),
-                                   rtol=1e-12)
+        _check_tanh_step(run, x, w)
     thread.join()
     assert done.is_set()
     assert any("capture discarded: another thread" in r for r in run.stats.reasons), run.stats
@@ -1101,12 +1105,7 @@ def test_another_threads_operation_that_outlasts_the_capture_leaves_nothing_reco
     assert recording.SLOT.recorder is None, "a finished capture's recorder is recording again"
     assert any("another thread" in r for r in run.stats.reasons), run.stats.reasons
     for _ in range(3):                       # captured again, then replayed, and right
-        w.grad = None
-        loss = run(x)
-        expected = np.tanh(x.numpy() @ w.numpy())
-        np.testing.assert_allclose(loss.numpy(), expected.sum(), rtol=1e-12)
-        np.testing.assert_allclose(w.grad.numpy(), x.numpy().T @ (1 - expected ** 2),
-                                   rtol=1e-12)
+        _check_tanh_step(run, x, w)
     assert run.stats.replays == 2, run.stats
 
 

@@ -57,7 +57,8 @@ LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3", "g2p-dropout3", "g2p-dropout0"
 LONGER = {"g2p-long": "g2p-linear", "g2p-long-dropout2": "g2p-additive"}
 SEEDS = {"g2p-linear-seed1": "g2p-linear",        # the same recipe and budget, another seed
          "g2p-dropout0-seed1": "g2p-dropout0", "g2p-additive-seed1": "g2p-additive",
-         "g2p-location-aware-seed1": "g2p-location-aware"}
+         "g2p-location-aware-seed1": "g2p-location-aware",
+         "g2p-location-aware-rerun": "g2p-location-aware"}   # the same seed, run again
 SCHEDULE = ("g2p-lr1e-3", "g2p-linear")      # two peak learning rates, the same budget
 
 PUBLISHED = ROOT / "examples" / "results" / "published.json"   # numbers of others, with sources
@@ -321,10 +322,12 @@ def region_verdict(runs: dict) -> str:
     for other, first in seeds:
         gap = abs(runs[other]["metrics"]["dev_greedy"]["wer"]
                   - runs[first]["metrics"]["dev_greedy"]["wer"])
-        text += (f" Two seeds of one recipe (`{first}`, `{other}`) differ by "
+        same = runs[other]["metrics"]["run"]["seed"] == runs[first]["metrics"]["run"]["seed"]
+        text += (f" Two {'runs of one recipe and seed' if same else 'seeds of one recipe'} "
+                 f"(`{first}`, `{other}`) differ by "
                  f"{100 * gap:.2f} points on dev, so a difference between levers smaller than "
                  f"that is no evidence for either: the paired tests cover the choice of words, "
-                 f"not of seed.")
+                 f"not of {'run' if same else 'seed'}.")
     return text
 
 
@@ -367,10 +370,14 @@ def region_seeds(runs: dict) -> str:
         if name not in runs or first not in runs:
             continue
         a, b = runs[name]["metrics"], runs[first]["metrics"]
+        how = (f"with the same seed (the same initialisation and batch order; the budget is "
+               f"CPU time, so the steps' speed moves the learning-rate schedule and the last "
+               f"step: {a['steps']:,} steps against {b['steps']:,})"
+               if a["run"]["seed"] == b["run"]["seed"] else
+               f"with seed {a['run']['seed']} (another initialisation, dropout draws and batch "
+               f"order; {a['steps']:,} steps against {b['steps']:,})")
         lines.append(
-            f"`{name}` repeats `{first}` with seed {a['run']['seed']} "
-            f"(another initialisation, dropout draws and batch order; {a['steps']:,} steps "
-            f"against {b['steps']:,}). Dev WER (greedy) {pct(a['dev_greedy']['wer'])} against "
+            f"`{name}` repeats `{first}` {how}. Dev WER (greedy) {pct(a['dev_greedy']['wer'])} against "
             f"{pct(b['dev_greedy']['wer'])}; test WER with beam {wer_se(a['test_beam'])} "
             f"against {wer_se(b['test_beam'])}. Paired, " + comparison(runs, name, first))
     return "\n\n".join(lines) or "(no second seed recorded yet)"

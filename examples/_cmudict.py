@@ -64,8 +64,8 @@ def load_split(folder: Path = DATA) -> tuple[Lexicon, dict[str, list[str]]]:
 class Data:
     """The lexicon, its parts, the vocabularies and the (word, pronunciation) training pairs:
     every pronunciation of a training word, or with `pronunciations="first"` only the first the
-    split's file lists (its alternates come in phoneme order, so not CMUdict's primary one). `max_words` keeps an evenly spread slice of each part, 90 / 5 / 5 %
-    of that many words."""
+    split's file lists (its alternates come in phoneme order, so not CMUdict's primary one).
+    `max_words` keeps an evenly spread slice of each part, 90 / 5 / 5 % of that many words."""
 
     def __init__(self, lexicon: Lexicon, parts: dict[str, list[str]], max_words: int = 0,
                  pronunciations: str = "all"):

@@ -364,8 +364,8 @@ def region_longer(runs: dict) -> str:
 
 
 def region_seeds(runs: dict) -> str:
-    """Each run with another seed against the same recipe's run: how far apart the seed alone
-    puts two runs, beside the other differences measured."""
+    """Each repeat of a recipe (another seed, or the same one run again) against its first
+    run: how far apart chance alone puts two runs, beside the other differences measured."""
     lines = []
     for name, first in SEEDS.items():
         if name not in runs or first not in runs:
@@ -378,8 +378,8 @@ def region_seeds(runs: dict) -> str:
                f"with seed {a['run']['seed']} (another initialisation, dropout draws and batch "
                f"order; {a['steps']:,} steps against {b['steps']:,})")
         lines.append(
-            f"`{name}` repeats `{first}` {how}. Dev WER (greedy) {pct(a['dev_greedy']['wer'])} against "
-            f"{pct(b['dev_greedy']['wer'])}; test WER with beam {wer_se(a['test_beam'])} "
+            f"`{name}` repeats `{first}` {how}. Dev WER (greedy) "
+            f"{pct(a['dev_greedy']['wer'])} against {pct(b['dev_greedy']['wer'])}; test WER with beam {wer_se(a['test_beam'])} "
             f"against {wer_se(b['test_beam'])}. Paired, " + comparison(runs, name, first))
     return "\n\n".join(lines) or "(no second seed recorded yet)"
 

@@ -58,7 +58,8 @@ LONGER = {"g2p-long": "g2p-linear", "g2p-long-dropout2": "g2p-additive"}
 SEEDS = {"g2p-linear-seed1": "g2p-linear",        # the same recipe and budget, another seed
          "g2p-dropout0-seed1": "g2p-dropout0", "g2p-additive-seed1": "g2p-additive",
          "g2p-location-aware-seed1": "g2p-location-aware",
-         "g2p-location-aware-rerun": "g2p-location-aware"}   # the same seed, run again
+         "g2p-location-aware-rerun": "g2p-location-aware",   # the same seed, run again
+         "g2p-location-aware-seed1-rerun": "g2p-location-aware-seed1"}
 SCHEDULE = ("g2p-lr1e-3", "g2p-linear")      # two peak learning rates, the same budget
 
 PUBLISHED = ROOT / "examples" / "results" / "published.json"   # numbers of others, with sources

@@ -57,11 +57,10 @@ def release() -> None:
     _CLAIM.release()
 
 
-def pause():
+def pause() -> None:
     """Stop recording in the capturing thread (an operation runs its nested operations
-    unrecorded); returns the recorder for `resume`."""
-    active, SLOT.recorder = SLOT.recorder, None
-    return active
+    unrecorded) until `resume`."""
+    SLOT.recorder = None
 
 
 def resume(active) -> None:

@@ -445,8 +445,7 @@ class MultiHeadAttention(Module):
             targets = [f"{prefix}{part}_proj.{kind}" for part in "qkv"]
             if name not in state_dict or any(t in state_dict for t in targets):
                 continue
-            value = state_dict[name]
-            packed = value.numpy() if isinstance(value, Tensor) else _host_array(value)
+            packed = _host_array(state_dict[name])
             if packed is None or packed.ndim == 0 or packed.shape[0] % 3:
                 continue                     # reported by load_state_dict as it stands
             del state_dict[name]

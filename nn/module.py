@@ -451,7 +451,7 @@ class Module:
             if name not in state_dict:
                 continue
             value = state_dict[name]
-            host = value.numpy() if isinstance(value, mg.Tensor) else _host_array(value)
+            host = _host_array(value)
             if host is None or host.dtype.kind not in "biuf":
                 bad_values.append(f"{name} ({type(value).__name__})")
             elif tuple(host.shape) != tuple(tensor.shape):
@@ -505,9 +505,12 @@ class Module:
 
 
 def _host_array(value) -> np.ndarray | None:
-    """A checkpoint value as a NumPy array, or None when it is not array-like."""
+    """A checkpoint value (an array, a Tensor, a PyTorch tensor, ...) as a NumPy array, or None
+    when it is not array-like."""
     if isinstance(value, np.ndarray):
         return value
+    if isinstance(value, mg.Tensor):
+        return value.numpy()
     if hasattr(value, "dtype") and hasattr(value, "shape"):   # an array on another device
         return mg.tensor(value).numpy()
     try:

@@ -223,7 +223,8 @@ def describe(c: dict) -> str:
         return (f"Transformer (pre-LN) {c['layers']} + {c['layers']} layers × {c['d_model']}, "
                 f"{c['heads']} heads, FFN {c['ff_dim']}" + extra)
     readout = "second decoder GRU" if c["readout"] == "gru" else "tanh(W_c [h; c])"
-    return (f"BiGRU {c['enc_layers']}×{c['enc_hidden']}, GRU {c['dec_hidden']}, "
+    fed = " fed h̃_{t−1}" if c.get("decoder_input") == "fed" else ""
+    return (f"BiGRU {c['enc_layers']}×{c['enc_hidden']}, GRU {c['dec_hidden']}{fed}, "
             f"{c['attention']} attention, readout {readout}" + extra)
 
 
@@ -424,9 +425,12 @@ def region_model(runs: dict) -> str:
                                    f"see {c.get('location_filters')} filters of width "
                                    f"{c.get('location_width')} slid over the previous "
                                    f"phoneme's weights)"}[c["attention"]]
+    reads = ("the previous phoneme and the previous step's readout `h̃_{t−1}` (input feeding, "
+             "`--decoder-input fed`; it then runs one step at a time)"
+             if c.get("decoder_input") == "fed" else "the previous phoneme")
     return (f"letter embeddings ({c['embed_dim']}) → {c['enc_layers']}-layer bidirectional "
             f"`nn.GRU` ({c['enc_hidden']} per direction) → a GRU decoder ({c['dec_hidden']}) "
-            f"started from `tanh(W [→s_S; ←s_1])` that reads the previous phoneme; "
+            f"started from `tanh(W [→s_S; ←s_1])` that reads {reads}; "
             f"{attention} over the encoder states; then the readout {readout} "
             f"(`--readout {c['readout']}`); `softmax(W_o h̃_t)`. Cross-entropy with label "
             f"smoothing {c['label_smoothing']:g}, dropout {c['dropout']:g}"

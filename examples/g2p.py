@@ -10,9 +10,10 @@ decoder reads the previous phoneme and attends (`--attention dot | additive | lo
 over the encoder states (location-aware: additive scores that also see the previous step's
 weights, so that attention runs one phoneme at a time); `--readout linear | gru` mixes what it
 read with what it attended to (gru: a second decoder GRU, which remembers where it attended
-before).
+before); `--decoder-input fed` gives the decoder GRU h̃_{t−1} beside the previous phoneme
+(input feeding).
 Under teacher forcing every decoder input is known in advance, so each decoder GRU runs as ONE
-fused nn.GRU call per batch. A batch holds words of one length (no source padding).
+fused nn.GRU call per batch (with input feeding, one call per phoneme). A batch holds words of one length (no source padding).
 `--model transformer`: the g2p-seq2seq design instead (TransformerG2P).
 
 Protocol: Adam (AdamW with `--weight-decay`) with warm-up and cosine decay over a budget of CPU
@@ -65,7 +66,7 @@ class GRUAttentionG2P(nn.Module):
 
         s_1..s_S = BiGRU(embed(x)),  s_j = [→s_j; ←s_j]                    (B, S, 2He)
         h_0 = h̃_0 = tanh(W_b [→s_S; ←s_1] + b_b)                           (B, Hd)
-        h_t = GRU(embed(y_{t−1}), h_{t−1})                                 (B, T, Hd)
+        h_t = GRU(embed(y_{t−1}), h_{t−1}),  fed: GRU([embed(y_{t−1}); h̃_{t−1}], h_{t−1})
         α_t = softmax_j score(h_t, s_j),  dot: (h_t · W_k s_j)/√Hd,
                                          additive: vᵀ tanh(W_q h_t + W_k s_j),
                  location-aware: vᵀ tanh(W_q h_t + W_k s_j + W_f (F * α_{t−1})_j),
@@ -79,12 +80,16 @@ class GRUAttentionG2P(nn.Module):
         E, He, Hd = config.embed_dim, config.enc_hidden, config.dec_hidden
         check_choices(config, "GRUAttentionG2P")
         self.attention_kind, self.readout = config.attention, config.readout
+        self.fed = config.decoder_input == "fed"
+        if self.fed and config.readout != "linear":
+            raise ValueError("GRUAttentionG2P: decoder_input 'fed' reads h̃_{t−1} of the linear "
+                             f"readout, got readout {config.readout!r}")
         self.src_embed = nn.Embedding(n_letters, E)
         self.encoder = nn.GRU(E, He, num_layers=config.enc_layers, bidirectional=True,
                               dropout=config.dropout)
         self.bridge = nn.Linear(2 * He, Hd)
         self.tgt_embed = nn.Embedding(n_phonemes, E, padding_idx=PAD)
-        self.decoder = nn.GRU(E, Hd)
+        self.decoder = nn.GRU(E + Hd if self.fed else E, Hd)
         if config.attention == "dot":
             self.key_proj = nn.Linear(2 * He, Hd, bias=False)
             self.attention = nn.DotProductAttention(scaled=True)
@@ -114,18 +119,22 @@ class GRUAttentionG2P(nn.Module):
         states, h_n = self.encoder(self.drop(self.src_embed(letters)))   # (B, S, 2He)
         last = mg.concat([h_n[-2], h_n[-1]], axis=-1)        # top layer, both ends (B, 2He)
         h0 = mg.tanh(self.bridge(last))                      # (B, Hd)
+        if self.attention_kind == "location-aware":       # W_k s_j once, for every step
+            return ((states, self.attention.project_keys(states)),
+                    (h0, h0, self.attention.initial_weights(states)))
         keys = self.key_proj(states) if self.attention_kind == "dot" else states
-        if self.attention_kind == "location-aware":
-            return (states, keys), (h0, h0, self.attention.initial_weights(states))
         return (states, keys), (h0, h0)
 
     def _decode(self, emb, state: tuple, memory: tuple) -> tuple:
         """emb (B, T, E) from state (h, h̃) or, location-aware, (h, h̃, α) -> (logits
         (B, T, V), weights (B, T, S), the state after the last step)."""
+        if self.fed:
+            return self._decode_fed(emb, state, memory)
         (h_prev, attended_prev, *location), (states, keys) = state, memory
         h, h_n = self.decoder(emb, h_prev.unsqueeze(0))      # (B, T, Hd)
         if location:                                         # from α_{t−1}, one step at a time
-            context, weights = self.attention(h, keys, states, prev=location[0])
+            context, weights = self.attention(h, states, states, prev=location[0],
+                                              projected_keys=keys)
             location = [weights[:, -1]]
         else:
             context, weights = self.attention(h, keys, states)   # (B, T, 2He), (B, T, S)
@@ -137,6 +146,28 @@ class GRUAttentionG2P(nn.Module):
             attended = mg.tanh(self.combine(both))           # (B, T, Hd)
             last = attended[:, -1]
         return self.out(self.drop(attended)), weights, (h_n[0], last, *location)
+
+    def _decode_fed(self, emb, state: tuple, memory: tuple) -> tuple:
+        """`_decode` with input feeding (Luong et al. 2015): h_t = GRU([embed(y_{t−1});
+        h̃_{t−1}], h_{t−1}), so the decoder's state knows what it attended to one step before;
+        each step needs the last one's h̃, so the decoder runs one step at a time."""
+        (h, attended, *location), (states, keys) = state, memory
+        outputs, steps = [], []
+        for t in range(emb.shape[1]):
+            x = mg.concat([emb[:, t], attended], axis=-1).unsqueeze(1)     # (B, 1, E + Hd)
+            h = self.decoder(x, h.unsqueeze(0))[1][0]                      # (B, Hd)
+            if location:
+                context, alpha = self.attention.step(h, states, states, location[0],
+                                                     projected_keys=keys)
+                location = [alpha]
+            else:
+                context, alpha = self.attention(h.unsqueeze(1), keys, states)
+                context, alpha = context[:, 0], alpha[:, 0]
+            attended = mg.tanh(self.combine(mg.concat([h, context], axis=-1)))   # (B, Hd)
+            outputs.append(attended)
+            steps.append(alpha)
+        logits = self.out(self.drop(mg.stack(outputs, axis=1)))            # (B, T, V)
+        return logits, mg.stack(steps, axis=1), (h, attended, *location)
 
     def forward(self, letters, tgt_in) -> tuple:
         """Teacher forcing: letters (B, S), tgt_in (B, T) -> (logits (B, T, V), weights
@@ -269,6 +300,9 @@ class Config:
                              ("dot", "additive", "location-aware"))
     readout: str = setting("linear", "h̃ from [h; c]: linear, tanh(W_c [h; c]); gru, a second "
                            "decoder GRU", ("linear", "gru"))
+    decoder_input: str = setting("phoneme", "what the decoder GRU reads: phoneme, embed(y_{t−1}); "
+                                 "fed, also h̃_{t−1} (input feeding: one step at a time)",
+                                 ("phoneme", "fed"))
     embed_dim: int = setting(64, "embedding size")
     enc_hidden: int = setting(256, "encoder GRU size per direction")
     enc_layers: int = setting(2, "encoder GRU layers")

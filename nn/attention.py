@@ -214,11 +214,18 @@ class LocationAwareAttention(Module):
         return mg.concat([first, rest], axis=1)     # made by operations: a compiled step
                                                     # may capture it (one_hot reads values)
 
+    def project_keys(self, keys: Tensor) -> Tensor:
+        """W_k k_j for every key: (B, Lk, Dk) -> (B, Lk, A). A decoder that calls the layer
+        one query step at a time computes it once and passes it as `projected_keys`."""
+        return self.w_k(keys)
+
     def forward(self, query: Tensor, keys: Tensor, values: Tensor, mask=None,
-                prev: Tensor | None = None) -> tuple[Tensor, Tensor]:
+                prev: Tensor | None = None,
+                projected_keys: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """query (B, Lq, Dq), keys (B, Lk, Dk), values (B, Lk, Dv), mask bool broadcastable to
         (B, Lq, Lk), True = allowed; prev: α_0 (B, Lk), the weights of the step before the
-        first query (default `initial_weights`). Returns (context (B, Lq, Dv), weights
+        first query (default `initial_weights`); projected_keys: `project_keys(keys)`, made
+        once for many calls (default: made here). Returns (context (B, Lq, Dv), weights
         (B, Lq, Lk)); weights[:, -1] is the `prev` of the query that follows."""
         name = type(self).__name__
         _check_qkv(name, query, keys, values, self.query_dim, self.key_dim)
@@ -234,8 +241,12 @@ class LocationAwareAttention(Module):
             mask = check_mask(mask, (B, Lq, Lk), name)
             mask = (mask.broadcast_to((B, Lq, Lk)) if isinstance(mask, Tensor)
                     else np.broadcast_to(mask, (B, Lq, Lk)))
-        q = self.w_q(query)                                  # (B, Lq, A)
-        k = self.w_k(keys)                                   # (B, Lk, A)
+        if projected_keys is None:
+            projected_keys = self.project_keys(keys)         # (B, Lk, A)
+        elif tuple(projected_keys.shape) != (B, Lk, self.hidden_dim):
+            raise ValueError(f"{name}: projected_keys must be project_keys(keys) (B, Lk, A) = "
+                             f"{(B, Lk, self.hidden_dim)}, got {tuple(projected_keys.shape)}")
+        q, k = self.w_q(query), projected_keys               # (B, Lq, A), (B, Lk, A)
         # the convolution F and then W_f are both linear in the k-wide windows of α_{t−1}:
         # one (k, A) map, W_f F, applied to the windows, instead of two products per step
         location = mg.matmul(self.filters.swapaxes(0, 1), self.w_f.weight.swapaxes(0, 1))
@@ -251,13 +262,15 @@ class LocationAwareAttention(Module):
         return mg.matmul(weights, values), weights
 
     def step(self, query: Tensor, keys: Tensor, values: Tensor, prev: Tensor,
-             mask=None) -> tuple[Tensor, Tensor]:
-        """One query: query (B, Dq), prev α_{t−1} (B, Lk), mask broadcastable to (B, Lk) ->
-        (context (B, Dv), α_t (B, Lk)), the next step's `prev`."""
+             mask=None, projected_keys: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """One query: query (B, Dq), prev α_{t−1} (B, Lk), mask broadcastable to (B, Lk),
+        projected_keys as in `forward` -> (context (B, Dv), α_t (B, Lk)), the next step's
+        `prev`."""
         if mask is not None:                                 # (B, Lk) -> (B, 1, Lk)
             mask = (mask.unsqueeze(-2) if isinstance(mask, Tensor)
                     else np.expand_dims(mask, -2))   # NumPy or CuPy alike
-        context, weights = self.forward(query.unsqueeze(1), keys, values, mask, prev)
+        context, weights = self.forward(query.unsqueeze(1), keys, values, mask, prev,
+                                        projected_keys)
         return context[:, 0], weights[:, 0]
 
     def extra_repr(self) -> str:

@@ -147,6 +147,8 @@ def _small(g2p, **changes):
                                      dict(attention="location-aware"),
                                      dict(readout="gru"),
                                      dict(readout="gru", attention="location-aware"),
+                                     dict(decoder_input="fed"),
+                                     dict(decoder_input="fed", attention="dot"),
                                      dict(model="transformer")])
 def test_step_by_step_decoding_equals_teacher_forcing(g2p, changes):
     """Feeding the reference one phoneme at a time through step() gives the log-probabilities
@@ -168,6 +170,33 @@ def test_step_by_step_decoding_equals_teacher_forcing(g2p, changes):
                 np.testing.assert_allclose(w, weights.numpy()[:, t], atol=2e-6)
 
 
+@pytest.mark.parametrize("attention", ["location-aware", "dot"])
+def test_fed_decoder_reads_the_last_readout_and_the_plain_one_does_not(g2p, attention):
+    """Input feeding: h_t reads h̃_{t−1} = tanh(W_c [h_{t−1}; c_{t−1}]), so a change of W_c
+    moves the attention weights from the second phoneme on (never the first); without it the
+    decoder's states, and so its weights, do not depend on W_c at all."""
+    rng = np.random.default_rng(2)
+    letters = mg.tensor(rng.integers(3, 12, size=(3, 5)))
+    tgt_in = mg.tensor(np.concatenate([np.ones((3, 1), int), rng.integers(3, 9, (3, 3))], 1))
+    for decoder_input in ("fed", "phoneme"):
+        _, model = _small(g2p, attention=attention, decoder_input=decoder_input)
+        model.eval()
+        with mg.no_grad():
+            before = model(letters, tgt_in)[1].numpy()
+            model.combine.weight.data = model.combine.weight.data * 3.0
+            after = model(letters, tgt_in)[1].numpy()
+        np.testing.assert_array_equal(after[:, 0], before[:, 0])
+        if decoder_input == "fed":
+            assert (np.abs(after - before).max(axis=(0, 2))[1:] > 1e-6).all()   # every t ≥ 1
+        else:
+            np.testing.assert_array_equal(after, before)
+    with pytest.raises(ValueError, match="decoder_input 'fed' reads h̃_{t−1} of the linear "
+                                         "readout, got readout 'gru'"):
+        _small(g2p, decoder_input="fed", readout="gru")
+    with pytest.raises(ValueError, match="decoder_input must be 'phoneme' or 'fed', got 'feed'"):
+        _small(g2p, decoder_input="feed")
+
+
 @pytest.mark.parametrize("kind", ["element", "locked"])
 def test_dropout_kind_locked_shares_one_draw_along_the_sequence(g2p, kind):
     _, model = _small(g2p, dropout=0.5, dropout_kind=kind)
@@ -183,7 +212,8 @@ def test_dropout_kind_locked_shares_one_draw_along_the_sequence(g2p, kind):
 
 
 @pytest.mark.parametrize("changes", [dict(readout="linear"), dict(readout="gru"),
-                                     dict(attention="location-aware"), dict(model="transformer")])
+                                     dict(attention="location-aware"), dict(decoder_input="fed"),
+                                     dict(model="transformer")])
 def test_beam_of_one_is_greedy_and_wider_beams_score_at_least_as_well(g2p, changes):
     seq2seq = importlib.import_module("_seq2seq")
     _, net = _small(g2p, **changes)
@@ -228,13 +258,15 @@ def test_first_20_losses_match_pytorch(g2p, attention):
     np.testing.assert_allclose(losses, torch_losses, rtol=2e-6)
 
 
-@pytest.mark.parametrize("attention", ["dot", "additive", "location-aware"])
-def test_compiled_training_steps_equal_eager_ones_bit_for_bit(g2p, attention):
+@pytest.mark.parametrize("changes", [dict(attention="dot"), dict(attention="additive"),
+                                     dict(attention="location-aware"),
+                                     dict(attention="location-aware", decoder_input="fed")])
+def test_compiled_training_steps_equal_eager_ones_bit_for_bit(g2p, changes):
     """The scripts train through mg.compile: on batches of three shapes (captures, then
     replays of each, dropout drawn anew at every step) the compiled steps give the eager
     steps' losses and weights exactly, for every attention kind."""
     seq2seq = importlib.import_module("_seq2seq")
-    config = g2p.Config(**{**g2p.QUICK, "attention": attention, "dropout": 0.2})
+    config = g2p.Config(**{**g2p.QUICK, **changes, "dropout": 0.2})
     rng = np.random.default_rng(5)
     shapes = [(4, 3, 5), (3, 1, 2), (4, 3, 5), (2, 6, 4)] * 3      # (B, S, T), shapes recur
     batches = [(rng.integers(1, 20, (b, s)), rng.integers(3, 30, (b, t)),

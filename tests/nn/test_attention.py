@@ -599,6 +599,33 @@ def test_location_aware_attention_step_by_step_equals_the_sequence(rng):
         np.testing.assert_allclose(c_t.numpy(), ctx.numpy()[:, t], atol=1e-12)
 
 
+@pytest.mark.parametrize("B, T, S", [(2, 4, 5), (1, 1, 1)])
+def test_location_aware_attention_projected_keys_made_once_give_the_same_values_and_gradients(
+        B, T, S, rng):
+    """A decoder stepping one query at a time passes project_keys(keys), made once: the
+    weights, the context and every parameter's gradient are those of the whole sequence."""
+    layer = _location_layer()
+    q, k, v = _f64(rng, B, T, 3), _f64(rng, B, S, 4), _f64(rng, B, S, 2)
+    g = rng.standard_normal((B, T, 2))
+    ctx, w = layer(q, k, v)
+    (ctx * g).sum().backward()
+    expected = {name: p.grad.numpy().copy() for name, p in layer.named_parameters()}
+    layer.zero_grad()
+    projected, prev, contexts = layer.project_keys(k), layer.initial_weights(k), []
+    for t in range(T):
+        c_t, prev = layer.step(q[:, t], k, v, prev, projected_keys=projected)
+        np.testing.assert_allclose(prev.numpy(), w.numpy()[:, t], atol=1e-12)
+        contexts.append(c_t)
+    (mg.stack(contexts, axis=1) * g).sum().backward()
+    for name, p in layer.named_parameters():
+        np.testing.assert_allclose(p.grad.numpy(), expected[name], atol=1e-12, err_msg=name)
+    assert mg.gradcheck(lambda pk: layer(q, k, v, projected_keys=pk)[0],
+                        (layer.project_keys(k).detach().requires_grad_(),))
+    with pytest.raises(ValueError, match=r"LocationAwareAttention: projected_keys must be "
+                                         r"project_keys\(keys\) \(B, Lk, A\) = "):
+        layer(q, k, v, projected_keys=_f64(rng, B, S, 4))
+
+
 def test_location_aware_attention_without_location_weights_is_additive_attention(rng):
     """W_f = 0: the previous weights are not seen, and the scores are vᵀ tanh(W_q q + W_k k)."""
     layer = _location_layer()

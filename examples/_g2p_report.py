@@ -52,7 +52,8 @@ LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3", "g2p-dropout3", "g2p-dropout0"
           "g2p-hidden192", "g2p-batch64", "g2p-ema", "g2p-ls0", "g2p-transformer",  # each
           "g2p-additive", "g2p-locked", "g2p-batch256", "g2p-b256-lr5e-3",
           "g2p-location-aware", "g2p-ls2", "g2p-la-hidden192", "g2p-la-enc1",
-          "g2p-la-wd5e-2", "g2p-la-first", "g2p-la-ema", "g2p-la-fed")
+          "g2p-la-wd5e-2", "g2p-la-first", "g2p-la-ema", "g2p-la-fed",
+          "g2p-la-ls2")
 # runs with a longer budget: {run: the 30-minute run it is compared with}
 LONGER = {"g2p-long": "g2p-linear", "g2p-long-dropout2": "g2p-additive"}
 SEEDS = {"g2p-linear-seed1": "g2p-linear",        # the same recipe and budget, another seed

@@ -55,7 +55,8 @@ LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3", "g2p-dropout3", "g2p-dropout0"
           "g2p-la-wd5e-2", "g2p-la-first", "g2p-la-ema", "g2p-la-fed",
           "g2p-la-ls2")
 # runs with a longer budget: {run: the 30-minute run it is compared with}
-LONGER = {"g2p-long": "g2p-linear", "g2p-long-dropout2": "g2p-additive"}
+LONGER = {"g2p-long": "g2p-linear", "g2p-long-dropout2": "g2p-additive",
+          "g2p-la-long": "g2p-location-aware"}
 SEEDS = {"g2p-linear-seed1": "g2p-linear",        # the same recipe and budget, another seed
          "g2p-dropout0-seed1": "g2p-dropout0", "g2p-additive-seed1": "g2p-additive",
          "g2p-location-aware-seed1": "g2p-location-aware",
@@ -362,8 +363,19 @@ def region_longer(runs: dict) -> str:
             + f". Test WER with beam: {wer_se(long_m['test_beam'])} against "
             f"{wer_se(short_m['test_beam'])}. Paired, " + comparison(runs, name, short)
             + f" The training loss of the last 50 steps (label smoothing and dropout included) "
-            f"ended at {long_m['final_loss']:.3f} against {short_m['final_loss']:.3f}.")
+            f"ended at {long_m['final_loss']:.3f} against {short_m['final_loss']:.3f}."
+            + _against_the_transformer(long_m))
     return "\n\n".join(lines) or "(no longer run recorded yet)"
+
+
+def _against_the_transformer(metrics: dict) -> str:
+    """How far a longer run's test WER (beam) is from the g2p-seq2seq Transformer's row."""
+    row = next(r for r in published()["references"] if r["system"].startswith("g2p-seq2seq"))
+    gap = metrics["test_beam"]["wer"] - row["wer"]
+    return (f" Against the g2p-seq2seq Transformer ({pct(row['wer'])}, published, its training "
+            f"time not stated) it ends {abs(100 * gap):.2f} points "
+            f"{'behind' if gap > 0 else 'ahead'} after {metrics['train_seconds'] / 3600:.1f} "
+            f"CPU-hours.")
 
 
 def region_seeds(runs: dict) -> str:

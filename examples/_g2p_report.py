@@ -53,7 +53,7 @@ LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3", "g2p-dropout3", "g2p-dropout0"
           "g2p-additive", "g2p-locked", "g2p-batch256", "g2p-b256-lr5e-3",
           "g2p-location-aware", "g2p-ls2", "g2p-la-hidden192", "g2p-la-enc1",
           "g2p-la-wd5e-2", "g2p-la-first", "g2p-la-ema", "g2p-la-fed",
-          "g2p-la-ls2")
+          "g2p-la-ls2", "g2p-la-lr2e-3")
 # runs with a longer budget: {run: the 30-minute run it is compared with}
 LONGER = {"g2p-long": "g2p-linear", "g2p-long-dropout2": "g2p-additive",
           "g2p-la-long": "g2p-location-aware"}
@@ -291,9 +291,10 @@ def _flag(name: str, value) -> str:
 
 def _changed_flags(config: dict, reference: dict) -> str:
     """The flags, besides the budget and how often dev is scored, that turn the recipe of
-    `reference` into that of `config`."""
+    `reference` into that of `config`. A setting a run's record lacks (recorded before the
+    setting existed) had its default's effect."""
     return " ".join(_flag(f.name, config[f.name]) for f in fields(g2p.Config)
-                    if f.name in config and config[f.name] != reference.get(f.name)
+                    if f.name in config and config[f.name] != reference.get(f.name, f.default)
                     and f.name not in ("minutes", "eval_every"))
 
 

@@ -395,8 +395,8 @@ def region_seeds(runs: dict) -> str:
                f"order; {a['steps']:,} steps against {b['steps']:,})")
         lines.append(
             f"`{name}` repeats `{first}` {how}. Dev WER (greedy) "
-            f"{pct(a['dev_greedy']['wer'])} against {pct(b['dev_greedy']['wer'])}; test WER with beam {wer_se(a['test_beam'])} "
-            f"against {wer_se(b['test_beam'])}. Paired, " + comparison(runs, name, first))
+            f"{pct(a['dev_greedy']['wer'])} against {pct(b['dev_greedy']['wer'])}; test WER "
+            f"with beam {wer_se(a['test_beam'])} against {wer_se(b['test_beam'])}. Paired, " + comparison(runs, name, first))
     return "\n\n".join(lines) or "(no second seed recorded yet)"
 
 

@@ -13,7 +13,8 @@ read with what it attended to (gru: a second decoder GRU, which remembers where 
 before); `--decoder-input fed` gives the decoder GRU h̃_{t−1} beside the previous phoneme
 (input feeding).
 Under teacher forcing every decoder input is known in advance, so each decoder GRU runs as ONE
-fused nn.GRU call per batch (with input feeding, one call per phoneme). A batch holds words of one length (no source padding).
+fused nn.GRU call per batch (with input feeding, one call per phoneme). A batch holds words of
+one length (no source padding).
 `--model transformer`: the g2p-seq2seq design instead (TransformerG2P).
 
 Protocol: Adam (AdamW with `--weight-decay`) with warm-up and cosine decay over a budget of CPU

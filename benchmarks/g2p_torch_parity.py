@@ -5,9 +5,9 @@ tolerance.
 The PyTorch model below is written from the model's equations (see GRUAttentionG2P in
 g2p.py) with torch.nn.GRU (bidirectional), torch.nn.Linear and torch.nn.Embedding, whose
 parameter names are those of minigrad's nn, so one state dict loads into both. Dropout is
-off (the two libraries draw different random masks), and so is label smoothing; everything else
-is the training step of g2p.py: cross-entropy ignoring padding, gradient-norm clipping at 1, Adam with g2p.py's
-learning-rate schedule.
+off (the two libraries draw different random masks), and so is label smoothing; everything
+else is the training step of g2p.py: cross-entropy ignoring padding, gradient-norm clipping at
+1, Adam with g2p.py's learning-rate schedule.
 
 The trajectory is written to tests/examples/golden/g2p_torch_trajectory.npz together with the
 initial weights and the batches, so that tests/examples/test_g2p.py checks minigrad against

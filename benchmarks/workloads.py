@@ -8,9 +8,9 @@ over the same initial weights:
     torch_workloads.py     PyTorch on the CPU, only when `torch` is installed
 
 W0–W3 also under `minigrad.compile` (named "... compiled": the same minigrad step, captured
-once and replayed), and W2 from primitives a further way, as a measuring stick: `tape_floor.py`, a minimal tape
-autodiff with none of a framework's features (the floor for an engine that runs Python per
-operation).
+once and replayed), and W2 from primitives a further way, as a measuring stick:
+`tape_floor.py`, a minimal tape autodiff with none of a framework's features (the floor for an
+engine that runs Python per operation).
 
 An implementation is named here by its module and class and imported only when asked for, so a
 process that measures NumPy's memory never imports minigrad or torch.

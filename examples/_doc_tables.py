@@ -109,10 +109,12 @@ def table_soft_vs_hard(results: dict) -> str:
             query_key = "0, 0 at every step"
         else:
             smallest = min(h["grad_query"] + h["grad_key"])
-            query_key = (f"{statistics.median(h['grad_query']):.3f}, {statistics.median(h['grad_key']):.3f} " +
+            query_key = (f"{statistics.median(h['grad_query']):.3f}, "
+                         f"{statistics.median(h['grad_key']):.3f} " +
                          (f"(never 0; smallest {sci(smallest)})" if smallest > 0 else
                           "(0 at some steps)"))
-        value = f"{statistics.median(h['grad_value']):.3f}" if any(h["grad_value"]) else "0 at every step"
+        value = (f"{statistics.median(h['grad_value']):.3f}" if any(h["grad_value"])
+                 else "0 at every step")
         rows.append([name, f"{f['first_loss']:.3f} → {f['loss']:.3f}", pct(f["accuracy"]),
                      query_key, value])
     return table(["lookup", "loss, first step → mean of the last 20",

@@ -13,8 +13,9 @@
                                                              # regions of examples/README.md
 
 Recorded runs live in examples/results/g2p/, the published rows in
-examples/results/published.json. Every g2p number in the README sits between `<!-- g2p: KEY -->` and `<!-- /g2p -->` and is
-rendered here from the results files; `--check` exits 1 when the README and the data differ.
+examples/results/published.json. Every g2p number in the README sits between
+`<!-- g2p: KEY -->` and `<!-- /g2p -->` and is rendered here from the results files;
+`--check` exits 1 when the README and the data differ.
 Uncertainty: the standard error of a WER, √(p(1 − p)/n); a claim that run A beats run B rests
 on the same words scored by both (`per_word` in the results): a paired bootstrap 95 % interval
 of the WER difference and McNemar's exact test on the words where exactly one run is right.
@@ -251,8 +252,9 @@ def region_table(runs: dict) -> str:
 
 
 def region_levers(runs: dict) -> str:
-    lines = ["| run | change from the default | parameters | steps | training loss, last 50 steps | best step | "
-             "dev WER (greedy) | test WER greedy | test WER beam | test PER beam | wall time |",
+    lines = ["| run | change from the default | parameters | steps | training loss, last 50 "
+             "steps | best step | dev WER (greedy) | test WER greedy | test WER beam | test PER "
+             "beam | wall time |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in LEVERS:
         if name not in runs:
@@ -396,7 +398,8 @@ def region_seeds(runs: dict) -> str:
         lines.append(
             f"`{name}` repeats `{first}` {how}. Dev WER (greedy) "
             f"{pct(a['dev_greedy']['wer'])} against {pct(b['dev_greedy']['wer'])}; test WER "
-            f"with beam {wer_se(a['test_beam'])} against {wer_se(b['test_beam'])}. Paired, " + comparison(runs, name, first))
+            f"with beam {wer_se(a['test_beam'])} against {wer_se(b['test_beam'])}. Paired, "
+            + comparison(runs, name, first))
     return "\n\n".join(lines) or "(no second seed recorded yet)"
 
 
@@ -439,6 +442,8 @@ def region_model(runs: dict) -> str:
                                    f"see {c.get('location_filters')} filters of width "
                                    f"{c.get('location_width')} slid over the previous "
                                    f"phoneme's weights)"}[c["attention"]]
+    locked = (" (locked: one draw per word and feature)" if c.get("dropout_kind") == "locked"
+              else "")
     reads = ("the previous phoneme and the previous step's readout `h̃_{t−1}` (input feeding, "
              "`--decoder-input fed`; it then runs one step at a time)"
              if c.get("decoder_input") == "fed" else "the previous phoneme")
@@ -448,7 +453,7 @@ def region_model(runs: dict) -> str:
             f"{attention} over the encoder states; then the readout {readout} "
             f"(`--readout {c['readout']}`); `softmax(W_o h̃_t)`. Cross-entropy with label "
             f"smoothing {c['label_smoothing']:g}, dropout {c['dropout']:g}"
-            f"{' (locked: one draw per word and feature)' if c.get('dropout_kind') == 'locked' else ''}"
+            f"{locked}"
             f", Adam with a "
             f"{100 * c['warmup']:g} % warm-up and cosine decay to 5 % of the peak {c['lr']:g}, "
             f"gradient norm clipped at {c['clip']:g}, batches of {c['batch_size']} words of one "
@@ -567,9 +572,9 @@ def region_finish(runs: dict) -> str:
         "```"])
 
 
-REGIONS = {"overview": region_overview, "fit": region_fit, "parity": region_parity, "table": region_table,
-           "levers": region_levers, "verdict": region_verdict, "curve": region_curve,
-           "errors": region_errors, "split": region_split, "figures": region_figures,
+REGIONS = {"overview": region_overview, "fit": region_fit, "parity": region_parity,
+           "table": region_table, "levers": region_levers, "verdict": region_verdict,
+           "curve": region_curve, "errors": region_errors, "split": region_split, "figures": region_figures,
            "longer": region_longer, "model": region_model, "seeds": region_seeds,
            "schedule": region_schedule, "commands": region_commands, "finish": region_finish}
 REGION = re.compile(r"(<!-- g2p: (\S+) -->\n)(.*?)(<!-- /g2p -->)", re.S)

@@ -51,7 +51,8 @@ check.softmax_jacobian(mine.softmax_jacobian)
 # %%
 rng = np.random.default_rng(0)
 dims = [2, 4, 8, 16, 32, 64, 128, 256, 512]
-stats = {"unscaled": {"variance": [], "jacobian": []}, "scaled by 1/√d": {"variance": [], "jacobian": []}}
+stats = {"unscaled": {"variance": [], "jacobian": []},
+         "scaled by 1/√d": {"variance": [], "jacobian": []}}
 for d in dims:
     q = rng.standard_normal((200, d))
     k = rng.standard_normal((200, 16, d))

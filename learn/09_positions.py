@@ -147,12 +147,14 @@ make_batch = lambda rng: tasks.order_batch(rng, 64, 6)
 test = tasks.order_batch(np.random.default_rng(99), 500, 6)
 probe = test[0][:5]
 histories = {}
-for name, positions in (("no positions", None), ("sinusoidal positions", mine.sinusoidal_encoding(6, 16))):
+for name, positions in (("no positions", None),
+                        ("sinusoidal positions", mine.sinusoidal_encoding(6, 16))):
     mg.manual_seed(0)
     model = OrderClassifier(positions)
     histories[name] = tasks.train_labels(model, make_batch, steps=150, lr=1e-2)
     with mg.no_grad():
-        flip = np.abs(model(mg.tensor(probe)).numpy() - model(mg.tensor(probe[:, ::-1].copy())).numpy()).max()
+        flipped = model(mg.tensor(probe[:, ::-1].copy())).numpy()
+        flip = np.abs(model(mg.tensor(probe)).numpy() - flipped).max()
     print(f"{name:21s}: test accuracy {tasks.label_accuracy(model, *test):.1%}; largest change of "
           f"a logit when the sequence is reversed: {flip:.2e}")
 print(f"trained in {timer():.1f} s")
@@ -162,7 +164,8 @@ fig, ax = plt.subplots(figsize=(6, 3.2))
 for name, losses in histories.items():
     ax.plot(np.convolve(losses, np.ones(10) / 10, mode="valid"), label=name)
 ax.axhline(np.log(2), color="gray", ls=":", label="a coin: ln 2")
-ax.set(xlabel="step", ylabel="cross-entropy (10-step mean)", title="is the first digit smaller than the last?")
+ax.set(xlabel="step", ylabel="cross-entropy (10-step mean)",
+       title="is the first digit smaller than the last?")
 ax.legend()
 ax.grid(alpha=0.3)
 

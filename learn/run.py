@@ -9,9 +9,9 @@
 Each lesson runs in its own process with a non-interactive matplotlib backend (figures are
 saved with --figures DIR). With --solutions the run fails unless every exercise's check passed
 and every step finished within --max-seconds, and it records each step's time in
-learn/timings.json (and the line of step times in learn/README.md). With --stubs it fails unless every exercise's check failed with the "not
-written yet" message naming that exercise, and nothing crashed anywhere else. Exit status 0
-means the run is what the mode promises.
+learn/timings.json (and the line of step times in learn/README.md). With --stubs it fails
+unless every exercise's check failed with the "not written yet" message naming that exercise,
+and nothing crashed anywhere else. Exit status 0 means the run is what the mode promises.
 """
 
 from __future__ import annotations

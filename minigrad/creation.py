@@ -142,7 +142,8 @@ def triu_indices(n: int, k: int = 0, m: int | None = None, device="cpu") -> tupl
 def _random(kind, shape, dtype, requires_grad, device) -> Tensor:
     backend, index = parse_device(device)
     dtype = np.dtype(DEFAULT_FLOAT if dtype is None else dtype)
-    t = Tensor._from_array(backend.random(kind, _shape("randn" if kind == "normal" else "rand", shape), dtype, index))
+    shape = _shape("randn" if kind == "normal" else "rand", shape)
+    t = Tensor._from_array(backend.random(kind, shape, dtype, index))
     recorder = _recorder()
     if recorder is not None:                  # drawn again at every replay of a compiled step
         recorder.random_tensor(t, kind, backend, index, requires_grad)

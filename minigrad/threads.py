@@ -2,10 +2,11 @@
 
 minigrad's matrix products are mostly small (a GRU step is (32, 128) @ (128, 384)). A
 multi-threaded BLAS wakes its threads for each of them, and on a machine whose cores are busy
-with other work each product then waits for a core, many times per training step. So minigrad uses **one BLAS thread by default**, set
-when it is imported, unless the BLAS's own variables (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS,
-MKL_NUM_THREADS) were set before the program started, which are then left to rule. For large
-matrices on idle cores, `set_num_threads(n)` gives the BLAS n threads again.
+with other work each product then waits for a core, many times per training step. So minigrad
+uses **one BLAS thread by default**, set when it is imported, unless the BLAS's own variables
+(OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, MKL_NUM_THREADS) were set before the program started,
+which are then left to rule. For large matrices on idle cores, `set_num_threads(n)` gives the
+BLAS n threads again.
 
 The setting is made through the BLAS library's own call (`openblas_set_num_threads`,
 `MKL_Set_Num_Threads`), found among the shared libraries the process has loaded. Where none can

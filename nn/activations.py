@@ -1,5 +1,6 @@
-"""Activation modules, named and parametrised as in torch.nn, each calling the minigrad function of the same name (which states its formula and
-its gradient at the kinks). None has parameters; every one keeps the input's shape."""
+"""Activation modules, named and parametrised as in torch.nn, each calling the minigrad function
+of the same name (which states its formula and its gradient at the kinks). None has
+parameters; every one keeps the input's shape."""
 
 from __future__ import annotations
 

@@ -61,7 +61,8 @@ class AttentionWeights(mg.FusedFunction):
         ∂q = scale · ∂S k,   ∂k = scale · ∂Sᵀ q
 
     `array_backward` computes this on arrays. When a graph of the backward is recorded
-    (create_graph=True), `recorded_backward` rebuilds w from matmul, masked_fill and softmax and differentiates that.
+    (create_graph=True), `recorded_backward` rebuilds w from matmul, masked_fill and softmax
+    and differentiates that.
     """
 
     def __init__(self, scale: float):

@@ -1,5 +1,5 @@
-"""Activation functions: sigmoid, relu, gelu, silu, softplus, elu, celu, selu, leaky_relu, hardtanh, relu6,
-hardsigmoid, hardswish, mish, softsign, logsigmoid, softmin, and erf/erfc.
+"""Activation functions: sigmoid, relu, gelu, silu, softplus, elu, celu, selu, leaky_relu,
+hardtanh, relu6, hardsigmoid, hardswish, mish, softsign, logsigmoid, softmin, and erf/erfc.
 
 Each piecewise one states its derivative at the kinks as PyTorch takes it: the branch that
 holds at the kink itself (leaky_relu's slope at 0, elu's α at 0, hardswish's outer slopes 0

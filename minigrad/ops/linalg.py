@@ -204,9 +204,10 @@ def _sum_letters(x, term: str, wanted: set):
 def einsum(subscripts: str, *operands) -> Tensor:
     """Σ of products over index letters, as numpy.einsum / torch.einsum: "ij,jk->ik" is a
     matrix product, "bhqd,bhkd->bhqk" attention scores, "ii->i" a diagonal, "i,i->" a dot
-    product; "..." stands for leading axes (summed when the output leaves it out, as in PyTorch), and
-    without "->" the output is the letters used once, in alphabetical order. Operands may also be given as one list. Letters of size 1
-    broadcast. Every operand gets its gradient (one more einsum each)."""
+    product; "..." stands for leading axes (summed when the output leaves it out, as in
+    PyTorch), and without "->" the output is the letters used once, in alphabetical order.
+    Operands may also be given as one list. Letters of size 1 broadcast. Every operand gets its
+    gradient (one more einsum each)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not isinstance(subscripts, str):

@@ -297,10 +297,11 @@ def var(x: Tensor, axis=None, keepdims: bool = False, ddof: int | None = None, *
 
     `ddof=0` gives the population variance, `ddof=1` the unbiased sample variance; `correction`
     is PyTorch's name for `ddof`. Left out, it follows the call's spelling: 0 (NumPy's default)
-    with `axis=` or no axis, 1 (PyTorch's) when the call says `dim=` or `keepdim=`. Shape: the reduced axes are dropped, or kept as size 1 with `keepdims`. When
-    0 < n ≤ ddof no degrees of freedom are left: the divisor is max(n − ddof, 0) = 0, so the
-    result is inf (NaN where the slice is constant) with a RuntimeWarning; an empty slice
-    (n = 0) gives NaN, as in NumPy and PyTorch. Integers give float32.
+    with `axis=` or no axis, 1 (PyTorch's) when the call says `dim=` or `keepdim=`. Shape: the
+    reduced axes are dropped, or kept as size 1 with `keepdims`. When 0 < n ≤ ddof no degrees
+    of freedom are left: the divisor is max(n − ddof, 0) = 0, so the result is inf (NaN where
+    the slice is constant) with a RuntimeWarning; an empty slice (n = 0) gives NaN, as in NumPy
+    and PyTorch. Integers give float32.
     """
     pytorch = dim is not None or keepdim is not None
     axis = axis_or_dim(axis, dim, "var")

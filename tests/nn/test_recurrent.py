@@ -220,7 +220,8 @@ def test_dropout_between_layers_only_in_training(rng):
 
 def test_bad_inputs_raise_clear_errors(rng):
     gru = nn.GRU(3, 4, num_layers=2)
-    with pytest.raises(ValueError, match=r"GRU: input must be \(B, T, I\) or unbatched \(T, I\) with I = 3"):
+    with pytest.raises(ValueError,
+                       match=r"GRU: input must be \(B, T, I\) or unbatched \(T, I\) with I = 3"):
         gru(mg.zeros(2, 5, 4))
     with pytest.raises(ValueError, match=r"GRU: h0 must have shape \(2, 2, 4\)"):
         gru(mg.zeros(2, 5, 3), mg.zeros(1, 2, 4))

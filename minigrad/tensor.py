@@ -507,17 +507,17 @@ class Tensor:
         return ops.min(self, *axis, **spelling)
 
     def var(self, axis=None, keepdims=False, ddof=None, *, dim=None, correction=None,
-            keepdim=None):
+            keepdim=None, unbiased=None):
         """Σ (x − x̄)² / (n − ddof) over `axis` (or `dim`); ddof 0 (NumPy's) unless the call
         says `dim=`/`keepdim=` (then 1, PyTorch's); see `minigrad.var`."""
         return ops.var(self, axis, keepdims, ddof, dim=dim, correction=correction,
-                       keepdim=keepdim)
+                       keepdim=keepdim, unbiased=unbiased)
 
     def std(self, axis=None, keepdims=False, ddof=None, *, dim=None, correction=None,
-            keepdim=None):
+            keepdim=None, unbiased=None):
         """√var over `axis` (or `dim`), ddof as in `var`; see `minigrad.std`."""
         return ops.std(self, axis, keepdims, ddof, dim=dim, correction=correction,
-                       keepdim=keepdim)
+                       keepdim=keepdim, unbiased=unbiased)
 
     def logsumexp(self, axis=LAST_AXIS, keepdims=False, *, dim=None, keepdim=None):
         """log Σ exp(x) over `axis` (or `dim`), without overflow; see `minigrad.logsumexp`."""
@@ -962,10 +962,10 @@ class Tensor:
         return ops.lerp(self, end, weight)
 
     # -- sorting --------------------------------------------------------------------------------
-    def sort(self, axis=LAST_AXIS, *, dim=None, descending=False, stable=True):
-        """The values sorted along `axis` (NumPy's; positions: `argsort`); see
-        `minigrad.sort`."""
-        return ops.sort(self, axis, dim=dim, descending=descending, stable=stable)
+    def sort(self, *axis, **spelling):
+        """Sorted along one axis: the values with `axis=` (NumPy's), (values, indices) with
+        `dim=`, `descending=` or `stable=` (PyTorch's); see `minigrad.sort`."""
+        return ops.sort(self, *axis, **spelling)
 
     def argsort(self, axis=LAST_AXIS, *, dim=None, descending=False, stable=True):
         """The positions that sort along `axis`, stable; see `minigrad.argsort`."""

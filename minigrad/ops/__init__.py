@@ -27,7 +27,7 @@ from .reduce import (MaxResult, all, any, cummax, cummin, cumprod, cumsum, logcu
                      logsumexp, max, mean, min, norm, prod, std, std_mean, sum, var, var_mean,
                      vector_norm)
 from .linalg import addmm, einsum, matmul, outer
-from .sorting import argsort, kthvalue, sort, topk
+from .sorting import SortResult, argsort, kthvalue, sort, topk
 from .nn_ops import dropout, log_softmax, softmax
 from .activations import (celu, elu, erf, erfc, gelu, glu, hardsigmoid, hardswish, hardtanh,
                           leaky_relu, logsigmoid, mish, relu, relu6, selu, sigmoid, silu,
@@ -64,7 +64,7 @@ __all__ = [
     # linear algebra
     "addmm", "einsum", "matmul", "outer",
     # sorting
-    "argsort", "kthvalue", "sort", "topk",
+    "argsort", "kthvalue", "sort", "SortResult", "topk",
     # layers' primitives
     "dropout", "log_softmax", "softmax",
 ]

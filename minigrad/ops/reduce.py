@@ -19,6 +19,7 @@ from ..tensor import LAST_AXIS, Tensor
 from .common import (as_float, axis_or_dim, constant, keepdims_or_keepdim, normalize_axis,
                      one_axis, zero_gradient)
 from .elementwise import abs as magnitude
+from .elementwise import maximum, minimum
 from .indexing import argmax, argmin, take_along_axis
 from .shape import astype, reshape, squeeze
 
@@ -144,13 +145,16 @@ def max(x: Tensor, *args, axis=None, keepdims=None, dim=None, keepdim=None):
 
     The spelling decides the result: `axis=` or `keepdims=` give the values, `dim=` or
     `keepdim=` the pair. A bare positional axis (`x.max(1)`) means the values in NumPy and the
-    pair in PyTorch, so it raises, saying which keyword to write.
+    pair in PyTorch, so it raises, saying which keyword to write. A Tensor in its place is
+    PyTorch's `torch.max(x, other)`: the elementwise `maximum`.
 
     Gradient of the values: with `axis`, ties split it evenly (each of k equal maxima gets 1/k);
     with `dim`, all of it goes to the returned index (the first maximum), as in PyTorch.
     Reducing over an axis of length 0 raises ValueError; an empty tensor reduced along
     non-empty axes gives an empty result.
     """
+    if args and isinstance(args[0], Tensor):
+        return _elementwise(maximum, x, args, axis, keepdims, dim, keepdim, "max")
     pair, axis, keep = _extreme(x, args, axis, keepdims, dim, keepdim, "max", argmax)
     return pair or Max.apply(x, axes=_reduced_axes(axis, x, "max"), keepdims=keep)
 
@@ -164,9 +168,21 @@ class Min(Max):
 
 def min(x: Tensor, *args, axis=None, keepdims=None, dim=None, keepdim=None):
     """The minimum over `axis` (the values) or along `dim` (a `MaxResult` (values, indices)),
-    with `max`'s rules for spellings, ties and empty axes."""
+    with `max`'s rules for spellings, ties and empty axes (a Tensor in the axis's place: the
+    elementwise `minimum`)."""
+    if args and isinstance(args[0], Tensor):
+        return _elementwise(minimum, x, args, axis, keepdims, dim, keepdim, "min")
     pair, axis, keep = _extreme(x, args, axis, keepdims, dim, keepdim, "min", argmin)
     return pair or Min.apply(x, axes=_reduced_axes(axis, x, "min"), keepdims=keep)
+
+
+def _elementwise(function, x: Tensor, args, axis, keepdims, dim, keepdim, op: str) -> Tensor:
+    """PyTorch's max(x, other) / min(x, other): `function` (maximum or minimum) of the two,
+    which takes no axis."""
+    if len(args) > 1 or (axis, keepdims, dim, keepdim) != (None, None, None, None):
+        raise TypeError(f"{op}: {op}(x, other) with a Tensor `other` is PyTorch's elementwise "
+                        f"{function.__name__} and takes no axis or further argument")
+    return function(x, args[0])
 
 
 def _extreme(x: Tensor, args, axis, keepdims, dim, keepdim, op: str, arg):
@@ -292,11 +308,11 @@ class Var(_Reduction):
 
 
 def var(x: Tensor, axis=None, keepdims: bool = False, ddof: int | None = None, *, dim=None,
-        correction: int | None = None, keepdim=None) -> Tensor:
+        correction: int | None = None, keepdim=None, unbiased: bool | None = None) -> Tensor:
     """y = Σ_axis (x − x̄)² / (n − ddof) over `axis` (or `dim`; None = all axes).
 
     `ddof=0` gives the population variance, `ddof=1` the unbiased sample variance; `correction`
-    is PyTorch's name for `ddof`. Left out, it follows the call's spelling: 0 (NumPy's default)
+    is PyTorch's name for `ddof`, and `unbiased=True`/`False` its older one for 1/0. Left out, it follows the call's spelling: 0 (NumPy's default)
     with `axis=` or no axis, 1 (PyTorch's) when the call says `dim=` or `keepdim=`. Shape: the
     reduced axes are dropped, or kept as size 1 with `keepdims`. When 0 < n ≤ ddof no degrees
     of freedom are left: the divisor is max(n − ddof, 0) = 0, so the result is inf (NaN where
@@ -308,7 +324,7 @@ def var(x: Tensor, axis=None, keepdims: bool = False, ddof: int | None = None, *
     keepdims = keepdims_or_keepdim(keepdims, keepdim, "var")
     x = as_float(x)
     axes = _reduced_axes(axis, x, "var")
-    ddof = _ddof(x, axes, ddof, correction, "var", pytorch)
+    ddof = _ddof(x, axes, ddof, correction, unbiased, "var", pytorch)
     return Var.apply(x, axes=axes, keepdims=keepdims, ddof=ddof)
 
 
@@ -349,10 +365,10 @@ class Std(_Reduction):
 
 
 def std(x: Tensor, axis=None, keepdims: bool = False, ddof: int | None = None, *, dim=None,
-        correction: int | None = None, keepdim=None) -> Tensor:
+        correction: int | None = None, keepdim=None, unbiased: bool | None = None) -> Tensor:
     """y = √var(x), the standard deviation over `axis` (or `dim`; None = all axes).
 
-    `ddof` and `correction` as in `var`: 0 is the population standard deviation, 1 the sample
+    `ddof`, `correction` and `unbiased` as in `var`: 0 is the population standard deviation, 1 the sample
     one; left out, 0 (NumPy's), or 1 when the call says `dim=` or `keepdim=` (PyTorch's). Shape:
     the reduced axes are dropped, or kept as size 1 with `keepdims`. Where all reduced elements are
     equal (y = 0) the gradient is 0, never NaN; an empty slice gives NaN.
@@ -362,7 +378,7 @@ def std(x: Tensor, axis=None, keepdims: bool = False, ddof: int | None = None, *
     keepdims = keepdims_or_keepdim(keepdims, keepdim, "std")
     x = as_float(x)
     axes = _reduced_axes(axis, x, "std")
-    ddof = _ddof(x, axes, ddof, correction, "std", pytorch)
+    ddof = _ddof(x, axes, ddof, correction, unbiased, "std", pytorch)
     return Std.apply(x, axes=axes, keepdims=keepdims, ddof=ddof)
 
 
@@ -395,24 +411,36 @@ def _silenced():
 
 
 def var_mean(x: Tensor, axis=None, keepdims: bool = False, ddof: int | None = None, *,
-             dim=None, correction: int | None = None, keepdim=None) -> tuple[Tensor, Tensor]:
-    """(var(x), mean(x)) over `axis` in one call, as torch.var_mean; `ddof`/`correction` as in
-    `var` (left out: 0, or 1 in a call with `dim=`/`keepdim=`)."""
-    return (var(x, axis, keepdims, ddof, dim=dim, correction=correction, keepdim=keepdim),
+             dim=None, correction: int | None = None, keepdim=None,
+             unbiased: bool | None = None) -> tuple[Tensor, Tensor]:
+    """(var(x), mean(x)) over `axis` in one call, as torch.var_mean; `ddof`/`correction`/
+    `unbiased` as in `var` (left out: 0, or 1 in a call with `dim=`/`keepdim=`)."""
+    return (var(x, axis, keepdims, ddof, dim=dim, correction=correction, keepdim=keepdim,
+                unbiased=unbiased),
             mean(x, axis, keepdims, dim=dim, keepdim=keepdim))
 
 
 def std_mean(x: Tensor, axis=None, keepdims: bool = False, ddof: int | None = None, *,
-             dim=None, correction: int | None = None, keepdim=None) -> tuple[Tensor, Tensor]:
-    """(std(x), mean(x)) over `axis` in one call, as torch.std_mean; `ddof`/`correction` as in
-    `std` (left out: 0, or 1 in a call with `dim=`/`keepdim=`)."""
-    return (std(x, axis, keepdims, ddof, dim=dim, correction=correction, keepdim=keepdim),
+             dim=None, correction: int | None = None, keepdim=None,
+             unbiased: bool | None = None) -> tuple[Tensor, Tensor]:
+    """(std(x), mean(x)) over `axis` in one call, as torch.std_mean; `ddof`/`correction`/
+    `unbiased` as in `std` (left out: 0, or 1 in a call with `dim=`/`keepdim=`)."""
+    return (std(x, axis, keepdims, ddof, dim=dim, correction=correction, keepdim=keepdim,
+                unbiased=unbiased),
             mean(x, axis, keepdims, dim=dim, keepdim=keepdim))
 
 
-def _ddof(x: Tensor, axes, ddof, correction, op: str, pytorch: bool) -> int:
-    """`ddof` or PyTorch's `correction` (not both), checked against the reduced length. Left
-    out, it is NumPy's 0, or PyTorch's 1 in a call spelled PyTorch's way (`dim=`, `keepdim=`)."""
+def _ddof(x: Tensor, axes, ddof, correction, unbiased, op: str, pytorch: bool) -> int:
+    """`ddof`, or PyTorch's `correction` or `unbiased` (one of them), checked against the
+    reduced length. Left out, it is NumPy's 0, or PyTorch's 1 in a call spelled PyTorch's way
+    (`dim=`, `keepdim=`)."""
+    if unbiased is not None:
+        if ddof is not None or correction is not None:
+            raise TypeError(f"{op}: got unbiased={unbiased!r} with ddof={ddof!r} or "
+                            f"correction={correction!r}; they name the same argument, pass one")
+        if not isinstance(unbiased, bool):
+            raise TypeError(f"{op}: unbiased must be True or False, got {unbiased!r}")
+        ddof = int(unbiased)
     if ddof is None and correction is None:
         ddof = 1 if pytorch else 0
     elif correction is not None:

@@ -73,9 +73,18 @@ _REVERSED_AXES = [tuple(range(n - 1, -1, -1)) for n in range(65)]   # x.T for ea
 
 def transpose(x: Tensor, *axes) -> Tensor:
     """Permute axes (NumPy's); with no axes, reverse them (x.T). Two axes of a tensor with more
-    than two (which NumPy refuses) are PyTorch's `transpose(d0, d1)`: those two swapped."""
-    if len(axes) == 2 and x.ndim > 2 and all(isinstance(a, numbers.Integral) for a in axes):
-        return swapaxes(x, *axes)
+    than two (which NumPy refuses) are PyTorch's `transpose(d0, d1)`: those two swapped. Of a
+    2-D tensor, `transpose(0, 1)` is NumPy's identity permutation and PyTorch's swap, so it
+    raises (`transpose(1, 0)` swaps in both)."""
+    if len(axes) == 2 and all(isinstance(a, numbers.Integral) for a in axes):
+        if x.ndim > 2:
+            return swapaxes(x, *axes)
+        if x.ndim == 2 and [a % 2 for a in axes] == [0, 1]:
+            d0, d1 = axes
+            raise TypeError(f"transpose: x.transpose({d0}, {d1}) of a 2-D tensor is ambiguous: "
+                            f"NumPy's permutation ({d0}, {d1}) leaves it as it is, PyTorch's "
+                            f"transpose swaps the two axes. Write x.T, x.swapaxes(0, 1) or "
+                            f"x.transpose(1, 0) for the swap; drop the call for no change")
     if not axes:
         return Transpose.apply(x, axes=_REVERSED_AXES[x.ndim])
     if len(axes) == 1 and not isinstance(axes[0], numbers.Integral):

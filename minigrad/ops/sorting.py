@@ -9,6 +9,7 @@ every run and device.
 from __future__ import annotations
 
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,16 +53,59 @@ def argsort(x: Tensor, axis: int | None = LAST_AXIS, *, dim: int | None = None,
     return constant(order.reshape(shape) if not shape and order.size == 1 else order)
 
 
-def sort(x: Tensor, axis: int | None = LAST_AXIS, *, dim: int | None = None,
-         descending: bool = False, stable: bool = True) -> Tensor:
-    """x sorted along `axis` (or `dim`; the flattened tensor when None): the VALUES, as
-    numpy.sort. (torch.sort also returns the positions: use `argsort`, or `topk(x, n)` for
-    both.) Each value's gradient goes to the element it came from; stable, as `argsort`."""
+class SortResult(NamedTuple):
+    """(values, indices) of a sort, as torch.return_types.sort: named fields, or unpack it as
+    `values, indices = x.sort(dim=1)`."""
+    values: Tensor
+    indices: Tensor
+
+
+_UNSET = object()
+
+
+def sort(x: Tensor, *args, axis=_UNSET, dim: int | None = None, descending: bool | None = None,
+         stable: bool | None = None):
+    """x sorted along one axis (None: the flattened tensor), stable: equal elements keep their
+    order, also with `descending`. Each value's gradient goes to the element it came from.
+
+    The spelling decides the result, as for `max`: NumPy's `sort(x, axis=1)` gives the values;
+    PyTorch's `sort(x, dim=1)`, or a call with `descending=`/`stable=` (PyTorch's keywords, the
+    axis positional or left out: the last), gives a `SortResult` (values, indices). A bare
+    `sort(x)` or `sort(x, 1)` means the values in NumPy and the pair in PyTorch, so it raises,
+    saying which keyword to write. `descending` may also go with `axis=` (the values).
+    """
+    if len(args) > 1:
+        raise TypeError(f"sort: takes one positional argument (the axis), got {len(args)}; "
+                        f"write descending= and stable= by name")
+    torch_keywords = descending is not None or stable is not None
+    if args:
+        if axis is not _UNSET or dim is not None:
+            raise TypeError(f"sort: got the axis {args[0]!r} positionally and as "
+                            f"{'axis' if axis is not _UNSET else 'dim'}=; pass it once")
+        if not torch_keywords:
+            given = args[0]
+            raise TypeError(f"sort: sort(x, {given!r}) is ambiguous: NumPy's gives the values, "
+                            f"PyTorch's (values, indices). Write sort(x, axis={given!r}) for the "
+                            f"values, or sort(x, dim={given!r}) for (values, indices)")
+        dim = args[0]
+    elif axis is _UNSET and dim is None:
+        if not torch_keywords:
+            raise TypeError("sort: sort(x) is ambiguous: NumPy's gives the values, PyTorch's "
+                            "(values, indices). Write sort(x, axis=-1) for the values, or "
+                            "sort(x, dim=-1) for (values, indices)")
+        dim = -1
+    if axis is not _UNSET and dim is not None:
+        raise TypeError(f"sort: got axis={axis!r} and dim={dim!r}; they name the same argument "
+                        f"(NumPy's and PyTorch's spelling), pass one of them")
     shape = x.shape
-    x, axis = _prepare(x, axis, dim, "sort")
-    order = _stable_argsort(x.xp, x.data, axis, descending)
-    values = take_along_axis(x, Tensor._from_array(order), axis)
-    return reshape(values, ()) if not shape and values.size == 1 else values
+    x, along = _prepare(x, dim if axis is _UNSET else axis, None, "sort")
+    order = _stable_argsort(x.xp, x.data, along, bool(descending))
+    values = take_along_axis(x, Tensor._from_array(order), along)
+    if not shape and values.size == 1:                 # a 0-d tensor's one element, 0-d
+        values, order = reshape(values, ()), order.reshape(())
+    if axis is not _UNSET:
+        return values
+    return SortResult(values, constant(order.astype("int64")))
 
 
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):

@@ -144,6 +144,51 @@ def test_a_bare_positional_axis_on_max_and_min_raises():
     close(_x().max(-1, keepdims=True), [[5.0], [7.0]])
 
 
+def test_sort_with_dim_is_values_and_indices():
+    values, indices = _x().sort(dim=1, stable=True)
+    close(values, [[1.0, 3.0, 5.0], [2.0, 7.0, 7.0]])
+    assert indices.tolist() == [[0, 2, 1], [1, 0, 2]]
+    values, indices = mg.sort(_x(), 0, descending=True)
+    close(values, [[7.0, 5.0, 7.0], [1.0, 2.0, 3.0]])
+    assert indices.tolist() == [[1, 0, 1], [0, 1, 0]]
+    with pytest.raises(TypeError, match=r"sort\(x, 1\) is ambiguous"):
+        _x().sort(1)
+
+
+def test_max_and_min_of_two_tensors_are_elementwise():
+    x, y = _x(True), mg.tensor([7.0, 2.0, 1.0], requires_grad=True)
+    close(mg.max(x, y), [[7.0, 5.0, 3.0], [7.0, 2.0, 7.0]])
+    close(x.min(y), [[1.0, 2.0, 1.0], [7.0, 2.0, 1.0]])
+    x.max(y).sum().backward()                             # ties (7, 7) and (2, 2): ½ each
+    close(x.grad, [[0.0, 1.0, 1.0], [0.5, 0.5, 1.0]])
+    close(y.grad, [1.5, 0.5, 0.0])
+    with pytest.raises(TypeError, match="max: max\\(x, other\\) with a Tensor"):
+        mg.max(x, y, dim=0)
+
+
+def test_var_and_std_take_unbiased():
+    a = np.array(X)
+    close(_x().var(unbiased=True), a.var(ddof=1))
+    close(_x().std(1, unbiased=False, keepdim=True), a.std(1, ddof=0, keepdims=True))
+    close(mg.var_mean(_x(), dim=0, unbiased=False)[0], a.var(0))
+    with pytest.raises(TypeError, match="var: got unbiased=True with ddof=1"):
+        _x().var(ddof=1, unbiased=True)
+
+
+def test_transpose_of_a_2d_tensor_by_its_own_order_raises():
+    """NumPy reads x.transpose(0, 1) of a matrix as the identity permutation, PyTorch as the
+    swap: the one call whose two readings differ raises; the others agree."""
+    a = np.array(X)
+    for d0, d1 in [(0, 1), (-2, -1), (0, -1), (-2, 1)]:
+        with pytest.raises(TypeError, match=rf"transpose\({d0}, {d1}\) of a 2-D tensor is "
+                                            rf"ambiguous.*x\.T"):
+            _x().transpose(d0, d1)
+    close(_x().transpose(1, 0), a.T)                      # both libraries: the swap
+    close(_x().transpose(-1, 0), a.T)
+    close(_x().transpose((0, 1)), a)                      # a tuple is NumPy's alone
+    close(mg.transpose(_x(), (1, 0)), a.T)
+
+
 def test_repeat_without_an_axis_raises():
     with pytest.raises(TypeError, match=r"x.tile\(\(2, 1\)\) for PyTorch's"):
         _x().repeat(2, 1)
@@ -237,6 +282,13 @@ def test_against_installed_torch():
                                t.std(dim=1, keepdim=True).numpy())
     for ours, theirs in zip(x.split([1, 2], dim=1), t.split([1, 2], dim=1)):
         np.testing.assert_allclose(ours.numpy(), theirs.numpy())
+    for ours, theirs in zip(x.sort(dim=1, stable=True), t.sort(dim=1, stable=True)):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    other = torch.tensor([7.0, 2.0, 1.0], dtype=torch.float64)
+    np.testing.assert_array_equal(x.max(mg.tensor(other.numpy())).numpy(),
+                                  t.max(other).numpy())
+    np.testing.assert_allclose(x.var(1, unbiased=False).numpy(), t.var(1, unbiased=False).numpy())
+    np.testing.assert_array_equal(x.transpose(1, 0).numpy(), t.transpose(1, 0).numpy())
 
 
 def test_transpose_of_two_dims_swaps_them():

@@ -313,6 +313,18 @@ def comparison(runs: dict, a: str, b: str) -> str:
     return "; ".join(parts) + "."
 
 
+def _paired_cells(runs: dict, a: str, b: str) -> list[str]:
+    """Table cells of run A against run B, on dev (greedy) and on test (beam): WER(A) − WER(B)
+    in points with its paired 95 % bootstrap interval, and McNemar's p."""
+    cells = []
+    for key in ("dev_greedy", "test_beam"):
+        p = paired(runs[a]["metrics"][key]["per_word"], runs[b]["metrics"][key]["per_word"])
+        lo, hi = p["ci95"]
+        cells += [f"{100 * p['difference']:+.2f} [{100 * lo:+.2f}, {100 * hi:+.2f}]",
+                  f"{p['mcnemar_p']:.2g}"]
+    return cells
+
+
 def region_verdict(runs: dict) -> str:
     recorded = [name for name in LEVERS if name in runs]
     chosen = default_run(runs)
@@ -322,20 +334,31 @@ def region_verdict(runs: dict) -> str:
     target = "below" if beam["wer"] < blstm else "not below"
     text = (f"The default is the run with the lowest dev WER, `{chosen}`"
             + (" (the only lever recorded so far)." if len(recorded) == 1 else "."))
-    text += "".join(f" Against `{other}`, paired: " + comparison(runs, chosen, other)
-                    for other in recorded if other != chosen)
     text += (f" Its test WER with beam {m['config']['beam']}, {wer_se(beam)} (± one standard "
              f"error), is {target} the {pct(blstm)} of Yao & Zweig's BiLSTM.")
+    others = [other for other in recorded if other != chosen]
+    if others:
+        text += (f" Against each other lever, on the same words: the WER difference "
+                 f"`{chosen}` − lever in points, with its 95 % paired bootstrap interval, and "
+                 f"McNemar's p (negative: `{chosen}` makes fewer errors).\n\n"
+                 "| lever | dev (greedy): difference [95 % interval] | McNemar p | "
+                 "test (beam): difference [95 % interval] | McNemar p |\n"
+                 "|---|---|---|---|---|")
+        for other in others:
+            text += f"\n| `{other}` | " + " | ".join(_paired_cells(runs, chosen, other)) + " |"
     seeds = [(a, b) for a, b in SEEDS.items() if a in runs and b in runs]
-    for other, first in seeds:
-        gap = abs(runs[other]["metrics"]["dev_greedy"]["wer"]
-                  - runs[first]["metrics"]["dev_greedy"]["wer"])
-        same = runs[other]["metrics"]["run"]["seed"] == runs[first]["metrics"]["run"]["seed"]
-        text += (f" Two {'runs of one recipe and seed' if same else 'seeds of one recipe'} "
-                 f"(`{first}`, `{other}`) differ by "
-                 f"{100 * gap:.2f} points on dev, so a difference between levers smaller than "
-                 f"that is no evidence for either: the paired tests cover the choice of words, "
-                 f"not of {'run' if same else 'seed'}.")
+    if seeds:
+        text += ("\n\nHow far a run moves with nothing but its seed, or with nothing changed "
+                 "(the CPU-time budget lands the schedule elsewhere): a difference between "
+                 "levers smaller than these is no evidence for either, since the paired tests "
+                 "cover the choice of words, not of seed or run.\n\n"
+                 "| run | repeats | with | dev WER difference |\n|---|---|---|---|")
+        for other, first in seeds:
+            gap = abs(runs[other]["metrics"]["dev_greedy"]["wer"]
+                      - runs[first]["metrics"]["dev_greedy"]["wer"])
+            same = runs[other]["metrics"]["run"]["seed"] == runs[first]["metrics"]["run"]["seed"]
+            text += (f"\n| `{other}` | `{first}` | "
+                     f"{'the same seed' if same else 'another seed'} | {100 * gap:.2f} points |")
     return text
 
 

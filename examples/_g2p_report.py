@@ -300,19 +300,6 @@ def _changed_flags(config: dict, reference: dict) -> str:
                     and f.name not in ("minutes", "eval_every"))
 
 
-def comparison(runs: dict, a: str, b: str) -> str:
-    """One sentence on run A against run B, on dev and on test (beam), paired."""
-    parts = []
-    for label, key in (("dev (greedy)", "dev_greedy"), ("test (beam)", "test_beam")):
-        p = paired(runs[a]["metrics"][key]["per_word"], runs[b]["metrics"][key]["per_word"])
-        lo, hi = p["ci95"]
-        parts.append(f"on {label}, WER({a}) − WER({b}) = {100 * p['difference']:+.2f} points, "
-                     f"95 % paired bootstrap interval [{100 * lo:+.2f}, {100 * hi:+.2f}], "
-                     f"McNemar p = {p['mcnemar_p']:.2g} ({p['a_only_wrong']} words wrong only "
-                     f"for `{a}`, {p['b_only_wrong']} only for `{b}`)")
-    return "; ".join(parts) + "."
-
-
 def _paired_cells(runs: dict, a: str, b: str) -> list[str]:
     """Table cells of run A against run B, on dev (greedy) and on test (beam): WER(A) − WER(B)
     in points with its paired 95 % bootstrap interval, and McNemar's p."""
@@ -363,9 +350,10 @@ def region_verdict(runs: dict) -> str:
 
 
 def region_longer(runs: dict) -> str:
-    """Each longer run against the 30-minute run of the same recipe: dev along the way, and the
-    end on dev and test, paired."""
-    lines = []
+    """Each longer run against the 30-minute run of the same recipe: its budget and steps, dev
+    along the way, the end on dev and test, and the two paired."""
+    rows, pairs, row = [], [], next(r for r in published()["references"]
+                                    if r["system"].startswith("g2p-seq2seq"))
     for name, short in LONGER.items():
         if name not in runs or short not in runs:
             continue
@@ -374,56 +362,63 @@ def region_longer(runs: dict) -> str:
                                              long_m["curve"]["dev_wer"])
                  if seconds <= short_m["train_seconds"] + 1]
         changed = _changed_flags(long_m["config"], short_m["config"])
-        lines.append(
-            f"`{name}` trains the recipe of `{short}`" + (f" with `{changed}`" if changed else "")
-            + f" for {long_m['train_seconds'] / 60:.0f} "
-            f"CPU-minutes ({long_m['steps']:,} steps, {long_m['epochs']:.1f} epochs, against "
-            f"{short_m['steps']:,} and {short_m['epochs']:.1f}); its learning rate follows the "
-            f"same warm-up and cosine decay stretched over the longer budget. Dev WER "
-            f"(greedy): {pct(long_m['dev_greedy']['wer'])} at its kept step "
-            f"{long_m['best_step']:,}, against {pct(short_m['dev_greedy']['wer'])}"
-            + (f"; after the first {short_m['train_seconds'] / 60:.0f} minutes it read "
-               f"{pct(at_30[-1])}, with its learning rate still at "
-               f"{100 * _lr_share(long_m, short_m['train_seconds']):.0f} % of the peak"
-               if at_30 else "")
-            + f". Test WER with beam: {wer_se(long_m['test_beam'])} against "
-            f"{wer_se(short_m['test_beam'])}. Paired, " + comparison(runs, name, short)
-            + f" The training loss of the last 50 steps (label smoothing and dropout included) "
-            f"ended at {long_m['final_loss']:.3f} against {short_m['final_loss']:.3f}."
-            + _against_the_transformer(long_m))
-    return "\n\n".join(lines) or "(no longer run recorded yet)"
-
-
-def _against_the_transformer(metrics: dict) -> str:
-    """How far a longer run's test WER (beam) is from the g2p-seq2seq Transformer's row."""
-    row = next(r for r in published()["references"] if r["system"].startswith("g2p-seq2seq"))
-    gap = metrics["test_beam"]["wer"] - row["wer"]
-    return (f" Against the g2p-seq2seq Transformer ({pct(row['wer'])}, published, its training "
-            f"time not stated) it ends {abs(100 * gap):.2f} points "
-            f"{'behind' if gap > 0 else 'ahead'} after {metrics['train_seconds'] / 3600:.1f} "
-            f"CPU-hours.")
+        halfway = (f"{pct(at_30[-1])} (learning rate "
+                   f"{100 * _lr_share(long_m, short_m['train_seconds']):.0f} % of the peak)"
+                   if at_30 else "—")
+        gap = long_m["test_beam"]["wer"] - row["wer"]
+        rows.append(
+            f"| `{name}` | `{short}`" + (f" with `{changed}`" if changed else "")
+            + f" | {long_m['train_seconds'] / 60:.0f} CPU-min | {long_m['steps']:,} "
+            f"({long_m['epochs']:.1f}) against {short_m['steps']:,} ({short_m['epochs']:.1f}) | "
+            f"{halfway} | {pct(long_m['dev_greedy']['wer'])} at step "
+            f"{long_m['best_step']:,} against {pct(short_m['dev_greedy']['wer'])} | "
+            f"{wer_se(long_m['test_beam'])} against {wer_se(short_m['test_beam'])} | "
+            f"{long_m['final_loss']:.3f} against {short_m['final_loss']:.3f} | "
+            f"{abs(100 * gap):.2f} points {'behind' if gap > 0 else 'ahead'} |")
+        pairs.append(f"| `{name}` | `{short}` | " + " | ".join(_paired_cells(runs, name, short))
+                     + " |")
+    if not rows:
+        return "(no longer run recorded yet)"
+    return ("Each longer run trains the recipe of a 30-minute run for a longer budget of CPU "
+            "time; its learning rate follows the same warm-up and cosine decay stretched over "
+            "that budget. The last column is the distance of its test WER from the g2p-seq2seq "
+            f"Transformer's published {pct(row['wer'])} (whose training time is not stated).\n\n"
+            "| run | recipe | budget | steps (epochs) | dev WER after the shorter run's budget | "
+            "dev WER (greedy), kept | test WER (beam) | training loss, last 50 steps | "
+            "test against g2p-seq2seq |\n|---|---|---|---|---|---|---|---|---|\n"
+            + "\n".join(rows)
+            + "\n\nPaired, longer run − 30-minute run, in points on the same words:\n\n"
+            "| run | against | dev (greedy): difference [95 % interval] | McNemar p | "
+            "test (beam): difference [95 % interval] | McNemar p |\n|---|---|---|---|---|---|\n"
+            + "\n".join(pairs))
 
 
 def region_seeds(runs: dict) -> str:
     """Each repeat of a recipe (another seed, or the same one run again) against its first
     run: how far apart chance alone puts two runs, beside the other differences measured."""
-    lines = []
+    rows, pairs = [], []
     for name, first in SEEDS.items():
         if name not in runs or first not in runs:
             continue
         a, b = runs[name]["metrics"], runs[first]["metrics"]
-        how = (f"with the same seed (the same initialisation and batch order; the budget is "
-               f"CPU time, so the steps' speed moves the learning-rate schedule and the last "
-               f"step: {a['steps']:,} steps against {b['steps']:,})"
-               if a["run"]["seed"] == b["run"]["seed"] else
-               f"with seed {a['run']['seed']} (another initialisation, dropout draws and batch "
-               f"order; {a['steps']:,} steps against {b['steps']:,})")
-        lines.append(
-            f"`{name}` repeats `{first}` {how}. Dev WER (greedy) "
-            f"{pct(a['dev_greedy']['wer'])} against {pct(b['dev_greedy']['wer'])}; test WER "
-            f"with beam {wer_se(a['test_beam'])} against {wer_se(b['test_beam'])}. Paired, "
-            + comparison(runs, name, first))
-    return "\n\n".join(lines) or "(no second seed recorded yet)"
+        seed = a["run"]["seed"]
+        how = "the same seed" if seed == b["run"]["seed"] else f"seed {seed}"
+        rows.append(f"| `{name}` | `{first}` | {how} | {a['steps']:,} against {b['steps']:,} | {pct(a['dev_greedy']['wer'])} "
+                    f"against {pct(b['dev_greedy']['wer'])} | {wer_se(a['test_beam'])} against "
+                    f"{wer_se(b['test_beam'])} |")
+        pairs.append(f"| `{name}` | `{first}` | " + " | ".join(_paired_cells(runs, name, first))
+                     + " |")
+    if not rows:
+        return "(no second seed recorded yet)"
+    return ("A repeat with another seed draws another initialisation, dropout masks and batch "
+            "order; a repeat with the same seed draws the same ones, but the budget is CPU time, "
+            "so the steps' speed moves the learning-rate schedule and the last step.\n\n"
+            "| run | repeats | with | steps | dev WER (greedy) | test WER (beam) |\n"
+            "|---|---|---|---|---|---|\n" + "\n".join(rows)
+            + "\n\nPaired, repeat − first run, in points on the same words:\n\n"
+            "| run | first run | dev (greedy): difference [95 % interval] | McNemar p | "
+            "test (beam): difference [95 % interval] | McNemar p |\n|---|---|---|---|---|---|\n"
+            + "\n".join(pairs))
 
 
 def region_schedule(runs: dict) -> str:

@@ -312,6 +312,16 @@ def _paired_cells(runs: dict, a: str, b: str) -> list[str]:
     return cells
 
 
+def _paired_table(runs: dict, pairs: list, second: str) -> str:
+    """A table of run A against run B for each (A, B) in `pairs` (`second` names column B),
+    with `_paired_cells`."""
+    lines = [f"| run | {second} | dev (greedy): difference [95 % interval] | McNemar p | "
+             "test (beam): difference [95 % interval] | McNemar p |", "|---|---|---|---|---|---|"]
+    lines += [f"| `{a}` | `{b}` | " + " | ".join(_paired_cells(runs, a, b)) + " |"
+              for a, b in pairs]
+    return "\n".join(lines)
+
+
 def region_verdict(runs: dict) -> str:
     recorded = [name for name in LEVERS if name in runs]
     chosen = default_run(runs)
@@ -375,8 +385,7 @@ def region_longer(runs: dict) -> str:
             f"{wer_se(long_m['test_beam'])} against {wer_se(short_m['test_beam'])} | "
             f"{long_m['final_loss']:.3f} against {short_m['final_loss']:.3f} | "
             f"{abs(100 * gap):.2f} points {'behind' if gap > 0 else 'ahead'} |")
-        pairs.append(f"| `{name}` | `{short}` | " + " | ".join(_paired_cells(runs, name, short))
-                     + " |")
+        pairs.append((name, short))
     if not rows:
         return "(no longer run recorded yet)"
     return ("Each longer run trains the recipe of a 30-minute run for a longer budget of CPU "
@@ -388,9 +397,7 @@ def region_longer(runs: dict) -> str:
             "test against g2p-seq2seq |\n|---|---|---|---|---|---|---|---|---|\n"
             + "\n".join(rows)
             + "\n\nPaired, longer run − 30-minute run, in points on the same words:\n\n"
-            "| run | against | dev (greedy): difference [95 % interval] | McNemar p | "
-            "test (beam): difference [95 % interval] | McNemar p |\n|---|---|---|---|---|---|\n"
-            + "\n".join(pairs))
+            + _paired_table(runs, pairs, "against"))
 
 
 def region_seeds(runs: dict) -> str:
@@ -403,11 +410,10 @@ def region_seeds(runs: dict) -> str:
         a, b = runs[name]["metrics"], runs[first]["metrics"]
         seed = a["run"]["seed"]
         how = "the same seed" if seed == b["run"]["seed"] else f"seed {seed}"
-        rows.append(f"| `{name}` | `{first}` | {how} | {a['steps']:,} against {b['steps']:,} | {pct(a['dev_greedy']['wer'])} "
-                    f"against {pct(b['dev_greedy']['wer'])} | {wer_se(a['test_beam'])} against "
-                    f"{wer_se(b['test_beam'])} |")
-        pairs.append(f"| `{name}` | `{first}` | " + " | ".join(_paired_cells(runs, name, first))
-                     + " |")
+        rows.append(f"| `{name}` | `{first}` | {how} | {a['steps']:,} against {b['steps']:,} | "
+                    f"{pct(a['dev_greedy']['wer'])} against {pct(b['dev_greedy']['wer'])} | "
+                    f"{wer_se(a['test_beam'])} against {wer_se(b['test_beam'])} |")
+        pairs.append((name, first))
     if not rows:
         return "(no second seed recorded yet)"
     return ("A repeat with another seed draws another initialisation, dropout masks and batch "
@@ -416,9 +422,7 @@ def region_seeds(runs: dict) -> str:
             "| run | repeats | with | steps | dev WER (greedy) | test WER (beam) |\n"
             "|---|---|---|---|---|---|\n" + "\n".join(rows)
             + "\n\nPaired, repeat − first run, in points on the same words:\n\n"
-            "| run | first run | dev (greedy): difference [95 % interval] | McNemar p | "
-            "test (beam): difference [95 % interval] | McNemar p |\n|---|---|---|---|---|---|\n"
-            + "\n".join(pairs))
+            + _paired_table(runs, pairs, "first run"))
 
 
 def region_schedule(runs: dict) -> str:

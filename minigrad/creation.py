@@ -64,9 +64,13 @@ def ones(*shape, dtype=None, requires_grad: bool = False, device="cpu") -> Tenso
 
 
 def full(shape, fill_value, dtype=None, requires_grad: bool = False, device="cpu") -> Tensor:
-    """A tensor of `shape` (an int or a tuple) filled with `fill_value`. The dtype is float32
-    unless `dtype` says otherwise, also for an integer fill (`full(3, 7, dtype="int64")`)."""
+    """A tensor of `shape` (an int or a tuple) filled with `fill_value`. Without `dtype`, the
+    fill's kind decides, as in NumPy and PyTorch: bool for True/False, int64 for an int,
+    float32 for a float (minigrad's default float, as PyTorch's)."""
     shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+    if dtype is None:
+        kind = np.asarray(fill_value.data if isinstance(fill_value, Tensor) else fill_value)
+        dtype = {"b": np.bool_, "i": np.int64, "u": np.int64}.get(kind.dtype.kind)
     return _filled(fill_value, shape, dtype, requires_grad, device)
 
 
@@ -123,20 +127,37 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base: float = 10
                   device=device)
 
 
-def tril_indices(n: int, k: int = 0, m: int | None = None, device="cpu") -> tuple[Tensor, Tensor]:
+def tril_indices(n: int, *args, k: int = 0, m: int | None = None,
+                 device="cpu") -> tuple[Tensor, Tensor]:
     """(rows, cols) of the lower triangle of an n × m matrix (on and below diagonal k), as
-    numpy.tril_indices: two int64 tensors. torch.tril_indices(n, m, k) is their stack."""
+    numpy.tril_indices: two int64 tensors. torch.tril_indices(n, m, k) is their stack. `k` and
+    `m` are keywords: a second positional int is NumPy's k and PyTorch's column count, so it
+    raises."""
+    _one_spelling("tril_indices", n, args)
     rows, cols = np.tril_indices(n, k, m)
     return (Tensor(rows.astype(np.int64), device=device),
             Tensor(cols.astype(np.int64), device=device))
 
 
-def triu_indices(n: int, k: int = 0, m: int | None = None, device="cpu") -> tuple[Tensor, Tensor]:
+def triu_indices(n: int, *args, k: int = 0, m: int | None = None,
+                 device="cpu") -> tuple[Tensor, Tensor]:
     """(rows, cols) of the upper triangle of an n × m matrix (on and above diagonal k), as
-    numpy.triu_indices."""
+    numpy.triu_indices; `k` and `m` are keywords, as in `tril_indices`."""
+    _one_spelling("triu_indices", n, args)
     rows, cols = np.triu_indices(n, k, m)
     return (Tensor(rows.astype(np.int64), device=device),
             Tensor(cols.astype(np.int64), device=device))
+
+
+def _one_spelling(op: str, n, args) -> None:
+    """tril/triu_indices(n, a, b): NumPy reads (n, k, m), PyTorch (rows, cols, offset) and
+    returns one (2, N) tensor; refuse the call, saying what to write for each."""
+    if args:
+        given = ", ".join(map(repr, (n, *args)))
+        raise TypeError(f"{op}: {op}({given}) is NumPy's (n, k, m) and PyTorch's (rows, cols, "
+                        f"offset), which differ: write {op}(n, k=..., m=...) for NumPy's pair "
+                        f"of tensors, or mg.stack({op}(rows, k=offset, m=cols)) for PyTorch's "
+                        f"(2, N) tensor")
 
 
 def _random(kind, shape, dtype, requires_grad, device) -> Tensor:

@@ -238,9 +238,9 @@ class AutodiffNamespace:
         return ops.min(self._lift(x), axis=axis, keepdims=keepdims)
     amax, amin = max, min
     def var(self, x, axis=None, keepdims=False, ddof=0):
-        return ops.var(self._lift(x), axis, keepdims, ddof)
+        return ops.var(self._lift(x), axis, keepdims=keepdims, ddof=ddof)
     def std(self, x, axis=None, keepdims=False, ddof=0):
-        return ops.std(self._lift(x), axis, keepdims, ddof)
+        return ops.std(self._lift(x), axis, keepdims=keepdims, ddof=ddof)
     def matmul(self, a, b): return ops.matmul(a, b)
     def concatenate(self, xs, axis=0): return ops.concat([self._lift(x) for x in xs], axis)
     def stack(self, xs, axis=0): return ops.stack([self._lift(x) for x in xs], axis)

@@ -436,6 +436,32 @@ class Tensor:
         operand = self._operand(other, "div_")
         return self._change("div_", lambda a: a.__itruediv__(operand))
 
+    def __iadd__(self, other):
+        """self += other, in place as PyTorch's (see `_augmented`)."""
+        return self._augmented(other, ops.add, self.add_)
+
+    def __isub__(self, other):
+        """self −= other, in place as PyTorch's (`p -= lr * p.grad` under no_grad)."""
+        return self._augmented(other, ops.sub, self.sub_)
+
+    def __imul__(self, other):
+        """self *= other, in place as PyTorch's (see `_augmented`)."""
+        return self._augmented(other, ops.mul, self.mul_)
+
+    def __itruediv__(self, other):
+        """self /= other, in place as PyTorch's (see `_augmented`)."""
+        return self._augmented(other, ops.true_divide, self.div_)
+
+    def _augmented(self, other, recorded, in_place) -> "Tensor":
+        """x += y and the like: in place, as PyTorch's, so that every name bound to x sees the
+        change. A tensor made by a recorded operation cannot change in place (minigrad records
+        none), so there the name is bound to the out-of-place result instead: the same value,
+        which other names bound to the old tensor do not see. A leaf that requires grad, with
+        grad on, raises (as in PyTorch)."""
+        if self._fn is not None and _grad_state.mode.grad_enabled:
+            return recorded(self, other)
+        return in_place(other)
+
     def copy_(self, src) -> "Tensor":
         """Copy src's values into self (broadcast to self's shape), in place; returns self."""
         operand = self._operand(src, "copy_")
@@ -506,18 +532,14 @@ class Tensor:
         """The values over `axis=`, or (values, indices) along `dim=`; see `minigrad.min`."""
         return ops.min(self, *axis, **spelling)
 
-    def var(self, axis=None, keepdims=False, ddof=None, *, dim=None, correction=None,
-            keepdim=None, unbiased=None):
+    def var(self, axis=None, *positional, **named):
         """Σ (x − x̄)² / (n − ddof) over `axis` (or `dim`); ddof 0 (NumPy's) unless the call
         says `dim=`/`keepdim=` (then 1, PyTorch's); see `minigrad.var`."""
-        return ops.var(self, axis, keepdims, ddof, dim=dim, correction=correction,
-                       keepdim=keepdim, unbiased=unbiased)
+        return ops.var(self, axis, *positional, **named)
 
-    def std(self, axis=None, keepdims=False, ddof=None, *, dim=None, correction=None,
-            keepdim=None, unbiased=None):
+    def std(self, axis=None, *positional, **named):
         """√var over `axis` (or `dim`), ddof as in `var`; see `minigrad.std`."""
-        return ops.std(self, axis, keepdims, ddof, dim=dim, correction=correction,
-                       keepdim=keepdim, unbiased=unbiased)
+        return ops.std(self, axis, *positional, **named)
 
     def logsumexp(self, axis=LAST_AXIS, keepdims=False, *, dim=None, keepdim=None):
         """log Σ exp(x) over `axis` (or `dim`), without overflow; see `minigrad.logsumexp`."""
@@ -612,9 +634,9 @@ class Tensor:
         """The matrix product self @ other (1-D, 2-D, or batched with broadcasting)."""
         return ops.matmul(self, other)
 
-    def clip(self, lo=None, hi=None):
-        """This tensor limited to [lo, hi]; either bound may be None."""
-        return ops.clip(self, lo, hi)
+    def clip(self, lo=None, hi=None, *, min=None, max=None):
+        """This tensor limited to [lo, hi] (or min=/max=); either bound may be None."""
+        return ops.clip(self, lo, hi, min=min, max=max)
 
     def clamp(self, min=None, max=None):
         """This tensor limited to [min, max] (numbers or Tensors); see `minigrad.clamp`."""
@@ -645,8 +667,8 @@ class Tensor:
         return ops.expand(self, *sizes)
 
     def norm(self, p=2, dim=None, keepdim=False):
-        """The p-norm over `dim` (all axes when None); see `minigrad.vector_norm`."""
-        return ops.vector_norm(self, p, dim, keepdim)
+        """The p-norm over `dim` (all axes when None; p "fro": 2); see `minigrad.norm`."""
+        return ops.norm(self, p, dim, keepdim)
 
     def reciprocal(self):
         """1/x, elementwise."""
@@ -814,9 +836,9 @@ class Tensor:
         """The elements where `mask` is True, as 1-D; see `minigrad.masked_select`."""
         return ops.masked_select(self, mask)
 
-    def nonzero(self, *, as_tuple=True):
-        """Where this tensor is nonzero: NumPy's tuple by default, PyTorch's (N, ndim) with
-        as_tuple=False; see `minigrad.nonzero`."""
+    def nonzero(self, *, as_tuple=None):
+        """Where this tensor is nonzero: NumPy's tuple with as_tuple=True, PyTorch's
+        (N, ndim) with as_tuple=False; see `minigrad.nonzero`."""
         return ops.nonzero(self, as_tuple=as_tuple)
 
     def scatter(self, dim, index, src=None, *, value=None, reduce=None):

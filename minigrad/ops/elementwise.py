@@ -336,10 +336,16 @@ class Clip(Function):
                      for grad_b, t in zip(grads, self.inputs))
 
 
-def clip(x: Tensor, lo=None, hi=None) -> Tensor:
+def clip(x: Tensor, lo=None, hi=None, *, min=None, max=None) -> Tensor:
     """x limited to [lo, hi], i.e. min(max(x, lo), hi) (hi where lo > hi); either bound may be
-    None, a number or a Tensor broadcasting with x. Gradients (PyTorch's at the ties): x gets
-    1 where lo ≤ x ≤ hi, lo where x < lo < hi, hi where x > hi or hi < lo."""
+    None, a number or a Tensor broadcasting with x; `min=`/`max=` (PyTorch's and NumPy 2's
+    keywords) name them too. Gradients (PyTorch's at the ties): x gets 1 where lo ≤ x ≤ hi, lo
+    where x < lo < hi, hi where x > hi or hi < lo."""
+    if min is not None or max is not None:
+        if lo is not None or hi is not None:
+            raise TypeError("clip: got lo/hi and min=/max= together; they name the same bounds, "
+                            "pass one spelling")
+        lo, hi = min, max
     if lo is None and hi is None:
         raise ValueError("clip: give at least one of lo and hi")
     bounds = [b if isinstance(b, Tensor) else lift(b, x) for b in (lo, hi) if b is not None]

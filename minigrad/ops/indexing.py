@@ -282,10 +282,15 @@ def masked_select(x: Tensor, mask) -> Tensor:
     return getitem(x.broadcast_to(shape), (full_mask,))
 
 
-def nonzero(x: Tensor, *, as_tuple: bool = True):
-    """Where x is nonzero (True): NumPy's form, a tuple of x.ndim int64 tensors of positions,
-    one per axis, by default; with `as_tuple=False` PyTorch's default, one (N, x.ndim) tensor
-    (see also `argwhere`). No gradient."""
+def nonzero(x: Tensor, *, as_tuple: bool | None = None):
+    """Where x is nonzero (True): with `as_tuple=True` NumPy's form, a tuple of x.ndim int64
+    tensors of positions, one per axis; with `as_tuple=False` PyTorch's, one (N, x.ndim)
+    tensor (see also `argwhere`). Left out, NumPy's nonzero(x) and PyTorch's differ, so it
+    raises, saying which to write. No gradient."""
+    if as_tuple is None:
+        raise TypeError("nonzero: nonzero(x) is a tuple of positions per axis in NumPy and one "
+                        "(N, ndim) tensor in PyTorch; write nonzero(x, as_tuple=True) for "
+                        "NumPy's, as_tuple=False (or argwhere(x)) for PyTorch's")
     data = x.data
     if not as_tuple:
         return argwhere(x)

@@ -307,18 +307,22 @@ class Var(_Reduction):
         return self._kept(g) * centred * _over_dof(2.0, n, self.ddof)
 
 
-def var(x: Tensor, axis=None, keepdims: bool = False, ddof: int | None = None, *, dim=None,
-        correction: int | None = None, keepdim=None, unbiased: bool | None = None) -> Tensor:
+def var(x: Tensor, axis=None, *positional, keepdims: bool = False, ddof: int | None = None,
+        dim=None, correction: int | None = None, keepdim=None,
+        unbiased: bool | None = None) -> Tensor:
     """y = Σ_axis (x − x̄)² / (n − ddof) over `axis` (or `dim`; None = all axes).
 
     `ddof=0` gives the population variance, `ddof=1` the unbiased sample variance; `correction`
-    is PyTorch's name for `ddof`, and `unbiased=True`/`False` its older one for 1/0. Left out, it follows the call's spelling: 0 (NumPy's default)
+    is PyTorch's name for `ddof`, and `unbiased=True`/`False` its older one for 1/0. Everything
+    after the axis is a keyword: a second positional argument is PyTorch's `unbiased` and
+    NumPy's `dtype`, so it raises. Left out, it follows the call's spelling: 0 (NumPy's default)
     with `axis=` or no axis, 1 (PyTorch's) when the call says `dim=` or `keepdim=`. Shape: the
     reduced axes are dropped, or kept as size 1 with `keepdims`. When 0 < n ≤ ddof no degrees
     of freedom are left: the divisor is max(n − ddof, 0) = 0, so the result is inf (NaN where
     the slice is constant) with a RuntimeWarning; an empty slice (n = 0) gives NaN, as in NumPy
     and PyTorch. Integers give float32.
     """
+    _no_positional("var", positional)
     pytorch = dim is not None or keepdim is not None
     axis = axis_or_dim(axis, dim, "var")
     keepdims = keepdims_or_keepdim(keepdims, keepdim, "var")
@@ -364,15 +368,17 @@ class Std(_Reduction):
         return xp.where(flat, 0.0, grad_x)
 
 
-def std(x: Tensor, axis=None, keepdims: bool = False, ddof: int | None = None, *, dim=None,
-        correction: int | None = None, keepdim=None, unbiased: bool | None = None) -> Tensor:
+def std(x: Tensor, axis=None, *positional, keepdims: bool = False, ddof: int | None = None,
+        dim=None, correction: int | None = None, keepdim=None,
+        unbiased: bool | None = None) -> Tensor:
     """y = √var(x), the standard deviation over `axis` (or `dim`; None = all axes).
 
-    `ddof`, `correction` and `unbiased` as in `var`: 0 is the population standard deviation, 1 the sample
+    `ddof`, `correction` and `unbiased` as in `var` (keywords, as everything after the axis): 0 is the population standard deviation, 1 the sample
     one; left out, 0 (NumPy's), or 1 when the call says `dim=` or `keepdim=` (PyTorch's). Shape:
     the reduced axes are dropped, or kept as size 1 with `keepdims`. Where all reduced elements are
     equal (y = 0) the gradient is 0, never NaN; an empty slice gives NaN.
     """
+    _no_positional("std", positional)
     pytorch = dim is not None or keepdim is not None
     axis = axis_or_dim(axis, dim, "std")
     keepdims = keepdims_or_keepdim(keepdims, keepdim, "std")
@@ -410,24 +416,36 @@ def _silenced():
         yield
 
 
-def var_mean(x: Tensor, axis=None, keepdims: bool = False, ddof: int | None = None, *,
-             dim=None, correction: int | None = None, keepdim=None,
+def var_mean(x: Tensor, axis=None, *positional, keepdims: bool = False,
+             ddof: int | None = None, dim=None, correction: int | None = None, keepdim=None,
              unbiased: bool | None = None) -> tuple[Tensor, Tensor]:
     """(var(x), mean(x)) over `axis` in one call, as torch.var_mean; `ddof`/`correction`/
     `unbiased` as in `var` (left out: 0, or 1 in a call with `dim=`/`keepdim=`)."""
-    return (var(x, axis, keepdims, ddof, dim=dim, correction=correction, keepdim=keepdim,
-                unbiased=unbiased),
+    _no_positional("var_mean", positional)
+    return (var(x, axis, keepdims=keepdims, ddof=ddof, dim=dim, correction=correction,
+                keepdim=keepdim, unbiased=unbiased),
             mean(x, axis, keepdims, dim=dim, keepdim=keepdim))
 
 
-def std_mean(x: Tensor, axis=None, keepdims: bool = False, ddof: int | None = None, *,
-             dim=None, correction: int | None = None, keepdim=None,
+def std_mean(x: Tensor, axis=None, *positional, keepdims: bool = False,
+             ddof: int | None = None, dim=None, correction: int | None = None, keepdim=None,
              unbiased: bool | None = None) -> tuple[Tensor, Tensor]:
     """(std(x), mean(x)) over `axis` in one call, as torch.std_mean; `ddof`/`correction`/
     `unbiased` as in `std` (left out: 0, or 1 in a call with `dim=`/`keepdim=`)."""
-    return (std(x, axis, keepdims, ddof, dim=dim, correction=correction, keepdim=keepdim,
-                unbiased=unbiased),
+    _no_positional("std_mean", positional)
+    return (std(x, axis, keepdims=keepdims, ddof=ddof, dim=dim, correction=correction,
+                keepdim=keepdim, unbiased=unbiased),
             mean(x, axis, keepdims, dim=dim, keepdim=keepdim))
+
+
+def _no_positional(op: str, positional: tuple) -> None:
+    """var/std: arguments after the axis must be named (PyTorch's second positional argument
+    is `unbiased`, NumPy's `dtype`, minigrad's own would have been `keepdims`)."""
+    if positional:
+        raise TypeError(f"{op}: got {len(positional)} positional argument(s) after the axis "
+                        f"({', '.join(map(repr, positional))}); PyTorch reads the next one as "
+                        f"`unbiased` and NumPy as `dtype`, so name them: keepdims=/keepdim=, "
+                        f"ddof=/correction= or unbiased=")
 
 
 def _ddof(x: Tensor, axes, ddof, correction, unbiased, op: str, pytorch: bool) -> int:
@@ -810,5 +828,12 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False) -> Tensor:
 
 
 def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
-    """torch.norm / Tensor.norm for vectors: `vector_norm(x, p, dim, keepdim)`."""
+    """torch.norm / Tensor.norm: `vector_norm(x, p, dim, keepdim)` of the elements over `dim`
+    (all axes when None), as torch.norm; p "fro" is the 2-norm of those elements. (torch.norm's
+    "nuc" is a matrix norm minigrad does not have.)"""
+    if p == "fro":
+        p = 2
+    elif isinstance(p, str):
+        raise ValueError(f"norm: p={p!r} is not a norm minigrad has; p is a number, ±inf or "
+                         f"'fro'")
     return vector_norm(x, p, dim, keepdim)

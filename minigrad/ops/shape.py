@@ -801,12 +801,19 @@ def unfold(x: Tensor, dimension: int, size: int, step: int) -> Tensor:
 
 # -- grids and flattening ----------------------------------------------------------------------
 
-def meshgrid(*tensors, indexing: str = "xy") -> tuple[Tensor, ...]:
-    """Coordinate grids from 1-D tensors, as numpy.meshgrid: with indexing="xy" (NumPy's
-    default) the first two output axes are (len(y), len(x)); "ij" (PyTorch's default; pass it
-    when porting) keeps the inputs' order. Gradients sum over the copies."""
+def meshgrid(*tensors, indexing: str | None = None) -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D tensors, as numpy.meshgrid: with indexing="xy" the first two
+    output axes are (len(y), len(x)); "ij" keeps the inputs' order. NumPy's default is "xy",
+    PyTorch's "ij", so with two or more tensors `indexing` must be given. Gradients sum over
+    the copies."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
+    if indexing is None:
+        if len(tensors) >= 2:
+            raise TypeError('meshgrid: without indexing=, NumPy gives "xy" grids and PyTorch '
+                            '"ij" ones (the first two axes swapped); write indexing="xy" or '
+                            'indexing="ij"')
+        indexing = "ij"                          # one tensor: both give the same grid
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     for t in tensors:

@@ -96,13 +96,16 @@ def test_masked_select(shape, mask, device, rng):
 
 def test_nonzero_in_numpys_and_pytorchs_forms(device):
     x = mg.tensor([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]], device=device)
-    rows, cols = mg.nonzero(x)
+    rows, cols = mg.nonzero(x, as_tuple=True)
     assert rows.tolist() == [0, 1, 1] and cols.tolist() == [1, 0, 2] and rows.dtype == np.int64
     assert x.nonzero(as_tuple=False).tolist() == [[0, 1], [1, 0], [1, 2]]
     assert mg.argwhere(x).device == device and mg.argwhere(x).shape == (3, 2)
     assert mg.argwhere(mg.tensor(3.0)).shape == (1, 0)
     with pytest.raises(ValueError, match="nonzero: a 0-d tensor"):
-        mg.nonzero(mg.tensor(3.0))
+        mg.nonzero(mg.tensor(3.0), as_tuple=True)
+    assert mg.nonzero(mg.tensor(3.0), as_tuple=False).shape == (1, 0)   # as torch.nonzero
+    with pytest.raises(TypeError, match=r"nonzero: nonzero\(x\) is a tuple .* as_tuple=True"):
+        x.nonzero()                                       # NumPy's and PyTorch's results differ
 
 
 SCATTERS = [((3, 4), INDEX, 0), ((3, 4), INDEX[:, :2], 1), ((4,), np.array([1, 3, 1, -1]), 0),

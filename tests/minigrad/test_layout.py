@@ -151,10 +151,14 @@ def test_tile_and_repeat_follow_numpy_not_pytorch_repeat():
     assert x.tile(2).tolist() == [1.0, 2.0, 1.0, 2.0]               # PyTorch's x.repeat(2)
 
 
-def test_meshgrid_default_is_numpy_xy():
-    gx, gy = mg.meshgrid(mg.arange(3), mg.arange(2))
+def test_meshgrid_wants_indexing_where_numpy_and_pytorch_differ():
+    gx, gy = mg.meshgrid(mg.arange(3), mg.arange(2), indexing="xy")    # NumPy's default
     assert gx.shape == gy.shape == (2, 3)
     assert mg.meshgrid(mg.arange(3), mg.arange(2), indexing="ij")[0].shape == (3, 2)
+    with pytest.raises(TypeError, match='meshgrid: without indexing=.*indexing="ij"'):
+        mg.meshgrid(mg.arange(3), mg.arange(2))
+    (only,) = mg.meshgrid(mg.arange(3))                  # one tensor: both libraries agree
+    assert only.tolist() == [0, 1, 2]
 
 
 def test_pad_gradient_counts_each_copy():

@@ -189,6 +189,80 @@ def test_transpose_of_a_2d_tensor_by_its_own_order_raises():
     close(mg.transpose(_x(), (1, 0)), a.T)
 
 
+def test_augmented_assignment_changes_the_tensor_in_place():
+    """`p -= lr * p.grad` under no_grad is PyTorch's hand-written SGD step: the parameter
+    itself changes (a rebinding would leave the model as it was)."""
+    lin = nn.Linear(3, 1)
+    lin.weight.data[...] = 1.0
+    (lin(mg.ones(4, 3)) ** 2).sum().backward()
+    expected = lin.weight.numpy() - 0.1 * lin.weight.grad.numpy()
+    with mg.no_grad():
+        for p in lin.parameters():
+            p -= 0.1 * p.grad
+    close(lin.weight, expected)
+    x = _x()
+    row = x[0]                                            # a view of x's first row
+    row += 1.0
+    row *= 2.0
+    row /= 4.0
+    row -= 0.5
+    close(x, [[0.5, 2.5, 1.5], X[1]])                     # PyTorch's: written through
+    leaf = _x(True)
+    with pytest.raises(RuntimeError, match="add_: in-place change of a tensor that requires"):
+        leaf += 1.0                                       # PyTorch refuses a leaf too
+    h = leaf * 2.0
+    alias = h
+    h += 1.0                                              # recorded: the out-of-place result
+    close(h, 2 * np.array(X) + 1)
+    close(alias, 2 * np.array(X))                         # the old tensor, as it was
+    h.sum().backward()
+    close(leaf.grad, np.full((2, 3), 2.0))
+    ints = mg.tensor([1, 2])
+    with pytest.raises(TypeError, match="add_: .*int64"):
+        ints += 0.5                                       # as PyTorch: no float into ints
+
+
+def test_full_takes_the_dtype_of_its_fill():
+    assert mg.full((2,), 7).dtype == np.int64             # NumPy and PyTorch: int64
+    assert mg.full((), True).dtype == np.bool_
+    assert mg.full((1,), 7.5).dtype == np.float32         # PyTorch's default float
+    assert mg.full(2, 7, dtype="float64").dtype == np.float64
+    assert mg.full((2, 2), 3).tolist() == [[3, 3], [3, 3]]
+
+
+def test_calls_numpy_and_pytorch_read_differently_raise():
+    with pytest.raises(TypeError, match=r"triu_indices\(3, 3, 1\) is NumPy's \(n, k, m\)"):
+        mg.triu_indices(3, 3, 1)
+    with pytest.raises(TypeError, match="tril_indices"):
+        mg.tril_indices(3, 3)
+    rows, cols = mg.triu_indices(3, k=1)
+    assert rows.tolist() == [0, 0, 1] and cols.tolist() == [1, 2, 2]   # torch: (3, 3, 1)
+    with pytest.raises(TypeError, match="var: got 1 positional argument.*unbiased"):
+        _x().var(0, True)                                 # PyTorch's unbiased, NumPy's dtype
+    with pytest.raises(TypeError, match="std_mean: got 2 positional"):
+        mg.std_mean(_x(), 1, False, 1)
+    close(_x().std(1, keepdims=True), np.array(X).std(1, keepdims=True))
+
+
+def test_matrix_norms_minigrad_lacks_raise_and_vector_norms_match():
+    a = np.array(X)
+    close(mg.linalg.norm(_x()), np.linalg.norm(a))        # Frobenius, as both libraries
+    close(mg.linalg.norm(_x(), "fro"), np.linalg.norm(a, "fro"))
+    close(mg.linalg.norm(_x(), 1, dim=1), np.linalg.norm(a, 1, axis=1))
+    close(mg.linalg.norm(mg.tensor(a[0]), 3), np.linalg.norm(a[0], 3))
+    for ord in (2, 1, math.inf, "nuc"):                   # matrix norms in NumPy and PyTorch
+        with pytest.raises(NotImplementedError, match="linalg.norm: ord=.* matrix norm"):
+            mg.linalg.norm(_x(), ord)
+    close(_x().norm(p="fro"), np.linalg.norm(a))
+
+
+def test_clip_takes_min_and_max_keywords():
+    close(_x().clip(min=2.0), np.clip(X, 2.0, None))
+    close(mg.clip(_x(), max=3.0), np.clip(X, None, 3.0))
+    with pytest.raises(TypeError, match="clip: got lo/hi and min=/max= together"):
+        mg.clip(_x(), 1.0, max=3.0)
+
+
 def test_repeat_without_an_axis_raises():
     with pytest.raises(TypeError, match=r"x.tile\(\(2, 1\)\) for PyTorch's"):
         _x().repeat(2, 1)
@@ -289,6 +363,10 @@ def test_against_installed_torch():
                                   t.max(other).numpy())
     np.testing.assert_allclose(x.var(1, unbiased=False).numpy(), t.var(1, unbiased=False).numpy())
     np.testing.assert_array_equal(x.transpose(1, 0).numpy(), t.transpose(1, 0).numpy())
+    assert mg.full((2,), 7).dtype == np.dtype(str(torch.full((2,), 7).dtype).split(".")[1])
+    np.testing.assert_array_equal(mg.stack(mg.tril_indices(3, k=0, m=4)).numpy(),
+                                  torch.tril_indices(3, 4, 0).numpy())
+    np.testing.assert_array_equal(x.nonzero(as_tuple=False).numpy(), t.nonzero().numpy())
 
 
 def test_transpose_of_two_dims_swaps_them():

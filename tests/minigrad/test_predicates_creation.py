@@ -47,9 +47,9 @@ def test_ranges_and_identities_match_numpy(device):
         np.testing.assert_array_equal(out.numpy(), np.eye(*args))
     for fn, reference in ((mg.tril_indices, np.tril_indices), (mg.triu_indices,
                                                                np.triu_indices)):
-        for args in ((3,), (3, 1), (3, -1, 4)):
-            rows, cols = fn(*args, device=device)
-            expected = reference(*args)
+        for n, k, m in ((3, 0, None), (3, 1, None), (3, -1, 4), (1, 0, None)):
+            rows, cols = fn(n, k=k, m=m, device=device)
+            expected = reference(n, k, m)
             assert rows.dtype == np.int64 and rows.device == device
             np.testing.assert_array_equal(rows.numpy(), expected[0])
             np.testing.assert_array_equal(cols.numpy(), expected[1])

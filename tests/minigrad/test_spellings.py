@@ -68,12 +68,12 @@ def test_std_and_var_match_numpy_and_pass_gradcheck(name, shape, axis, ddof, kee
     host = rng.standard_normal(shape)
     x = leaf(host, device)
     reference = getattr(np, name)(host, axis=axis, ddof=ddof, keepdims=keepdims)
-    assert_forward(getattr(mg, name)(x, axis, keepdims, ddof), reference, device)
+    assert_forward(getattr(mg, name)(x, axis, keepdims=keepdims, ddof=ddof), reference, device)
     assert_forward(getattr(x, name)(dim=axis, keepdims=keepdims, correction=ddof), reference,
                    device)
     if ddof == 0:                                       # NumPy's default, not PyTorch's
         assert_forward(getattr(x, name)(axis), getattr(np, name)(host, axis=axis), device)
-    assert mg.gradcheck(lambda t: getattr(t, name)(axis, keepdims, ddof), [x])
+    assert mg.gradcheck(lambda t: getattr(t, name)(axis, keepdims=keepdims, ddof=ddof), [x])
 
 
 def test_std_of_equal_elements_has_zero_gradient_not_nan():

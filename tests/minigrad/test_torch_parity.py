@@ -156,7 +156,7 @@ def test_scatter_reduce_values_and_gradients_match_torch(reduce, include_self, r
 
 def test_creation_matches_torch():
     for n, m, offset in [(4, 4, 0), (3, 5, 1), (5, 3, -2), (1, 1, 0)]:
-        np.testing.assert_array_equal(np.stack(mg.tril_indices(n, offset, m)),
+        np.testing.assert_array_equal(np.stack(mg.tril_indices(n, k=offset, m=m)),
                                       torch.tril_indices(n, m, offset).numpy())
     np.testing.assert_allclose(mg.logspace(-2, 3, 7).numpy(),
                                torch.logspace(-2, 3, 7).numpy(), rtol=1e-6)

@@ -53,3 +53,32 @@ def check_constant(op: str, name: str, value) -> float:
                         f"requires grad (shape {tuple(value.shape)}), whose gradient would be "
                         f"lost; pass a float or {name}.detach()")
     return float(value)
+
+
+def check_ignore_index(op: str, value) -> int | None:
+    """A loss's `ignore_index` as an int or None. PyTorch's third positional argument of
+    cross_entropy / nll_loss (and the first of CrossEntropyLoss) is `weight`, so class weights
+    given there would otherwise be read as the index to ignore."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        shape = getattr(value, "shape", None)
+        what = type(value).__name__ + ("" if shape is None else f" of shape {tuple(shape)}")
+        raise TypeError(f"{op}: ignore_index must be an int or None, got {what}; class weights "
+                        f"go in weight= (keyword): PyTorch's positional weight is minigrad's "
+                        f"ignore_index")
+    return int(value)
+
+
+def check_not_inplace(op: str, inplace, hint: str = "") -> None:
+    """PyTorch's `inplace` flag (its dropout functions' 4th positional argument, nn.Dropout's
+    2nd): False is accepted; True, which would change the input tensor itself, raises, and so
+    does any other value (`hint` says what it may have been meant as)."""
+    if inplace is False:
+        return
+    if inplace is True:
+        raise ValueError(f"{op}: inplace=True (PyTorch's in-place dropout) is not supported: "
+                         f"minigrad's dropout never changes its input but returns a new tensor; "
+                         f"leave inplace out and use the result (x = dropout(x, p, training))")
+    raise TypeError(f"{op}: inplace (PyTorch's flag) must be False, got "
+                    f"{type(inplace).__name__} {inplace!r}{hint}")

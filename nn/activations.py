@@ -1,8 +1,14 @@
 """Activation modules, named and parametrised as in torch.nn, each calling the minigrad function
 of the same name (which states its formula and its gradient at the kinks). None has
-parameters; every one keeps the input's shape."""
+parameters; every one keeps the input's shape.
+
+softmax, log_softmax and softmin (nn.functional's, and the modules') take PyTorch's rule for a
+missing dim where it agrees with minigrad's last axis (up to 2 axes) and raise where it does not
+(3 or more): PyTorch's implicit dim is 0 for 3-D input, 1 for 4-D and more."""
 
 from __future__ import annotations
+
+import numpy as np
 
 import minigrad as mg
 
@@ -182,32 +188,72 @@ class LogSigmoid(Module):
         return mg.logsigmoid(x)
 
 
-class Softmax(Module):
-    """y = eˣ / Σ eˣ along `dim`."""
+# ---------------------------------------------------------------------------------------------
+# The softmax family with PyTorch's dim rule
 
-    def __init__(self, dim: int = -1):
+def _given_axis(op: str, x, axis: int | None, dim: int | None) -> tuple[int | None, int | None]:
+    """(axis, dim) to hand to minigrad's `op`. With neither given, PyTorch picks dim 0 for 0-,
+    1- and 3-D input and dim 1 otherwise, where minigrad's own function takes the last axis:
+    the two agree for up to 2 axes (the last one is used), and differ from 3 on, which raises."""
+    if axis is not None or dim is not None:
+        return axis, dim
+    ndim = np.ndim(x)
+    if ndim >= 3:
+        implicit = 0 if ndim == 3 else 1
+        raise ValueError(f"{op}: no dim given for an input of shape {tuple(np.shape(x))}: PyTorch "
+                         f"would take dim={implicit} (its implicit dim), minigrad's {op} the "
+                         f"last axis; pass dim= (e.g. dim=-1)")
+    return -1, None
+
+
+def softmax(x: mg.Tensor, axis: int | None = None, *, dim: int | None = None) -> mg.Tensor:
+    """y = eˣ / Σ eˣ along `axis` (or `dim`), as minigrad.softmax. With neither given: the last
+    axis for up to 2 axes (PyTorch's implicit dim there), an error for 3 or more."""
+    axis, dim = _given_axis("softmax", x, axis, dim)
+    return mg.softmax(x, axis, dim=dim)
+
+
+def log_softmax(x: mg.Tensor, axis: int | None = None, *, dim: int | None = None) -> mg.Tensor:
+    """y = x − log Σ eˣ along `axis` (or `dim`), as minigrad.log_softmax; no axis given: as
+    softmax."""
+    axis, dim = _given_axis("log_softmax", x, axis, dim)
+    return mg.log_softmax(x, axis, dim=dim)
+
+
+def softmin(x: mg.Tensor, axis: int | None = None, *, dim: int | None = None) -> mg.Tensor:
+    """y = softmax(−x) along `axis` (or `dim`), as minigrad.softmin; no axis given: as
+    softmax."""
+    axis, dim = _given_axis("softmin", x, axis, dim)
+    return mg.softmin(x, axis, dim=dim)
+
+
+class Softmax(Module):
+    """y = eˣ / Σ eˣ along `dim`. Without a dim (PyTorch's default, None) an input of up to 2
+    axes uses its last axis, and one of 3 or more raises: PyTorch's implicit dim differs there."""
+
+    def __init__(self, dim: int | None = None):
         super().__init__()
         self.dim = dim
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
         """x: any shape. Returns softmax(x) along dim, the same shape."""
-        return mg.softmax(x, self.dim)
+        return softmax(x, dim=self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
 
 
 class LogSoftmax(Softmax):
-    """y = log softmax(x) along `dim`."""
+    """y = log softmax(x) along `dim` (no dim: as Softmax)."""
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
         """x: any shape. Returns log_softmax(x) along dim, the same shape."""
-        return mg.log_softmax(x, self.dim)
+        return log_softmax(x, dim=self.dim)
 
 
 class Softmin(Softmax):
-    """y = softmax(−x) along `dim`."""
+    """y = softmax(−x) along `dim` (no dim: as Softmax)."""
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
         """x: any shape. Returns softmin(x) along dim, the same shape."""
-        return mg.softmin(x, self.dim)
+        return softmin(x, dim=self.dim)

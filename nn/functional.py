@@ -1,18 +1,22 @@
 """nn.functional: every stateless function of nn under one name, as PyTorch's
 torch.nn.functional (`import nn.functional as F`). This module only gathers names: the
-functions live in layer_functions.py (linear, layer_norm, embedding, pad), losses.py (every
-loss), attention_functional.py (attention), and minigrad (the activations).
+functions live in layer_functions.py (linear, layer_norm, embedding, pad, dropout in PyTorch's
+signature), losses.py (every loss), attention_functional.py (attention), activations.py
+(softmax, log_softmax and softmin, which refuse to guess PyTorch's implicit dim) and minigrad
+(the other activations).
 """
 
-from minigrad import dropout, gelu, log_softmax, relu, sigmoid, softmax, tanh  # noqa: F401
+from minigrad import gelu, relu, sigmoid, tanh  # noqa: F401
 from minigrad import (celu, elu, hardsigmoid, hardswish, hardtanh, leaky_relu,  # noqa: F401
-                      logsigmoid, mish, relu6, selu, silu, softmin, softplus, softsign)
+                      logsigmoid, mish, relu6, selu, silu, softplus, softsign)
+
+from .activations import log_softmax, softmax, softmin  # noqa: F401  (PyTorch's implicit dim)
 
 from .attention_functional import (attention_weights, causal_mask,  # noqa: F401
                                    masked_softmax, padding_mask,
                                    scaled_dot_product_attention)
 from minigrad import glu  # noqa: F401
-from .layer_functions import (Affine, LayerNorm, dropout1d, embedding,  # noqa: F401
+from .layer_functions import (Affine, LayerNorm, dropout, dropout1d, embedding,  # noqa: F401
                               layer_norm, linear, normalize, one_hot, pad, rms_norm)
 from .layer_functions import Linear  # noqa: F401  (Affine's name before; nn.Linear is the layer)
 from .losses import (BinaryCrossEntropyWithLogits, CrossEntropy,  # noqa: F401

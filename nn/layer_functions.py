@@ -1,4 +1,5 @@
-"""The stateless functions layers are made of: linear, layer_norm, embedding, and PyTorch's pad.
+"""The stateless functions layers are made of: linear, layer_norm, embedding, PyTorch's pad, and
+dropout in PyTorch's signature.
 
 `linear` and `layer_norm` are single fused primitives (one graph node each, with their backward
 written as math) because they sit on every hot path: a GRU calls `linear` twice per time step,
@@ -15,7 +16,7 @@ import numpy as np
 
 import minigrad as mg
 
-from ._checks import check_constant
+from ._checks import check_constant, check_not_inplace
 
 Tensor = mg.Tensor
 
@@ -341,11 +342,23 @@ def one_hot(indices, num_classes: int = -1) -> Tensor:
     return mg.one_hot(indices, num_classes, dtype="int64")
 
 
-def dropout1d(input: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False, *,
+            noise_shape: tuple | None = None) -> Tensor:
+    """minigrad.dropout in PyTorch's signature: y = x ⊙ m / (1 − p), m ~ Bernoulli(1 − p), when
+    training, else x. `inplace` must be False (see check_not_inplace); `noise_shape` (a keyword)
+    shares one draw along each axis of size 1, as in minigrad.dropout."""
+    check_not_inplace("dropout", inplace, "; minigrad's noise_shape goes by keyword: "
+                      "dropout(x, p, training, noise_shape=...)")
+    return mg.dropout(input, p, training, noise_shape)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
     """Channel dropout, as PyTorch's: input (N, C, L) or (C, L); each channel is kept or
     dropped whole (the same draw for all L positions) and the kept ones scaled by 1/(1 − p).
     For a (B, T, E) sequence, `mg.dropout(x, p, noise_shape=(B, 1, E))` is the same idea with
-    the features last (locked, or variational, dropout)."""
+    the features last (locked, or variational, dropout). `inplace` must be False."""
+    check_not_inplace("dropout1d", inplace)
     if input.ndim not in (2, 3):
         raise ValueError(f"dropout1d: input must be (N, C, L) or (C, L), got shape "
                          f"{tuple(input.shape)}")

@@ -17,7 +17,7 @@ from . import init
 from .activations import GELU, ReLU, Sigmoid, Tanh  # noqa: F401  (their home before)
 from .layer_functions import _as_shape
 from .loss_modules import CrossEntropyLoss, MSELoss  # noqa: F401  (their home before)
-from ._checks import check_flag, check_size
+from ._checks import check_flag, check_not_inplace, check_size
 from .module import Module, Parameter
 
 
@@ -188,10 +188,11 @@ class Flatten(Module):
 
 class Dropout(Module):
     """Inverted dropout: in training, zero each element with probability p and scale the rest
-    by 1/(1 − p); the identity in eval mode."""
+    by 1/(1 − p); the identity in eval mode. PyTorch's `inplace` must be False."""
 
-    def __init__(self, p: float = 0.5):
+    def __init__(self, p: float = 0.5, inplace: bool = False):
         super().__init__()
+        check_not_inplace(type(self).__name__, inplace)
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: p must be in [0, 1], got {p}")
         self.p = float(p)

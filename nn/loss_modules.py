@@ -8,17 +8,20 @@ from __future__ import annotations
 import minigrad as mg
 
 from . import functional as F
+from ._checks import check_ignore_index
 from .module import Module
 
 
 class CrossEntropyLoss(Module):
     """Module form of `nn.functional.cross_entropy`: forward(logits (..., C), targets (...));
-    `axis=1` reads PyTorch's layout (N, C, d1, ...)."""
+    `axis=1` reads PyTorch's layout (N, C, d1, ...). Class weights go in `weight=` (PyTorch's
+    first positional argument, minigrad's is ignore_index: a non-int there raises)."""
 
     def __init__(self, ignore_index: int | None = None, reduction: str = "mean",
                  label_smoothing: float = 0.0, *, weight=None, axis: int | None = None):
         super().__init__()
-        self.ignore_index, self.reduction = ignore_index, reduction
+        self.ignore_index = check_ignore_index("CrossEntropyLoss", ignore_index)
+        self.reduction = reduction
         self.label_smoothing, self.weight, self.axis = label_smoothing, weight, axis
 
     def forward(self, logits: mg.Tensor, targets) -> mg.Tensor:
@@ -47,7 +50,8 @@ class NLLLoss(Module):
     def __init__(self, weight=None, ignore_index: int | None = None, reduction: str = "mean",
                  *, axis: int | None = None):
         super().__init__()
-        self.weight, self.ignore_index, self.reduction = weight, ignore_index, reduction
+        self.weight, self.reduction = weight, reduction
+        self.ignore_index = check_ignore_index("NLLLoss", ignore_index)
         self.axis = axis
 
     def forward(self, log_probs: mg.Tensor, targets) -> mg.Tensor:

@@ -24,7 +24,7 @@ import numpy as np
 import minigrad as mg
 from minigrad import Tensor
 
-from ._checks import check_constant
+from ._checks import check_constant, check_ignore_index
 from .layer_functions import _as_index_tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -177,6 +177,8 @@ def cross_entropy(logits: Tensor, targets, ignore_index: int | None = None,
     ℓ_i = (1 − ε)·(−log p_{i,t_i}) + ε·mean_c(−log p_{i,c}), p = softmax(logits), ε =
     label_smoothing. Positions whose target equals `ignore_index` contribute 0 and no gradient;
     "mean" averages over the other positions (PyTorch's rule), "sum" adds, "none" returns (...).
+    `ignore_index` is an int or None (the default: nothing skipped, where PyTorch skips -100); a
+    non-int there raises, since PyTorch's third positional argument is `weight`.
     Stable for logits as large as 1e4. When every target is ignored, "mean" gives 0 (not the
     NaN of 0/0).
 
@@ -186,6 +188,7 @@ def cross_entropy(logits: Tensor, targets, ignore_index: int | None = None,
     ε), averaged over positions by "mean".
     """
     _check_reduction(reduction, "cross_entropy")
+    ignore_index = check_ignore_index("cross_entropy", ignore_index)
     if logits.ndim == 0:
         raise ValueError("cross_entropy: logits must have a class axis, got a 0-d tensor")
     label_smoothing = check_constant("cross_entropy", "label_smoothing", label_smoothing)
@@ -267,10 +270,14 @@ def _targets_array(scores: Tensor, targets, ignore_index, op: str):
     unsigned = kept.view(np.dtype(f"u{kept.dtype.itemsize}")) if kept.dtype.kind == "i" else kept
     if kept.size and int(unsigned.max()) >= classes:
         bad = int(kept.min()) if int(kept.min()) < 0 else int(kept.max())
-        raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (targets "
-                         f"must lie in [0, {classes})"
-                         + (")" if ignore_index is None else f" or equal ignore_index "
-                            f"{ignore_index})"))
+        message = (f"{op}: target {bad} is out of range for {classes} classes (targets must "
+                   f"lie in [0, {classes})"
+                   + (")" if ignore_index is None else f" or equal ignore_index {ignore_index})"))
+        if ignore_index is None and bad == -100:
+            # PyTorch skips −100 by default; here nothing is skipped unless asked
+            message += (f"; minigrad's default ignore_index is None, PyTorch's is -100: pass "
+                        f"ignore_index=-100 to skip these targets as PyTorch does")
+        raise ValueError(message)
     return data
 
 
@@ -283,6 +290,7 @@ def nll_loss(log_probs: Tensor, targets, ignore_index: int | None = None,
     as PyTorch's. The class axis is the last unless `axis` (or `dim`) names another, with
     cross_entropy's rule for inputs that fit PyTorch's layout too."""
     _check_reduction(reduction, "nll_loss")
+    ignore_index = check_ignore_index("nll_loss", ignore_index)
     if log_probs.ndim == 0:
         raise ValueError("nll_loss: log_probs must have a class axis, got a 0-d tensor")
     log_probs, targets = _classes_last(log_probs, targets, axis, dim, "nll_loss")

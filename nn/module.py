@@ -30,6 +30,18 @@ import numpy as np
 import minigrad as mg
 
 
+def _names_dtype(value) -> bool:
+    """Whether a positional argument of Module.to names a dtype ("float64" = mg.float64,
+    np.float32) rather than a device ("cpu", "cuda:1", or a registered backend's name)."""
+    if value is None or (isinstance(value, str) and value.split(":")[0] in ("cpu", "cuda")):
+        return False
+    try:
+        np.dtype(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 class Parameter(mg.Tensor):
     """A Tensor that a Module trains: it requires grad, and assigning it to a Module attribute
     registers it.
@@ -373,11 +385,30 @@ class Module:
         for param in self.parameters():
             param.grad = None
 
-    def to(self, device) -> "Module":
-        """Move every parameter, gradient and buffer to `device` ("cpu", "cuda", "cuda:1"),
-        in place: the Parameter objects stay the same, so optimizers keep working."""
-        return self._convert(lambda t: mg.tensor(t.data, device=device).data
-                             if t.device != str(device) else t.data)
+    def to(self, *where, device=None, dtype=None) -> "Module":
+        """Move every parameter, gradient and buffer to `device` ("cpu", "cuda", "cuda:1")
+        and/or cast the floating-point ones to `dtype`, in place, as PyTorch's Module.to takes
+        them: m.to("cuda"), m.to(mg.float64), m.to("cpu", mg.float64), m.to(t) (t's device
+        and dtype), or by keyword. The Parameter objects stay the same, so optimizers keep
+        working. `dtype` must be floating, as PyTorch requires; integer and bool buffers keep
+        theirs."""
+        for arg in where:
+            if isinstance(arg, mg.Tensor):
+                device, dtype = arg.device, arg.dtype
+            elif _names_dtype(arg):
+                dtype = arg
+            else:
+                device = arg
+        if dtype is not None:
+            dtype = np.dtype(dtype)
+            if dtype.kind != "f":
+                raise TypeError(f"Module.to: dtype must be a floating-point dtype (as in "
+                                f"PyTorch), got {dtype}; integer and bool buffers keep theirs")
+            self._convert(lambda t: t.data.astype(dtype) if t.dtype.kind == "f" else t.data)
+        if device is not None:
+            self._convert(lambda t: mg.tensor(t.data, device=device).data
+                          if t.device != str(device) else t.data)
+        return self
 
     def cpu(self) -> "Module":
         """Move every parameter and buffer to the host, in place; returns self."""
@@ -390,13 +421,11 @@ class Module:
 
     def double(self) -> "Module":
         """Cast floating-point parameters and buffers to float64 (e.g. for gradcheck)."""
-        return self._convert(lambda t: t.data.astype(np.float64) if t.dtype.kind == "f"
-                             else t.data)
+        return self.to(dtype=np.float64)
 
     def float(self) -> "Module":
         """Cast floating-point parameters and buffers to float32."""
-        return self._convert(lambda t: t.data.astype(np.float32) if t.dtype.kind == "f"
-                             else t.data)
+        return self.to(dtype=np.float32)
 
     def _convert(self, convert: Callable[[mg.Tensor], Any]) -> "Module":
         with mg.no_grad():

@@ -241,10 +241,12 @@ class _StackedParameters(Module):
         """The input as (B, T, I), checked, with its lengths (from a PackedSequence or
         `lengths=`, else None) and whether it was unbatched (T, I)."""
         name = type(self).__name__
-        if isinstance(x, PackedSequence):
+        packed = isinstance(x, PackedSequence)
+        if packed:
             if lengths is not None:
                 raise ValueError(f"{name}: a PackedSequence carries its lengths; pass no "
                                  f"lengths= with it")
+            # unpacked straight to (B, T, I), whatever batch_first says: no swap below
             x, lengths = pad_packed_sequence(x, batch_first=True)
         if x.ndim not in (2, 3) or x.shape[-1] != self.input_size:
             layout = "(B, T, I)" if self.batch_first else "(T, B, I)"
@@ -253,8 +255,8 @@ class _StackedParameters(Module):
         unbatched = x.ndim == 2
         if unbatched:
             x = x.unsqueeze(0)                               # (T, I) -> (1, T, I)
-        elif not self.batch_first:
-            x = x.swapaxes(0, 1)
+        elif not (self.batch_first or packed):
+            x = x.swapaxes(0, 1)                             # (T, B, I) -> (B, T, I)
         if x.shape[1] == 0:
             raise ValueError(f"{name}: the input sequence is empty (T = 0)")
         if lengths is not None:

@@ -13,7 +13,9 @@ True = attention allowed (see MultiHeadAttention).
 
 Layers and stacks are batch-first by default (minigrad's convention; `batch_first=False` reads
 (T, B, E) as PyTorch's default does) and accept unbatched (T, E) inputs; `bias=False` drops
-the additive bias of every Linear and LayerNorm inside, as in PyTorch.
+the additive bias of every Linear and LayerNorm inside, as in PyTorch. PyTorch's other
+spellings get its meaning (is_causal=True and the like apply the causal mask) or an error that
+says what to write (nhead=, key padding masks, a stack built from a layer).
 
 TransformerLM is the decoder-only design: token and position embeddings, a causal
 self-attention stack, and a linear head to vocabulary logits.
@@ -63,6 +65,88 @@ def _check_layer_options(owner: str, d_model, num_heads, dim_feedforward, dropou
         check_flag(owner, name, value)
 
 
+def _check_heads(owner: str, num_heads, nhead) -> int:
+    """num_heads, refusing PyTorch's spelling nhead= (one name per argument here)."""
+    if nhead is not None:
+        raise TypeError(f"{owner}: PyTorch's nhead= is spelled num_heads= here: write "
+                        f"num_heads={nhead!r}")
+    if num_heads is None:
+        raise TypeError(f"{owner}: missing the argument num_heads (the number of attention "
+                        f"heads)")
+    return num_heads
+
+
+def _check_stack_sizes(owner: str, d_model, num_heads, dim_feedforward, num_layers,
+                       nhead, norm) -> int:
+    """num_heads, after refusing PyTorch's TransformerEncoder(encoder_layer, num_layers,
+    norm=None) form (which copies a built layer) with the call that builds the same stack
+    here, nhead=, and missing sizes."""
+    if isinstance(d_model, Module):
+        layer = d_model
+        depth = num_heads if num_layers is None else num_layers   # PyTorch's num_layers
+        sizes = ""
+        if isinstance(layer, (TransformerEncoderLayer, TransformerDecoderLayer)):
+            sizes = (f"({layer.linear1.in_features}, {layer.self_attn.num_heads}, "
+                     f"{layer.linear1.out_features}, {depth}, dropout={layer.dropout.p}, "
+                     f"norm_first={layer.norm_first}) for this layer")
+        raise TypeError(f"{owner}: got a {type(layer).__name__} as the first argument, as "
+                        f"PyTorch's {owner}(layer, num_layers) takes it; minigrad's builds its "
+                        f"layers from their sizes: write {owner}(d_model, num_heads, "
+                        f"dim_feedforward, num_layers, dropout=..., norm_first=...), here "
+                        f"{owner}{sizes or '(...)'}; a final LayerNorm (PyTorch's norm=) is "
+                        f"final_norm=True")
+    if norm is not None:
+        raise TypeError(f"{owner}: PyTorch's norm= (a final norm module) is final_norm=True "
+                        f"here, which adds LayerNorm(d_model) as `norm`")
+    num_heads = _check_heads(owner, num_heads, nhead)
+    for name, value in (("dim_feedforward", dim_feedforward), ("num_layers", num_layers)):
+        if value is None:
+            raise TypeError(f"{owner}: missing the argument {name}")
+    return num_heads
+
+
+# PyTorch's mask keywords that minigrad spells otherwise: what each is in PyTorch
+_PYTORCH_MASKS = {
+    "src_mask": "an attention mask",
+    "src_key_padding_mask": "a key padding mask (B, S)",
+    "tgt_key_padding_mask": "a key padding mask (B, T)",
+    "memory_key_padding_mask": "a key padding mask (B, S)",
+}
+
+
+def _refuse_pytorch_masks(owner: str, given: dict, keyword: dict[str, str]) -> None:
+    """Raise for PyTorch's mask keywords that minigrad takes under another name (`keyword`:
+    PyTorch's name -> minigrad's), saying what to write: the conventions of bool masks are
+    opposite (minigrad's True = allowed, PyTorch's True = masked), so a mask is inverted."""
+    for name in given:
+        if name not in keyword:
+            raise TypeError(f"{owner}() got an unexpected keyword argument {name!r}")
+        ours = keyword[name]
+        invert = f"~{name}[:, None, :]" if "padding" in name else f"~{name}"
+        raise TypeError(
+            f"{owner}: PyTorch's {name}= ({_PYTORCH_MASKS[name]}) is not taken here: pass "
+            f"{ours}=. minigrad's bool masks are True = attention allowed, PyTorch's True = "
+            f"masked, so a PyTorch bool mask becomes {ours}={invert}"
+            + (" (bool (B, 1, L) for keys of length L, combined with another mask by &; "
+               "nn.padding_mask(lengths) builds it from the lengths)" if "padding" in name
+               else ""))
+
+
+def _with_causal(mask, is_causal, Lq: int, Lk: int, device, owner: str, name: str):
+    """`mask` restricted to the causal pattern (query i sees keys j ≤ i) when `is_causal` is
+    True, as PyTorch's is_causal hint applies it; unchanged when False or None. A bool mask is
+    combined by ∧, a float mask (added to the scores) gets −inf above the diagonal."""
+    if is_causal is None or not check_flag(owner, name, is_causal):
+        return mask
+    causal = np.tril(np.ones((Lq, Lk), dtype=bool))                       # (Lq, Lk)
+    if mask is None:
+        return mg.tensor(causal, device=device)
+    mask = np.asarray(mask) if isinstance(mask, list) else mask
+    if np.dtype(mask.dtype) == np.bool_:
+        return mg.tensor(causal, device=device) & mask
+    return mg.tensor(np.where(causal, 0.0, -np.inf), dtype=mask.dtype, device=device) + mask
+
+
 def _to_batch_major(x: Tensor, batch_first: bool) -> tuple[Tensor, bool]:
     """(B, T, E) from (B, T, E), (T, B, E) when not batch_first, or unbatched (T, E); and
     whether the input was unbatched."""
@@ -107,10 +191,12 @@ class TransformerEncoderLayer(Module):
     (T, T) / (B, T, T) / (B, heads, T, T) -> src's shape.
     """
 
-    def __init__(self, d_model: int, num_heads: int, dim_feedforward: int = 2048,
+    def __init__(self, d_model: int, num_heads: int | None = None, dim_feedforward: int = 2048,
                  dropout: float = 0.1, norm_first: bool = False, activation="relu",
-                 layer_norm_eps: float = 1e-5, *, bias: bool = True, batch_first: bool = True):
+                 layer_norm_eps: float = 1e-5, *, bias: bool = True, batch_first: bool = True,
+                 nhead: int | None = None):
         super().__init__()
+        num_heads = _check_heads("TransformerEncoderLayer", num_heads, nhead)
         _check_layer_options("TransformerEncoderLayer", d_model, num_heads, dim_feedforward,
                              dropout, norm_first, bias, batch_first)
         self.norm_first, self.batch_first = bool(norm_first), bool(batch_first)
@@ -130,10 +216,17 @@ class TransformerEncoderLayer(Module):
     def _feed_forward(self, x: Tensor) -> Tensor:
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
-    def forward(self, src: Tensor, mask=None) -> Tensor:
-        """src: (B, T, E) (see the class docstring); mask: bool, True = allowed. Returns
-        src's shape."""
+    def forward(self, src: Tensor, mask=None, *, is_causal: bool = False,
+                **pytorch_masks) -> Tensor:
+        """src: (B, T, E) (see the class docstring); mask: bool, True = allowed;
+        is_causal=True also applies the causal mask (PyTorch's hint). PyTorch's src_mask= and
+        src_key_padding_mask= raise, saying what to pass as mask=. Returns src's shape."""
+        _refuse_pytorch_masks("TransformerEncoderLayer.forward", pytorch_masks,
+                              {"src_mask": "mask", "src_key_padding_mask": "mask"})
         x, unbatched = _to_batch_major(src, self.batch_first)           # (B, T, E)
+        T = x.shape[1]
+        mask = _with_causal(mask, is_causal, T, T, x.device, "TransformerEncoderLayer",
+                            "is_causal")
         if self.norm_first:
             x = x + self._self_attention(self.norm1(x), mask)
             x = x + self._feed_forward(self.norm2(x))
@@ -141,6 +234,10 @@ class TransformerEncoderLayer(Module):
             x = self.norm1(x + self._self_attention(x, mask))
             x = self.norm2(x + self._feed_forward(x))
         return _from_batch_major(x, self.batch_first, unbatched)
+
+
+_DECODER_PADDING_MASKS = {"tgt_key_padding_mask": "tgt_mask",
+                          "memory_key_padding_mask": "memory_mask"}
 
 
 class TransformerDecoderLayer(Module):
@@ -154,10 +251,12 @@ class TransformerDecoderLayer(Module):
     shape. The target mask is not causal unless given.
     """
 
-    def __init__(self, d_model: int, num_heads: int, dim_feedforward: int = 2048,
+    def __init__(self, d_model: int, num_heads: int | None = None, dim_feedforward: int = 2048,
                  dropout: float = 0.1, norm_first: bool = False, activation="relu",
-                 layer_norm_eps: float = 1e-5, *, bias: bool = True, batch_first: bool = True):
+                 layer_norm_eps: float = 1e-5, *, bias: bool = True, batch_first: bool = True,
+                 nhead: int | None = None):
         super().__init__()
+        num_heads = _check_heads("TransformerDecoderLayer", num_heads, nhead)
         _check_layer_options("TransformerDecoderLayer", d_model, num_heads, dim_feedforward,
                              dropout, norm_first, bias, batch_first)
         self.norm_first, self.batch_first = bool(norm_first), bool(batch_first)
@@ -183,11 +282,22 @@ class TransformerDecoderLayer(Module):
     def _feed_forward(self, x: Tensor) -> Tensor:
         return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
-    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask=None, memory_mask=None) -> Tensor:
-        """tgt: (B, Tt, E); memory: (B, Ts, E) (see the class docstring). Returns tgt's
-        shape."""
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask=None, memory_mask=None, *,
+                tgt_is_causal: bool = False, memory_is_causal: bool = False,
+                **pytorch_masks) -> Tensor:
+        """tgt: (B, Tt, E); memory: (B, Ts, E) (see the class docstring); masks bool, True =
+        allowed; tgt_is_causal / memory_is_causal = True also apply the causal mask to the
+        self- / cross-attention (PyTorch's hints). PyTorch's key padding masks raise, saying
+        what to pass instead. Returns tgt's shape."""
+        _refuse_pytorch_masks("TransformerDecoderLayer.forward", pytorch_masks,
+                              _DECODER_PADDING_MASKS)
         x, unbatched = _to_batch_major(tgt, self.batch_first)           # (B, Tt, E)
         memory = _to_batch_major(memory, self.batch_first)[0]           # (B, Ts, E)
+        Tt, Ts = x.shape[1], memory.shape[1]
+        tgt_mask = _with_causal(tgt_mask, tgt_is_causal, Tt, Tt, x.device,
+                                "TransformerDecoderLayer", "tgt_is_causal")
+        memory_mask = _with_causal(memory_mask, memory_is_causal, Tt, Ts, x.device,
+                                   "TransformerDecoderLayer", "memory_is_causal")
         if self.norm_first:
             x = x + self._self_attention(self.norm1(x), tgt_mask)
             x = x + self._cross_attention(self.norm2(x), memory, memory_mask)
@@ -205,12 +315,19 @@ class TransformerEncoder(Module):
     (`final_norm=True` / `False` decides otherwise). bias, batch_first: as in the layers.
 
     forward: src (B, T, E), mask bool, True = allowed -> (B, T, E).
+
+    PyTorch's TransformerEncoder(encoder_layer, num_layers) form raises, with the call that
+    builds the same stack here.
     """
 
-    def __init__(self, d_model: int, num_heads: int, dim_feedforward: int, num_layers: int,
+    def __init__(self, d_model: int, num_heads: int | None = None,
+                 dim_feedforward: int | None = None, num_layers: int | None = None,
                  dropout: float = 0.1, norm_first: bool = False, activation="relu", *,
-                 bias: bool = True, batch_first: bool = True, final_norm: bool | None = None):
+                 bias: bool = True, batch_first: bool = True, final_norm: bool | None = None,
+                 nhead: int | None = None, norm: Module | None = None):
         super().__init__()
+        num_heads = _check_stack_sizes("TransformerEncoder", d_model, num_heads, dim_feedforward,
+                                       num_layers, nhead, norm)
         check_size("TransformerEncoder", "num_layers", num_layers)
         final_norm = norm_first if final_norm is None else final_norm
         self.layers = ModuleList(
@@ -222,12 +339,15 @@ class TransformerEncoder(Module):
         if self.has_final_norm:
             self.norm = LayerNorm(d_model, bias=bias)
 
-    def forward(self, src: Tensor, mask=None) -> Tensor:
-        """src: (B, T, E); mask: bool, broadcastable to (B, T, T), True = allowed. Returns
-        (B, T, E)."""
+    def forward(self, src: Tensor, mask=None, *, is_causal: bool | None = None,
+                **pytorch_masks) -> Tensor:
+        """src: (B, T, E); mask: bool, broadcastable to (B, T, T), True = allowed; is_causal
+        as in TransformerEncoderLayer.forward. Returns (B, T, E)."""
+        _refuse_pytorch_masks("TransformerEncoder.forward", pytorch_masks,
+                              {"src_mask": "mask", "src_key_padding_mask": "mask"})
         x = src
         for layer in self.layers:
-            x = layer(x, mask)
+            x = layer(x, mask, is_causal=is_causal)
         return self.norm(x) if self.has_final_norm else x
 
 
@@ -236,12 +356,18 @@ class TransformerDecoder(Module):
     with the LayerNorm `norm` (`final_norm` as in TransformerEncoder).
 
     forward: tgt (B, Tt, E), memory (B, Ts, E), tgt_mask, memory_mask -> (B, Tt, E).
+    PyTorch's TransformerDecoder(decoder_layer, num_layers) form raises, as in
+    TransformerEncoder.
     """
 
-    def __init__(self, d_model: int, num_heads: int, dim_feedforward: int, num_layers: int,
+    def __init__(self, d_model: int, num_heads: int | None = None,
+                 dim_feedforward: int | None = None, num_layers: int | None = None,
                  dropout: float = 0.1, norm_first: bool = False, activation="relu", *,
-                 bias: bool = True, batch_first: bool = True, final_norm: bool | None = None):
+                 bias: bool = True, batch_first: bool = True, final_norm: bool | None = None,
+                 nhead: int | None = None, norm: Module | None = None):
         super().__init__()
+        num_heads = _check_stack_sizes("TransformerDecoder", d_model, num_heads, dim_feedforward,
+                                       num_layers, nhead, norm)
         check_size("TransformerDecoder", "num_layers", num_layers)
         final_norm = norm_first if final_norm is None else final_norm
         self.layers = ModuleList(
@@ -253,12 +379,18 @@ class TransformerDecoder(Module):
         if self.has_final_norm:
             self.norm = LayerNorm(d_model, bias=bias)
 
-    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask=None, memory_mask=None) -> Tensor:
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask=None, memory_mask=None, *,
+                tgt_is_causal: bool | None = None, memory_is_causal: bool = False,
+                **pytorch_masks) -> Tensor:
         """tgt: (B, Tt, E); memory: (B, Ts, E); masks bool, True = allowed: tgt_mask
-        broadcastable to (B, Tt, Tt), memory_mask to (B, Tt, Ts). Returns (B, Tt, E)."""
+        broadcastable to (B, Tt, Tt), memory_mask to (B, Tt, Ts); the *_is_causal flags as in
+        TransformerDecoderLayer.forward. Returns (B, Tt, E)."""
+        _refuse_pytorch_masks("TransformerDecoder.forward", pytorch_masks,
+                              _DECODER_PADDING_MASKS)
         x = tgt
         for layer in self.layers:
-            x = layer(x, memory, tgt_mask, memory_mask)
+            x = layer(x, memory, tgt_mask, memory_mask, tgt_is_causal=tgt_is_causal,
+                      memory_is_causal=memory_is_causal)
         return self.norm(x) if self.has_final_norm else x
 
 
@@ -281,8 +413,9 @@ class Transformer(Module):
     def __init__(self, d_model: int = 512, num_heads: int = 8, num_encoder_layers: int = 6,
                  num_decoder_layers: int = 6, dim_feedforward: int = 2048,
                  dropout: float = 0.1, norm_first: bool = False, activation="relu", *,
-                 bias: bool = True, batch_first: bool = True):
+                 bias: bool = True, batch_first: bool = True, nhead: int | None = None):
         super().__init__()
+        _check_heads("Transformer", num_heads, nhead)
         options = dict(bias=bias, batch_first=batch_first, final_norm=True)
         self.encoder = TransformerEncoder(d_model, num_heads, dim_feedforward,
                                           num_encoder_layers, dropout, norm_first, activation,
@@ -303,10 +436,17 @@ class Transformer(Module):
                 init.xavier_uniform_(param)
 
     def forward(self, src: Tensor, tgt: Tensor, src_mask=None, tgt_mask=None,
-                memory_mask=None) -> Tensor:
-        """src: (B, Ts, E); tgt: (B, Tt, E); masks bool, True = allowed. Returns (B, Tt, E)."""
-        memory = self.encoder(src, src_mask)                 # (B, Ts, E)
-        return self.decoder(tgt, memory, tgt_mask, memory_mask)   # (B, Tt, E)
+                memory_mask=None, *, src_is_causal: bool | None = None,
+                tgt_is_causal: bool | None = None, memory_is_causal: bool = False,
+                **pytorch_masks) -> Tensor:
+        """src: (B, Ts, E); tgt: (B, Tt, E); masks bool, True = allowed; each *_is_causal=True
+        also applies the causal mask there (PyTorch's hints). PyTorch's key padding masks
+        raise, saying what to pass instead. Returns (B, Tt, E)."""
+        _refuse_pytorch_masks("Transformer.forward", pytorch_masks,
+                              {"src_key_padding_mask": "src_mask", **_DECODER_PADDING_MASKS})
+        memory = self.encoder(src, src_mask, is_causal=src_is_causal)           # (B, Ts, E)
+        return self.decoder(tgt, memory, tgt_mask, memory_mask, tgt_is_causal=tgt_is_causal,
+                            memory_is_causal=memory_is_causal)                 # (B, Tt, E)
 
 
 class TransformerLM(Module):

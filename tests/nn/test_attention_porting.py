@@ -81,6 +81,144 @@ def test_bias_false_removes_every_bias_and_final_norms(rng):
                                                       final_norm=False).state_dict()
 
 
+# -- PyTorch's spellings of the Transformer layers: its meaning, or an error saying what to write
+
+@pytest.mark.parametrize("make", [
+    lambda: nn.TransformerEncoderLayer(8, nhead=2), lambda: nn.TransformerEncoderLayer(
+        d_model=8, nhead=2), lambda: nn.TransformerDecoderLayer(8, nhead=2),
+    lambda: nn.TransformerEncoder(8, nhead=2, dim_feedforward=16, num_layers=1),
+    lambda: nn.TransformerDecoder(8, nhead=2, dim_feedforward=16, num_layers=1),
+    lambda: nn.Transformer(8, nhead=2), lambda: nn.Transformer(nhead=2)])
+def test_nhead_says_to_write_num_heads(make):
+    with pytest.raises(TypeError, match=r"PyTorch's nhead= is spelled num_heads= here: write "
+                                        r"num_heads=2"):
+        make()
+
+
+@pytest.mark.parametrize("stack, layer", [("TransformerEncoder", "TransformerEncoderLayer"),
+                                          ("TransformerDecoder", "TransformerDecoderLayer")])
+def test_stack_from_a_layer_says_what_to_write(stack, layer, rng):
+    built = getattr(nn, layer)(8, 2, 16, dropout=0.0, norm_first=True)
+    with pytest.raises(TypeError, match=rf"PyTorch's {stack}\(layer, num_layers\).*"
+                                        rf"{stack}\(8, 2, 16, 3, dropout=0.0, norm_first=True\)"):
+        getattr(nn, stack)(built, 3)
+    with pytest.raises(TypeError, match=rf"{stack}\(8, 2, 16, 3, .*final_norm=True"):
+        getattr(nn, stack)(built, num_layers=3, norm=nn.LayerNorm(8))
+    with pytest.raises(TypeError, match=rf"{stack}: PyTorch's norm= .* is final_norm=True"):
+        getattr(nn, stack)(8, 2, 16, 3, norm=nn.LayerNorm(8))
+    # the call the message gives builds 3 such layers
+    stack_module = getattr(nn, stack)(8, 2, 16, 3, dropout=0.0, norm_first=True)
+    assert len(stack_module.layers) == 3
+    assert {k: v.shape for k, v in stack_module.layers[0].state_dict().items()} == \
+        {k: v.shape for k, v in built.state_dict().items()}
+    with pytest.raises(TypeError, match=f"{stack}: missing the argument dim_feedforward"):
+        getattr(nn, stack)(8, 2)
+
+
+def _layer_calls(rng):
+    """(name, module, call with extra keywords) for every Transformer module, float64."""
+    src, tgt = _t(rng, 2, 5, 8), _t(rng, 2, 4, 8)
+    make = dict(dropout=0.0)
+    enc_layer = nn.TransformerEncoderLayer(8, 2, 16, **make).double()
+    dec_layer = nn.TransformerDecoderLayer(8, 2, 16, **make).double()
+    enc = nn.TransformerEncoder(8, 2, 16, 2, **make).double()
+    dec = nn.TransformerDecoder(8, 2, 16, 2, **make).double()
+    model = nn.Transformer(8, 2, 1, 1, 16, **make).double()
+    return {
+        "TransformerEncoderLayer": lambda *m, **kw: enc_layer(src, *m, **kw),
+        "TransformerEncoder": lambda *m, **kw: enc(src, *m, **kw),
+        "TransformerDecoderLayer": lambda *m, **kw: dec_layer(tgt, src, *m, **kw),
+        "TransformerDecoder": lambda *m, **kw: dec(tgt, src, *m, **kw),
+        "Transformer": lambda *m, **kw: model(src, tgt, *m, **kw),
+    }
+
+
+@pytest.mark.parametrize("name, keyword, ours", [
+    ("TransformerEncoderLayer", "src_mask", "mask"),
+    ("TransformerEncoderLayer", "src_key_padding_mask", "mask"),
+    ("TransformerEncoder", "src_key_padding_mask", "mask"),
+    ("TransformerDecoderLayer", "tgt_key_padding_mask", "tgt_mask"),
+    ("TransformerDecoderLayer", "memory_key_padding_mask", "memory_mask"),
+    ("TransformerDecoder", "tgt_key_padding_mask", "tgt_mask"),
+    ("TransformerDecoder", "memory_key_padding_mask", "memory_mask"),
+    ("Transformer", "src_key_padding_mask", "src_mask"),
+    ("Transformer", "tgt_key_padding_mask", "tgt_mask"),
+    ("Transformer", "memory_key_padding_mask", "memory_mask"),
+])
+def test_pytorch_mask_keywords_name_minigrads_and_its_convention(name, keyword, ours, rng):
+    call = _layer_calls(rng)[name]
+    with pytest.raises(TypeError, match=rf"{name}.forward: PyTorch's {keyword}= .* pass "
+                                        rf"{ours}=\. minigrad's bool masks are True = attention "
+                                        rf"allowed, PyTorch's True = masked"):
+        call(**{keyword: np.zeros((2, 5), bool)})
+    with pytest.raises(TypeError, match="unexpected keyword argument 'src_mask_'"):
+        call(src_mask_=None)
+
+
+def _allowed(rng, *shape):
+    """A random bool mask, True = allowed, with the diagonal allowed (no empty row)."""
+    mask = rng.random(shape) < 0.7
+    mask[..., np.arange(min(shape[-2:])), np.arange(min(shape[-2:]))] = True
+    return mask
+
+
+@pytest.mark.parametrize("name, flag, mask_slot", [
+    ("TransformerEncoderLayer", "is_causal", 0), ("TransformerEncoder", "is_causal", 0),
+    ("TransformerDecoderLayer", "tgt_is_causal", 0), ("TransformerDecoder", "tgt_is_causal", 0),
+    ("TransformerDecoderLayer", "memory_is_causal", 1),
+    ("TransformerDecoder", "memory_is_causal", 1),
+    ("Transformer", "src_is_causal", 0), ("Transformer", "tgt_is_causal", 1),
+    ("Transformer", "memory_is_causal", 2),
+])
+def test_is_causal_applies_the_causal_mask(name, flag, mask_slot, rng):
+    call = _layer_calls(rng)[name]
+    # (Lq, Lk) of the attention the flag is about: sources of length 5, targets of length 4
+    Lq, Lk = {"is_causal": (5, 5), "src_is_causal": (5, 5), "tgt_is_causal": (4, 4),
+              "memory_is_causal": (4, 5)}[flag]
+    causal = np.tril(np.ones((Lq, Lk), bool))
+    slots = [None] * (mask_slot + 1)
+    # alone: the causal mask itself
+    slots[mask_slot] = causal
+    expected = call(*slots).numpy()
+    np.testing.assert_allclose(call(**{flag: True}).numpy(), expected, rtol=1e-12)
+    # with a bool mask (True = allowed): both apply
+    mask = _allowed(rng, 2, Lq, Lk)
+    slots[mask_slot] = mask & causal
+    expected = call(*slots).numpy()
+    slots[mask_slot] = mask
+    np.testing.assert_allclose(call(*slots, **{flag: True}).numpy(), expected, rtol=1e-12)
+    slots[mask_slot] = mg.tensor(mask)
+    np.testing.assert_allclose(call(*slots, **{flag: True}).numpy(), expected, rtol=1e-12)
+    # a float mask is added to the scores: −inf above the diagonal on top of it
+    bias = rng.standard_normal((Lq, Lk))
+    slots[mask_slot] = np.where(causal, bias, -np.inf)
+    expected = call(*slots).numpy()
+    slots[mask_slot] = bias
+    np.testing.assert_allclose(call(*slots, **{flag: True}).numpy(), expected, rtol=1e-12)
+    # False and None change nothing; anything else is refused
+    slots[mask_slot] = mask
+    np.testing.assert_allclose(call(*slots, **{flag: False}).numpy(), call(*slots).numpy(),
+                               rtol=1e-12)
+    with pytest.raises(TypeError, match="is_causal must be a bool, got str 'True'"):
+        call(**{flag: "True"})
+
+
+def test_is_causal_matches_torch(rng):
+    torch = pytest.importorskip("torch")
+    from tests.nn.test_transformer import _torch_layer_state
+    ours = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0).double()
+    theirs = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True
+                                              ).double().eval()
+    theirs.load_state_dict({k: torch.tensor(v) for k, v in
+                            _torch_layer_state(ours.state_dict(), cross=False).items()})
+    x = rng.standard_normal((2, 5, 8))
+    # PyTorch's is_causal is a hint that comes with the causal mask (True = masked)
+    masked = torch.tensor(~np.tril(np.ones((5, 5), bool)))
+    expected = theirs(torch.tensor(x), src_mask=masked, is_causal=True).detach().numpy()
+    np.testing.assert_allclose(ours(mg.tensor(x), is_causal=True).numpy(), expected,
+                               atol=1e-10)
+
+
 def test_unreadable_checkpoint_entry_is_one_clear_line(tmp_path):
     nn.save({"a": np.arange(10.0)}, tmp_path / "ok.npz")
     with zipfile.ZipFile(tmp_path / "ok.npz") as good, \

@@ -111,8 +111,108 @@ def test_activation_modules_call_their_functions(module, function, rng):
 
 def test_functional_offers_the_activations_by_pytorchs_names():
     for name in ("silu", "mish", "softplus", "elu", "celu", "selu", "leaky_relu", "hardtanh",
-                 "relu6", "hardsigmoid", "hardswish", "softsign", "logsigmoid", "softmin"):
+                 "relu6", "hardsigmoid", "hardswish", "softsign", "logsigmoid"):
         assert getattr(F, name) is getattr(mg, name)
+
+
+# -- the softmax family without a dim: PyTorch's implicit dim is 0 for 0-, 1- and 3-D input and
+#    1 otherwise, minigrad's the last axis; they agree up to 2 axes only
+
+def _softmax_numpy(z, axis):
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+SOFTMAX_FAMILY = [
+    ("softmax", nn.Softmax, lambda z, axis: _softmax_numpy(z, axis)),
+    ("log_softmax", nn.LogSoftmax, lambda z, axis: np.log(_softmax_numpy(z, axis))),
+    ("softmin", nn.Softmin, lambda z, axis: _softmax_numpy(-z, axis)),
+]
+
+
+@pytest.mark.parametrize("name, module, reference", SOFTMAX_FAMILY)
+@pytest.mark.parametrize("shape", [(), (1,), (5,), (1, 1), (3, 4)])
+def test_softmax_family_without_dim_up_to_2_axes_uses_the_last(name, module, reference, shape,
+                                                               rng):
+    z = rng.standard_normal(shape)
+    expected = reference(z, -1) if shape else reference(z[None], -1)[0]
+    for call in (getattr(F, name), lambda x: getattr(F, name)(x, dim=None), module(),
+                 module(dim=None)):
+        out = call(f64(z))
+        assert out.shape == shape
+        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("name, module, reference", SOFTMAX_FAMILY)
+@pytest.mark.parametrize("shape", [(2, 3, 4), (2, 3, 4, 5)])
+def test_softmax_family_without_dim_from_3_axes_raises(name, module, reference, shape, rng):
+    z = f64(rng.standard_normal(shape))
+    implicit = 0 if len(shape) == 3 else 1
+    for call in (getattr(F, name), module(), lambda x: getattr(F, name)(x, dim=None)):
+        with pytest.raises(ValueError, match=rf"{name}: no dim given .* PyTorch would take "
+                                             rf"dim={implicit} .* pass dim="):
+            call(z)
+    # a dim or axis given works as before, on every axis
+    for axis in range(-len(shape), len(shape)):
+        expected = reference(z.numpy(), axis)
+        for out in (getattr(F, name)(z, dim=axis), getattr(F, name)(z, axis),
+                    getattr(F, name)(z, axis=axis), module(axis)(z), module(dim=axis)(z)):
+            np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12, atol=1e-15)
+    with pytest.raises(TypeError, match="got axis=1 and dim=2"):
+        getattr(F, name)(z, 1, dim=2)
+
+
+@pytest.mark.filterwarnings("ignore:Implicit dimension choice")
+def test_softmax_family_matches_torch_where_dim_is_implicit(rng):
+    torch = pytest.importorskip("torch")
+    TF = torch.nn.functional
+    for shape in [(), (1,), (5,), (3, 4)]:
+        z = rng.standard_normal(shape)
+        for name in ("softmax", "log_softmax", "softmin"):
+            theirs = getattr(TF, name)(torch.tensor(z), dim=None)   # PyTorch's implicit dim
+            np.testing.assert_allclose(getattr(F, name)(f64(z)).numpy(), theirs.numpy(),
+                                       rtol=1e-12, atol=1e-15)
+
+
+def test_softmax_wrapper_adds_no_graph_node(rng):
+    x = f64(rng.standard_normal((3, 4)))
+    for name in ("softmax", "log_softmax"):
+        ours, engine = getattr(F, name)(x), getattr(mg, name)(x, -1)
+        assert type(ours.grad_fn) is type(engine.grad_fn) and ours.grad_fn.inputs[0] is x
+
+
+# -- dropout in PyTorch's signature (input, p, training, inplace) --------------------------------
+
+@pytest.mark.parametrize("shape", [(), (1,), (3, 4)])
+def test_dropout_takes_pytorchs_positional_inplace_false(shape, rng):
+    x = f64(rng.standard_normal(shape) + 3.0)
+    mg.manual_seed(5)
+    out = F.dropout(x, 0.5, True, False)
+    mg.manual_seed(5)
+    expected = mg.dropout(x, 0.5, True).numpy()
+    assert out.shape == shape
+    np.testing.assert_array_equal(out.numpy(), expected)
+    kept = out.numpy() != 0                        # each element: 0, or x / (1 − p)
+    np.testing.assert_allclose(out.numpy()[kept], 2 * x.numpy()[kept], rtol=1e-15)
+    np.testing.assert_array_equal(F.dropout(x, 0.5, False, False).numpy(), x.numpy())
+    mg.manual_seed(5)
+    shared = F.dropout(f64(np.ones((2, 3, 4))), 0.5, noise_shape=(2, 1, 4)).numpy()
+    np.testing.assert_array_equal(shared, np.broadcast_to(shared[:, :1], (2, 3, 4)))
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda x: F.dropout(x, 0.5, True, True), ValueError, r"dropout: inplace=True .* not "
+                                                          r"supported"),
+    (lambda x: F.dropout(x, 0.5, True, (3, 1)), TypeError, r"dropout: inplace .* must be False, "
+                                                           r"got tuple \(3, 1\).*noise_shape="),
+    (lambda x: F.dropout1d(x, 0.5, True, True), ValueError, r"dropout1d: inplace=True"),
+    (lambda x: nn.Dropout(0.5, True)(x), ValueError, r"Dropout: inplace=True"),
+    (lambda x: nn.Dropout1d(0.5, inplace=True)(x), ValueError, r"Dropout1d: inplace=True"),
+])
+def test_dropout_inplace_true_is_a_clear_error(call, error, match, rng):
+    x = f64(rng.standard_normal((3, 4)))
+    with pytest.raises(error, match=match):
+        call(x)
 
 
 # -- losses -------------------------------------------------------------------------------------
@@ -296,6 +396,54 @@ def test_losses_match_torch(rng):
             (F.binary_cross_entropy(f64(q), q[::-1].copy()),
              TF.binary_cross_entropy(T(q), T(q[::-1].copy())))):
         np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-10)
+
+
+# PyTorch's third positional argument of cross_entropy / nll_loss (first of CrossEntropyLoss)
+# is `weight`; minigrad's is ignore_index. As many targets as classes, so that comparing the
+# targets with the weights elementwise would run without an error.
+@pytest.mark.parametrize("as_weight", [np.asarray, list, lambda w: f64(w, False), lambda w: 0.5,
+                                       lambda w: True])
+@pytest.mark.parametrize("call, op", [
+    (lambda z, t, w: F.cross_entropy(z, t, w), "cross_entropy"),
+    (lambda z, t, w: F.nll_loss(mg.log_softmax(z), t, w), "nll_loss"),
+    (lambda z, t, w: nn.CrossEntropyLoss(w)(z, t), "CrossEntropyLoss"),
+    (lambda z, t, w: nn.NLLLoss(None, w)(mg.log_softmax(z), t), "NLLLoss"),
+])
+def test_class_weights_given_positionally_raise(call, op, as_weight, rng):
+    z, t, w = f64(rng.standard_normal((4, 4))), rng.integers(0, 4, 4), rng.uniform(0.5, 2, 4)
+    with pytest.raises(TypeError, match=rf"{op}: ignore_index must be an int or None.*weight="):
+        call(z, t, as_weight(w))
+
+
+def test_nll_loss_module_takes_weight_first_as_pytorch(rng):
+    torch = pytest.importorskip("torch")
+    z, t, w = rng.standard_normal((5, 4)), rng.integers(0, 4, 5), rng.uniform(0.5, 2, 4)
+    log_p = _log_softmax(z)
+    expected = torch.nn.NLLLoss(torch.tensor(w))(torch.tensor(log_p), torch.tensor(t))
+    np.testing.assert_allclose(nn.NLLLoss(w)(f64(log_p), t).numpy(), expected.numpy(),
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("z_shape, t", [((3, 4), [1, -100, 3]), ((1, 4), [-100]),
+                                        ((4,), -100)])
+def test_a_target_of_minus_100_says_pytorchs_default_differs(z_shape, t, rng):
+    z, t = rng.standard_normal(z_shape), np.asarray(t)
+    for call in (lambda: F.cross_entropy(f64(z), t), lambda: F.nll_loss(f64(z), t),
+                 lambda: F.cross_entropy(f64(z), t, weight=np.ones(4))):
+        with pytest.raises(ValueError, match=r"target -100 is out of range.*PyTorch's is -100: "
+                                             r"pass ignore_index=-100"):
+            call()
+    # as PyTorch does with its default: positions at -100 are skipped (a 0 loss when all are)
+    kept = np.atleast_1d(t) != -100
+    rows = _log_softmax(np.atleast_2d(z))[kept, np.atleast_1d(t)[kept]]
+    expected = -rows.mean() if rows.size else 0.0
+    loss = F.cross_entropy(f64(z), t, ignore_index=-100)
+    assert loss.shape == ()
+    np.testing.assert_allclose(loss.numpy(), expected, rtol=1e-12)
+    torch = pytest.importorskip("torch")
+    theirs = torch.nn.functional.cross_entropy(torch.tensor(z), torch.tensor(t))
+    if rows.size:                              # PyTorch's mean of nothing is NaN; ours is 0
+        np.testing.assert_allclose(loss.numpy(), theirs.numpy(), rtol=1e-12)
 
 
 # -- attention with a float mask and grouped key/value heads ------------------------------------

@@ -388,3 +388,47 @@ def test_training_on_another_device_matches_the_host(sim_device, tmp_path):
     assert fresh_opt.state[0]["exp_avg"].shape == (5, 3)
     device.to("cpu")
     assert all(p.device == "cpu" for p in device.parameters())
+
+
+# -- Module.to(dtype), as PyTorch's --------------------------------------------------------------
+
+@pytest.mark.parametrize("where", [(mg.float64,), ("float64",), (np.float64,), ("cpu", "float64"),
+                                   (mg.tensor(np.zeros(2)),)])
+def test_module_to_a_dtype_casts_its_floating_parameters(where, rng):
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    params = list(model.parameters())
+    model(mg.tensor(rng.standard_normal((5, 3)).astype(np.float32))).sum().backward()
+    assert model.to(*where) is model
+    assert all(a is b for a, b in zip(model.parameters(), params))   # the same objects
+    assert all(p.dtype == np.float64 and p.grad.dtype == np.float64 for p in params)
+    x = rng.standard_normal((5, 3))
+    w1, b1, w2, b2 = (p.numpy() for p in params)
+    expected = np.maximum(x @ w1.T + b1, 0) @ w2.T + b2       # in float64 throughout
+    out = model(mg.tensor(x))
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
+    model.to(dtype=mg.float32)
+    assert all(p.dtype == np.float32 for p in params)
+
+
+def test_module_to_a_dtype_keeps_integer_buffers_and_refuses_integer_dtypes():
+    class Counter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(2, 2)
+            self.register_buffer("steps", mg.tensor(np.array(3, dtype=np.int64)))
+
+    model = Counter().to(mg.float64)
+    assert model.linear.weight.dtype == np.float64 and model.steps.dtype == np.int64
+    assert model.steps.shape == ()
+    with pytest.raises(TypeError, match="Module.to: dtype must be a floating-point dtype"):
+        model.to(mg.int64)
+
+
+def test_module_to_a_dtype_matches_torch():
+    torch = pytest.importorskip("torch")
+    ours, theirs = nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    ours.to(mg.float64)
+    theirs.to(torch.float64)
+    assert [str(p.dtype) for p in ours.parameters()] == \
+        [str(p.dtype).replace("torch.", "") for p in theirs.parameters()]

@@ -163,6 +163,75 @@ def test_packed_sequence_through_a_layer_matches_lengths(rng):
         gru(packed, lengths=[2, 4, 3])
 
 
+# (T, B) and lengths: T == B (where a second swap of the axes went unnoticed), T > B, T < B
+# with lengths unsorted
+PACKED_CASES = [((4, 4), [4, 3, 3, 1], True), ((4, 3), [4, 3, 1], True),
+                ((3, 4), [2, 3, 1, 3], False)]
+PACKED_LAYERS = [(kind, layers, bidirectional) for kind in ["GRU", "LSTM", "RNN"]
+                 for layers in (1, 2) for bidirectional in (False, True)]
+
+
+def _packed_pair(kind, layers, bidirectional):
+    """The same layer built with batch_first=False and with batch_first=True (same weights)."""
+    seq_first = getattr(nn, kind)(2, 3, num_layers=layers, bidirectional=bidirectional,
+                                  batch_first=False).double()
+    batch_first = getattr(nn, kind)(2, 3, num_layers=layers, bidirectional=bidirectional,
+                                    batch_first=True).double()
+    batch_first.load_state_dict(seq_first.state_dict())
+    return seq_first, batch_first
+
+
+def _final_states(output):
+    """(h_n,) or (h_n, c_n) of a layer's output, as NumPy arrays."""
+    final = output[1] if isinstance(output[1], tuple) else (output[1],)
+    return [f.numpy() for f in final]
+
+
+@pytest.mark.parametrize("kind, layers, bidirectional", PACKED_LAYERS)
+@pytest.mark.parametrize("shape, lengths, is_sorted", PACKED_CASES)
+def test_packed_input_to_a_seq_first_layer_matches_batch_first(kind, layers, bidirectional,
+                                                                shape, lengths, is_sorted,
+                                                                rng):
+    seq_first, batch_first = _packed_pair(kind, layers, bidirectional)
+    x = _tensor(rng.standard_normal(shape + (2,)))                          # (T, B, I)
+    packed = pack_padded_sequence(x, lengths, enforce_sorted=is_sorted)
+    ours, theirs = seq_first(packed), batch_first(packed)
+    assert isinstance(ours[0], nn.utils.rnn.PackedSequence)
+    np.testing.assert_allclose(ours[0].data.numpy(), theirs[0].data.numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(ours[0].batch_sizes.numpy(), theirs[0].batch_sizes.numpy())
+    for h, expected in zip(_final_states(ours), _final_states(theirs)):
+        assert h.shape == (layers * (2 if bidirectional else 1), shape[1], 3)
+        np.testing.assert_allclose(h, expected, rtol=1e-12)
+    # and the same numbers as the padded input with lengths=, in the layer's (T, B, ·) layout
+    padded, _ = pad_packed_sequence(ours[0])                                # (T, B, D·H)
+    expected_out, *_ = seq_first(x, lengths=lengths)
+    np.testing.assert_allclose(padded.numpy(), expected_out.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind, layers, bidirectional", PACKED_LAYERS)
+@pytest.mark.parametrize("shape, lengths, is_sorted", PACKED_CASES)
+def test_packed_input_to_a_seq_first_layer_matches_live_torch(kind, layers, bidirectional,
+                                                               shape, lengths, is_sorted,
+                                                               rng):
+    torch = pytest.importorskip("torch")
+    ours = getattr(nn, kind)(2, 3, num_layers=layers, bidirectional=bidirectional,
+                             batch_first=False).double()
+    theirs = getattr(torch.nn, kind)(2, 3, num_layers=layers, bidirectional=bidirectional,
+                                     batch_first=False).double()
+    theirs.load_state_dict({k: torch.tensor(v) for k, v in ours.state_dict().items()})
+    x = rng.standard_normal(shape + (2,))                                   # (T, B, I)
+    t_out = theirs(torch.nn.utils.rnn.pack_padded_sequence(torch.tensor(x), lengths,
+                                                           enforce_sorted=is_sorted))
+    out = ours(pack_padded_sequence(_tensor(x), lengths, enforce_sorted=is_sorted))
+    t_padded, _ = torch.nn.utils.rnn.pad_packed_sequence(t_out[0])          # (T, B, D·H)
+    padded, _ = pad_packed_sequence(out[0])
+    np.testing.assert_allclose(padded.numpy(), t_padded.detach().numpy(), rtol=1e-10,
+                               atol=1e-12)
+    t_final = t_out[1] if isinstance(t_out[1], tuple) else (t_out[1],)
+    for h, t_h in zip(_final_states(out), t_final):
+        np.testing.assert_allclose(h, t_h.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
 # PyTorch 2.x: pack_padded_sequence(x, [2, 4, 3], batch_first=True, enforce_sorted=False) of
 # x[b, t] = 10 b + t (one feature)
 TORCH_PACKED_DATA = [10.0, 20.0, 0.0, 11.0, 21.0, 1.0, 12.0, 22.0, 13.0]

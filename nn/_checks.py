@@ -71,14 +71,15 @@ def check_ignore_index(op: str, value) -> int | None:
 
 
 def check_not_inplace(op: str, inplace, hint: str = "") -> None:
-    """PyTorch's `inplace` flag (its dropout functions' 4th positional argument, nn.Dropout's
-    2nd): False is accepted; True, which would change the input tensor itself, raises, and so
-    does any other value (`hint` says what it may have been meant as)."""
+    """PyTorch's `inplace` flag (of dropout and of activations such as ReLU; the dropout
+    functions' 4th positional argument, nn.Dropout's 2nd): False is accepted; True, which would
+    change the input tensor itself, raises, and so does any other value (`hint` says what it
+    may have been meant as)."""
     if inplace is False:
         return
     if inplace is True:
-        raise ValueError(f"{op}: inplace=True (PyTorch's in-place dropout) is not supported: "
-                         f"minigrad's dropout never changes its input but returns a new tensor; "
-                         f"leave inplace out and use the result (x = dropout(x, p, training))")
+        raise ValueError(f"{op}: inplace=True (PyTorch's change of the input itself) is not "
+                         f"supported: minigrad's {op} never changes its input but returns a new "
+                         f"tensor; leave inplace out and use the result")
     raise TypeError(f"{op}: inplace (PyTorch's flag) must be False, got "
                     f"{type(inplace).__name__} {inplace!r}{hint}")

@@ -12,10 +12,20 @@ import numpy as np
 
 import minigrad as mg
 
+from ._checks import check_not_inplace
 from .module import Module
 
 
-class ReLU(Module):
+class _TakesInplace(Module):
+    """An activation PyTorch gives an `inplace` flag: False (its default) is accepted, True
+    raises, since minigrad's activations never change their input."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        check_not_inplace(type(self).__name__, inplace)
+
+
+class ReLU(_TakesInplace):
     """y = max(x, 0)."""
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
@@ -56,7 +66,7 @@ class GELU(Module):
         return f"approximate={self.approximate!r}"
 
 
-class SiLU(Module):
+class SiLU(_TakesInplace):
     """y = x·σ(x) (swish)."""
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
@@ -64,7 +74,7 @@ class SiLU(Module):
         return mg.silu(x)
 
 
-class Mish(Module):
+class Mish(_TakesInplace):
     """y = x·tanh(softplus(x))."""
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
@@ -90,8 +100,9 @@ class Softplus(Module):
 class ELU(Module):
     """y = x for x > 0, α(eˣ − 1) otherwise."""
 
-    def __init__(self, alpha: float = 1.0):
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
         super().__init__()
+        check_not_inplace(type(self).__name__, inplace)
         self.alpha = alpha
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
@@ -110,7 +121,7 @@ class CELU(ELU):
         return mg.celu(x, self.alpha)
 
 
-class SELU(Module):
+class SELU(_TakesInplace):
     """y = λ·elu(x, α), α ≈ 1.6733, λ ≈ 1.0507."""
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
@@ -121,8 +132,9 @@ class SELU(Module):
 class LeakyReLU(Module):
     """y = x for x > 0, negative_slope·x otherwise."""
 
-    def __init__(self, negative_slope: float = 0.01):
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
         super().__init__()
+        check_not_inplace("LeakyReLU", inplace)
         self.negative_slope = negative_slope
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
@@ -136,8 +148,9 @@ class LeakyReLU(Module):
 class Hardtanh(Module):
     """y = x clipped to [min_val, max_val]."""
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0):
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
         super().__init__()
+        check_not_inplace("Hardtanh", inplace)
         self.min_val, self.max_val = min_val, max_val
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
@@ -148,7 +161,7 @@ class Hardtanh(Module):
         return f"min_val={self.min_val}, max_val={self.max_val}"
 
 
-class ReLU6(Module):
+class ReLU6(_TakesInplace):
     """y = min(max(x, 0), 6)."""
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
@@ -156,7 +169,7 @@ class ReLU6(Module):
         return mg.relu6(x)
 
 
-class Hardsigmoid(Module):
+class Hardsigmoid(_TakesInplace):
     """y = relu6(x + 3)/6."""
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
@@ -164,7 +177,7 @@ class Hardsigmoid(Module):
         return mg.hardsigmoid(x)
 
 
-class Hardswish(Module):
+class Hardswish(_TakesInplace):
     """y = x·relu6(x + 3)/6."""
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:

@@ -215,6 +215,25 @@ def test_dropout_inplace_true_is_a_clear_error(call, error, match, rng):
         call(x)
 
 
+ACTIVATIONS_WITH_INPLACE = {  # PyTorch's positional order, inplace last
+    "ReLU": (), "ReLU6": (), "SiLU": (), "Mish": (), "SELU": (), "Hardsigmoid": (),
+    "Hardswish": (), "ELU": (1.0,), "CELU": (1.0,), "LeakyReLU": (0.01,),
+    "Hardtanh": (-1.0, 1.0)}
+
+
+@pytest.mark.parametrize("name", list(ACTIVATIONS_WITH_INPLACE))
+def test_activations_take_pytorchs_inplace_false_and_refuse_true(name, rng):
+    args = ACTIVATIONS_WITH_INPLACE[name]
+    layer = getattr(nn, name)
+    for shape in [(), (1,), (3, 4)]:
+        x = f64(rng.standard_normal(shape))
+        np.testing.assert_array_equal(layer(*args, False)(x).numpy(), layer(*args)(x).numpy())
+    with pytest.raises(ValueError, match=f"{name}: inplace=True .* never changes its input"):
+        layer(*args, True)
+    with pytest.raises(ValueError, match=f"{name}: inplace=True"):
+        layer(inplace=True)
+
+
 # -- losses -------------------------------------------------------------------------------------
 
 def _log_softmax(z):

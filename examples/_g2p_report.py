@@ -596,8 +596,8 @@ def region_finish(runs: dict) -> str:
 
 REGIONS = {"overview": region_overview, "fit": region_fit, "parity": region_parity,
            "table": region_table, "levers": region_levers, "verdict": region_verdict,
-           "curve": region_curve, "errors": region_errors, "split": region_split, "figures": region_figures,
-           "longer": region_longer, "model": region_model, "seeds": region_seeds,
+           "curve": region_curve, "errors": region_errors, "split": region_split,
+           "figures": region_figures, "longer": region_longer, "model": region_model, "seeds": region_seeds,
            "schedule": region_schedule, "commands": region_commands, "finish": region_finish}
 REGION = re.compile(r"(<!-- g2p: (\S+) -->\n)(.*?)(<!-- /g2p -->)", re.S)
 

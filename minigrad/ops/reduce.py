@@ -307,8 +307,30 @@ class Var(_Reduction):
         return self._kept(g) * centred * _over_dof(2.0, n, self.ddof)
 
 
+class _NoDim:
+    """var/std's default for `dim`: tells `dim=None` written out (PyTorch's spelling, all axes,
+    correction 1) from no dim at all."""
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+_NO_DIM = _NoDim()
+
+
+def _axis_and_spelling(axis, dim, keepdim, op: str) -> tuple[bool, object]:
+    """(whether the call is spelled PyTorch's way, with `dim=` — None included — or `keepdim=`;
+    the axis it names, None for all)."""
+    if dim is _NO_DIM:
+        return keepdim is not None, axis
+    if axis is not None:
+        raise TypeError(f"{op}: got axis={axis!r} and dim={dim!r}; they name the same argument "
+                        f"(NumPy's and PyTorch's spelling), pass one of them")
+    return True, dim
+
+
 def var(x: Tensor, axis=None, *positional, keepdims: bool = False, ddof: int | None = None,
-        dim=None, correction: int | None = None, keepdim=None,
+        dim=_NO_DIM, correction: int | None = None, keepdim=None,
         unbiased: bool | None = None) -> Tensor:
     """y = Σ_axis (x − x̄)² / (n − ddof) over `axis` (or `dim`; None = all axes).
 
@@ -316,15 +338,14 @@ def var(x: Tensor, axis=None, *positional, keepdims: bool = False, ddof: int | N
     is PyTorch's name for `ddof`, and `unbiased=True`/`False` its older one for 1/0. Everything
     after the axis is a keyword: a second positional argument is PyTorch's `unbiased` and
     NumPy's `dtype`, so it raises. Left out, it follows the call's spelling: 0 (NumPy's default)
-    with `axis=` or no axis, 1 (PyTorch's) when the call says `dim=` or `keepdim=`. Shape: the
-    reduced axes are dropped, or kept as size 1 with `keepdims`. When 0 < n ≤ ddof no degrees
+    with `axis=` or no axis, 1 (PyTorch's) when the call says `dim=` (None too) or `keepdim=`.
+    Shape: the reduced axes are dropped, or kept as size 1 with `keepdims`. When 0 < n ≤ ddof no degrees
     of freedom are left: the divisor is max(n − ddof, 0) = 0, so the result is inf (NaN where
     the slice is constant) with a RuntimeWarning; an empty slice (n = 0) gives NaN, as in NumPy
     and PyTorch. Integers give float32.
     """
     _no_positional("var", positional)
-    pytorch = dim is not None or keepdim is not None
-    axis = axis_or_dim(axis, dim, "var")
+    pytorch, axis = _axis_and_spelling(axis, dim, keepdim, "var")
     keepdims = keepdims_or_keepdim(keepdims, keepdim, "var")
     x = as_float(x)
     axes = _reduced_axes(axis, x, "var")
@@ -369,18 +390,18 @@ class Std(_Reduction):
 
 
 def std(x: Tensor, axis=None, *positional, keepdims: bool = False, ddof: int | None = None,
-        dim=None, correction: int | None = None, keepdim=None,
+        dim=_NO_DIM, correction: int | None = None, keepdim=None,
         unbiased: bool | None = None) -> Tensor:
     """y = √var(x), the standard deviation over `axis` (or `dim`; None = all axes).
 
-    `ddof`, `correction` and `unbiased` as in `var` (keywords, as everything after the axis): 0 is the population standard deviation, 1 the sample
-    one; left out, 0 (NumPy's), or 1 when the call says `dim=` or `keepdim=` (PyTorch's). Shape:
+    `ddof`, `correction` and `unbiased` as in `var` (keywords, as everything after the axis):
+    0 is the population standard deviation, 1 the sample one; left out, 0 (NumPy's), or 1 when
+    the call says `dim=` (None too) or `keepdim=` (PyTorch's). Shape:
     the reduced axes are dropped, or kept as size 1 with `keepdims`. Where all reduced elements are
     equal (y = 0) the gradient is 0, never NaN; an empty slice gives NaN.
     """
     _no_positional("std", positional)
-    pytorch = dim is not None or keepdim is not None
-    axis = axis_or_dim(axis, dim, "std")
+    pytorch, axis = _axis_and_spelling(axis, dim, keepdim, "std")
     keepdims = keepdims_or_keepdim(keepdims, keepdim, "std")
     x = as_float(x)
     axes = _reduced_axes(axis, x, "std")
@@ -417,25 +438,25 @@ def _silenced():
 
 
 def var_mean(x: Tensor, axis=None, *positional, keepdims: bool = False,
-             ddof: int | None = None, dim=None, correction: int | None = None, keepdim=None,
+             ddof: int | None = None, dim=_NO_DIM, correction: int | None = None, keepdim=None,
              unbiased: bool | None = None) -> tuple[Tensor, Tensor]:
     """(var(x), mean(x)) over `axis` in one call, as torch.var_mean; `ddof`/`correction`/
     `unbiased` as in `var` (left out: 0, or 1 in a call with `dim=`/`keepdim=`)."""
     _no_positional("var_mean", positional)
     return (var(x, axis, keepdims=keepdims, ddof=ddof, dim=dim, correction=correction,
                 keepdim=keepdim, unbiased=unbiased),
-            mean(x, axis, keepdims, dim=dim, keepdim=keepdim))
+            mean(x, axis, keepdims, dim=None if dim is _NO_DIM else dim, keepdim=keepdim))
 
 
 def std_mean(x: Tensor, axis=None, *positional, keepdims: bool = False,
-             ddof: int | None = None, dim=None, correction: int | None = None, keepdim=None,
+             ddof: int | None = None, dim=_NO_DIM, correction: int | None = None, keepdim=None,
              unbiased: bool | None = None) -> tuple[Tensor, Tensor]:
     """(std(x), mean(x)) over `axis` in one call, as torch.std_mean; `ddof`/`correction`/
     `unbiased` as in `std` (left out: 0, or 1 in a call with `dim=`/`keepdim=`)."""
     _no_positional("std_mean", positional)
     return (std(x, axis, keepdims=keepdims, ddof=ddof, dim=dim, correction=correction,
                 keepdim=keepdim, unbiased=unbiased),
-            mean(x, axis, keepdims, dim=dim, keepdim=keepdim))
+            mean(x, axis, keepdims, dim=None if dim is _NO_DIM else dim, keepdim=keepdim))
 
 
 def _no_positional(op: str, positional: tuple) -> None:

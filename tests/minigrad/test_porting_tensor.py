@@ -166,6 +166,21 @@ def test_max_and_min_of_two_tensors_are_elementwise():
         mg.max(x, y, dim=0)
 
 
+def test_var_and_std_with_dim_none_written_out_are_pytorchs():
+    """`x.std(dim=None)` is PyTorch's spelling (correction 1 over all axes), as a caller that
+    passes its own `dim` through writes it; `x.std()` stays NumPy's."""
+    a = np.array(X)
+    close(_x().std(dim=None), a.std(ddof=1))
+    close(mg.var_mean(_x(), dim=None)[0], a.var(ddof=1))
+    close(mg.std_mean(_x(), dim=None, keepdim=True)[0], a.std(ddof=1, keepdims=True))
+    close(_x().std(), a.std())
+    with pytest.raises(TypeError, match="var: got axis=0 and dim=None"):
+        _x().var(axis=0, dim=None)
+    for shape in [(), (1,)]:                              # one element: 0/0 with correction 1
+        with pytest.warns(RuntimeWarning, match="no degrees of freedom"):
+            assert np.isnan(mg.tensor(np.ones(shape)).var(dim=None).item())
+
+
 def test_var_and_std_take_unbiased():
     a = np.array(X)
     close(_x().var(unbiased=True), a.var(ddof=1))

@@ -89,6 +89,12 @@ def ones_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
     return _filled(1, t.shape, dtype or t.dtype, requires_grad, t.device)
 
 
+def full_like(t: Tensor, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+    """`fill_value` everywhere, with t's shape, dtype (unless `dtype`) and device, as
+    torch.full_like and numpy.full_like (a new leaf, whatever t's graph)."""
+    return _filled(fill_value, t.shape, dtype or t.dtype, requires_grad, t.device)
+
+
 def arange(start, stop=None, step=1, dtype=None, device="cpu") -> Tensor:
     """Evenly spaced values in [start, stop), as numpy.arange (int64 for integer arguments)."""
     host = np.arange(start, stop, step) if stop is not None else np.arange(start)

@@ -553,9 +553,53 @@ class Tensor:
         """Are all elements nonzero along `axis` (or `dim`)? A bool tensor, no gradient."""
         return ops.all(self, axis, keepdims, dim=dim, keepdim=keepdim)
 
+    def amax(self, axis=None, keepdims=None, *, dim=None, keepdim=None):
+        """The maximum's values over `axis` (or `dim`); see `minigrad.amax`."""
+        return ops.amax(self, axis, keepdims, dim=dim, keepdim=keepdim)
+
+    def amin(self, axis=None, keepdims=None, *, dim=None, keepdim=None):
+        """The minimum's values over `axis` (or `dim`); see `minigrad.amin`."""
+        return ops.amin(self, axis, keepdims, dim=dim, keepdim=keepdim)
+
     def reshape(self, *shape):
         """The same elements in another shape (row-major; one entry may be -1)."""
         return ops.reshape(self, *shape)
+
+    def reshape_as(self, other: "Tensor") -> "Tensor":
+        """This tensor in `other`'s shape (PyTorch's reshape_as and view_as)."""
+        return ops.reshape(self, other.shape)
+
+    view_as = reshape_as
+
+    def expand_as(self, other: "Tensor") -> "Tensor":
+        """Broadcast to `other`'s shape (PyTorch's expand_as)."""
+        return ops.broadcast_to(self, other.shape)
+
+    def type_as(self, other: "Tensor") -> "Tensor":
+        """This tensor in `other`'s dtype (PyTorch's type_as)."""
+        return ops.astype(self, other.dtype)
+
+    def t(self) -> "Tensor":
+        """PyTorch's t(): a matrix transposed; a 0-d or 1-D tensor as it is."""
+        if self.ndim > 2:
+            raise ValueError(f"t: takes a tensor of at most 2 axes, got shape "
+                             f"{tuple(self.shape)}; use transpose(d0, d1) or mT")
+        return self if self.ndim < 2 else ops.swapaxes(self, 0, 1)
+
+    @property
+    def mT(self) -> "Tensor":
+        """The last two axes swapped (PyTorch's mT, NumPy's matrix_transpose)."""
+        if self.ndim < 2:
+            raise ValueError(f"mT: needs at least 2 axes, got shape {tuple(self.shape)}")
+        return ops.swapaxes(self, -2, -1)
+
+    def mm(self, other):
+        """Matrix product of two matrices; see `minigrad.mm`."""
+        return ops.mm(self, other)
+
+    def bmm(self, other):
+        """Batched matrix product; see `minigrad.bmm`."""
+        return ops.bmm(self, other)
 
     def view(self, *shape):
         """The same as `reshape` (PyTorch's name)."""
@@ -637,6 +681,50 @@ class Tensor:
     def clip(self, lo=None, hi=None, *, min=None, max=None):
         """This tensor limited to [lo, hi] (or min=/max=); either bound may be None."""
         return ops.clip(self, lo, hi, min=min, max=max)
+
+    def clamp_min(self, min):
+        """max(x, min): `clamp` with a lower bound only."""
+        return ops.clip(self, min, None)
+
+    def clamp_max(self, max):
+        """min(x, max): `clamp` with an upper bound only."""
+        return ops.clip(self, None, max)
+
+    def where(self, condition, other):
+        """This tensor where `condition`, else `other` (PyTorch's x.where(cond, y))."""
+        return ops.where(condition, self, other)
+
+    def neg(self):
+        """−x (PyTorch's name for unary minus)."""
+        return ops.neg(self)
+
+    def pow(self, exponent):
+        """x ** exponent; see `minigrad.pow`."""
+        return ops.pow(self, exponent)
+
+    def eq(self, other):
+        """x == other, elementwise: a bool tensor (PyTorch's method name)."""
+        return ops.equal(self, other)
+
+    def ne(self, other):
+        """x != other, elementwise: a bool tensor."""
+        return ops.not_equal(self, other)
+
+    def lt(self, other):
+        """x < other, elementwise: a bool tensor."""
+        return ops.less(self, other)
+
+    def le(self, other):
+        """x <= other, elementwise: a bool tensor."""
+        return ops.less_equal(self, other)
+
+    def gt(self, other):
+        """x > other, elementwise: a bool tensor."""
+        return ops.greater(self, other)
+
+    def ge(self, other):
+        """x >= other, elementwise: a bool tensor."""
+        return ops.greater_equal(self, other)
 
     def clamp(self, min=None, max=None):
         """This tensor limited to [min, max] (numbers or Tensors); see `minigrad.clamp`."""

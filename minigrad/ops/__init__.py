@@ -23,10 +23,10 @@ from .shape import (astype, broadcast_to, cat, chunk, clone, concat, diag, diago
                     flatten, flip, hstack, meshgrid, pad, permute, repeat, repeat_interleave,
                     reshape, roll, split, squeeze, stack, sum_to, swapaxes, tile, to_device,
                     transpose, tril, triu, unbind, unflatten, unfold, unsqueeze, vstack)
-from .reduce import (MaxResult, all, any, cummax, cummin, cumprod, cumsum, logcumsumexp,
-                     logsumexp, max, mean, min, norm, prod, std, std_mean, sum, var, var_mean,
-                     vector_norm)
-from .linalg import addmm, einsum, matmul, outer
+from .reduce import (MaxResult, all, amax, amin, any, cummax, cummin, cumprod, cumsum,
+                     logcumsumexp, logsumexp, max, mean, min, norm, prod, std, std_mean, sum,
+                     var, var_mean, vector_norm)
+from .linalg import addmm, bmm, einsum, matmul, mm, outer
 from .sorting import SortResult, argsort, kthvalue, sort, topk
 from .nn_ops import dropout, log_softmax, softmax
 from .activations import (celu, elu, erf, erfc, gelu, glu, hardsigmoid, hardswish, hardtanh,
@@ -50,7 +50,7 @@ __all__ = [
     "ceil", "copysign", "div", "divide", "floor", "floor_divide", "fmod", "mod", "remainder",
     "round", "sign", "trunc",
     # reductions and scans
-    "all", "any", "logsumexp", "max", "mean", "min", "prod", "std", "std_mean", "sum", "var",
+    "all", "amax", "amin", "any", "logsumexp", "max", "mean", "min", "prod", "std", "std_mean", "sum", "var",
     "var_mean", "cummax", "cummin", "cumprod", "cumsum", "logcumsumexp", "MaxResult", "norm",
     "vector_norm",
     # shapes and layout
@@ -62,7 +62,7 @@ __all__ = [
     "argmax", "argmin", "one_hot", "argwhere", "gather", "index_select", "masked_select",
     "nonzero", "scatter", "scatter_add", "scatter_reduce", "take_along_axis",
     # linear algebra
-    "addmm", "einsum", "matmul", "outer",
+    "addmm", "bmm", "einsum", "matmul", "mm", "outer",
     # sorting
     "argsort", "kthvalue", "sort", "SortResult", "topk",
     # layers' primitives

@@ -277,6 +277,23 @@ def _explicit(subscripts: str, shapes) -> tuple[tuple[str, ...], str]:
     return spelled, output
 
 
+def mm(a: Tensor, b: Tensor) -> Tensor:
+    """torch.mm: the product of two matrices, (n, k) @ (k, m) -> (n, m); other ranks raise."""
+    if a.ndim != 2 or b.ndim != 2:
+        raise ValueError(f"mm: takes two matrices, got shapes {tuple(a.shape)} and "
+                         f"{tuple(b.shape)}; matmul broadcasts other ranks")
+    return matmul(a, b)
+
+
+def bmm(a: Tensor, b: Tensor) -> Tensor:
+    """torch.bmm: batched matrix products, (B, n, k) @ (B, k, m) -> (B, n, m), one batch size,
+    no broadcasting; other shapes raise."""
+    if a.ndim != 3 or b.ndim != 3 or a.shape[0] != b.shape[0]:
+        raise ValueError(f"bmm: takes two (B, n, k) and (B, k, m) batches of one size B, got "
+                         f"shapes {tuple(a.shape)} and {tuple(b.shape)}; matmul broadcasts")
+    return matmul(a, b)
+
+
 def outer(a: Tensor, b: Tensor) -> Tensor:
     """numpy.outer / torch.outer: y[i, j] = a_i · b_j for 1-D a (m,) and b (n,): (m, n)."""
     a, b = pair(a, b)

@@ -176,6 +176,28 @@ def min(x: Tensor, *args, axis=None, keepdims=None, dim=None, keepdim=None):
     return pair or Min.apply(x, axes=_reduced_axes(axis, x, "min"), keepdims=keep)
 
 
+def amax(x: Tensor, axis=None, keepdims=None, *, dim=None, keepdim=None) -> Tensor:
+    """The maximum's values over `axis` (or `dim`; all axes when None, or PyTorch's dim=()), as
+    numpy.amax and torch.amax, which agree: a positional axis is fine here. Ties split the
+    gradient evenly, as in PyTorch's amax."""
+    return _extreme_values(x, axis, keepdims, dim, keepdim, "amax", Max)
+
+
+def amin(x: Tensor, axis=None, keepdims=None, *, dim=None, keepdim=None) -> Tensor:
+    """The minimum's values, as `amax` (numpy.amin, torch.amin)."""
+    return _extreme_values(x, axis, keepdims, dim, keepdim, "amin", Min)
+
+
+def _extreme_values(x: Tensor, axis, keepdims, dim, keepdim, op: str, cls) -> Tensor:
+    """amax/amin: `cls` (Max or Min) over the axes named either way."""
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        dim = None                                     # PyTorch's dim=(): every axis
+    axis = axis_or_dim(axis, dim, op)
+    keep = keepdims_or_keepdim(keepdims, keepdim, op)
+    _check_nonempty(x, axis, op)
+    return cls.apply(x, axes=_reduced_axes(axis, x, op), keepdims=keep)
+
+
 def _elementwise(function, x: Tensor, args, axis, keepdims, dim, keepdim, op: str) -> Tensor:
     """PyTorch's max(x, other) / min(x, other): `function` (maximum or minimum) of the two,
     which takes no axis."""

@@ -278,6 +278,56 @@ def test_clip_takes_min_and_max_keywords():
         mg.clip(_x(), 1.0, max=3.0)
 
 
+def test_pytorch_aliases_forward_and_gradient(rng):
+    """t, mT, mm, bmm, amax/amin, expand_as, view_as, type_as, clamp_min/max, where, neg, pow,
+    eq/ne/lt/le/gt/ge and full_like: the NumPy computation each names, and its gradient."""
+    a = rng.standard_normal((2, 3))
+    b = rng.standard_normal((3, 4))
+    x, y = mg.tensor(a, requires_grad=True), mg.tensor(b, requires_grad=True)
+    close(x.t(), a.T)
+    close(x.mT, a.T)
+    assert mg.tensor(rng.standard_normal((2, 2, 3))).mT.shape == (2, 3, 2)
+    close(x.mm(y), a @ b)
+    close(mg.bmm(x[None], y[None]), (a @ b)[None])
+    assert mg.gradcheck(lambda p, q: mg.mm(p, q), [x, y])
+    assert mg.gradcheck(lambda p, q: p[None].bmm(q[None]), [x, y])
+    close(x.amax(1), a.max(1))
+    close(mg.amin(x, dim=0, keepdim=True), a.min(0, keepdims=True))
+    close(mg.amax(x, dim=()), a.max())                    # PyTorch's dim=(): every axis
+    assert mg.gradcheck(lambda p: p.amax(axis=1), [x])
+    close(x[0].expand_as(x), np.broadcast_to(a[0], (2, 3)))
+    close(x.view_as(mg.zeros(3, 2)), a.reshape(3, 2))
+    close(x.reshape_as(mg.zeros(6)), a.reshape(6))
+    assert x.type_as(mg.tensor([1], dtype="int64")).dtype == np.int64
+    close(x.clamp_min(0.0), np.maximum(a, 0.0))
+    close(x.clamp_max(0.0), np.minimum(a, 0.0))
+    close(x.where(x > 0, 0.0), np.where(a > 0, a, 0.0))
+    close(x.neg(), -a)
+    close(x.pow(2), a ** 2)
+    for name, op in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                     ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal)):
+        out = getattr(x, name)(0.0)
+        assert out.dtype == np.bool_ and out.tolist() == op(a, 0.0).tolist()
+    filled = mg.full_like(x, 3)
+    assert filled.dtype == np.float64 and filled.tolist() == [[3.0] * 3] * 2
+    for shape in [(), (1,)]:                              # 0-d and one element
+        s = mg.tensor(rng.standard_normal(shape), requires_grad=True)
+        close(s.t(), s.numpy())
+        close(s.amax(), s.numpy().max())
+        assert mg.gradcheck(lambda p: p.clamp_min(-0.5) * p.neg(), [s])
+
+
+def test_pytorch_aliases_refuse_the_wrong_ranks():
+    with pytest.raises(ValueError, match=r"mm: takes two matrices, got shapes \(2, 3\) and"):
+        mg.mm(_x(), mg.ones(3))
+    with pytest.raises(ValueError, match="bmm: takes two"):
+        mg.bmm(_x()[None], mg.ones(2, 3, 1))
+    with pytest.raises(ValueError, match="t: takes a tensor of at most 2 axes"):
+        mg.ones(2, 2, 2).t()
+    with pytest.raises(ValueError, match="mT: needs at least 2 axes"):
+        mg.ones(3).mT
+
+
 def test_repeat_without_an_axis_raises():
     with pytest.raises(TypeError, match=r"x.tile\(\(2, 1\)\) for PyTorch's"):
         _x().repeat(2, 1)
@@ -382,6 +432,12 @@ def test_against_installed_torch():
     np.testing.assert_array_equal(mg.stack(mg.tril_indices(3, k=0, m=4)).numpy(),
                                   torch.tril_indices(3, 4, 0).numpy())
     np.testing.assert_array_equal(x.nonzero(as_tuple=False).numpy(), t.nonzero().numpy())
+    for ours, theirs in ((x.t(), t.t()), (x.mT, t.mT), (x.mm(x.t()), t.mm(t.t())),
+                         (mg.amax(x, dim=()), torch.amax(t, dim=())), (x.amin(1), t.amin(1)),
+                         (x.clamp_min(4.0), t.clamp_min(4.0)), (x.where(x > 2, 0.0),
+                                                                 t.where(t > 2, 0.0)),
+                         (mg.full_like(x, 3), torch.full_like(t, 3))):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 def test_transpose_of_two_dims_swaps_them():

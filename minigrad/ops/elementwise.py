@@ -778,10 +778,12 @@ class LogAddExp(Function):
         xp = self.ops
         a_data, b_data = self.inputs[0].data, self.inputs[1].data
         dead = (a_data == -self.xp.inf) & (b_data == -self.xp.inf)    # both −inf: no gradient
-        # a − b, and 0 where a = b (two equal infinities split the gradient evenly, not NaN;
-        # NumPy's warning flags: ∞ − ∞ is computed, then replaced)
+        # a − b, and 0 where a and b are one infinity (they split the gradient evenly, not
+        # NaN; NumPy's warning flags: ∞ − ∞ is computed, then replaced). Only there: a finite
+        # tie keeps the recorded a − b, whose own derivative a second derivative needs
+        same_infinity = (a_data == b_data) & self.xp.isinf(a_data)
         with np.errstate(invalid="ignore"):
-            d = xp.where(a_data == b_data, 0.0, a - b)
+            d = xp.where(same_infinity, 0.0, a - b)
         # ∂z/∂a = e^{a − z} = σ(a − b), ∂z/∂b = σ(b − a). Written with the difference, never
         # with the rounded z (at a = b = 1e20, e^{a − z} is 1, not ½); σ(t) = e^{−log(1 + e^{−t})}
         return (xp.where(dead, 0.0, g * xp.exp(-xp.logaddexp(0.0, -d))),

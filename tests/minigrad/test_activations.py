@@ -197,6 +197,24 @@ def test_logaddexp_gradients_are_sigmoids_of_the_difference_at_any_magnitude(c, 
     np.testing.assert_allclose(grad_b.numpy(), _sigmoid_of(-d), rtol=rtol)
 
 
+@pytest.mark.parametrize("value", [0.3, 0.0, -2.0, 1e20])
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+def test_logaddexp_second_derivative_at_a_tie(value, shape, device):
+    """At a = b, ∂²z/∂a² = σ'(0) = 1/4 and ∂²z/∂a∂b = −1/4: the tie must not cut a − b out of
+    the recorded backward (a finite tie is an ordinary point)."""
+    a = mg.tensor(np.full(shape, value), requires_grad=True, device=device)
+    b = mg.tensor(np.full(shape, value), requires_grad=True, device=device)
+    grad_a, grad_b = mg.grad(mg.logaddexp(a, b).sum(), [a, b], create_graph=True)
+    np.testing.assert_allclose(grad_a.numpy(), np.full(shape, 0.5))
+    aa, ab = mg.grad(grad_a.sum(), [a, b])
+    np.testing.assert_allclose(aa.numpy(), np.full(shape, 0.25))
+    np.testing.assert_allclose(ab.numpy(), np.full(shape, -0.25))
+    if value == 0.3 and shape == (2, 3):          # and the second derivatives pass gradgradcheck
+        x = mg.tensor(np.full((2,), value), requires_grad=True, device=device)
+        assert mg.gradcheck(lambda t: mg.grad(mg.logaddexp(t[0], t[1]), [t],
+                                              create_graph=True)[0], [x])
+
+
 def test_logaddexp_at_infinities(device):
     inf = np.inf
     a0, b0 = np.array([inf, -inf, inf, -inf, 1e20]), np.array([-inf, 1.0, inf, -inf, 1e20])

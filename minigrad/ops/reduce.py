@@ -845,12 +845,36 @@ class EuclideanNorm(_Reduction):
         return xp.where(flat, 0.0, self._kept(g) * x / xp.where(flat, 1.0, self._kept(y)))
 
 
+class PNorm(_Reduction):
+    """y = (Σ_axes |x|^p)^(1/p) for p > 0 (p ≠ 1, 2: those have their own). Where y = 0, and
+    at x = 0 for p < 1, the derivative does not exist; the gradient there is 0 (PyTorch's
+    subgradient), never inf·0."""
+
+    def __init__(self, axes, keepdims: bool, p: float):
+        super().__init__(axes, keepdims)
+        self.p = p
+
+    def forward(self, x):
+        p = self.p
+        return (self.xp.abs(x) ** p).sum(axis=self.axes, keepdims=self.keepdims) ** (1.0 / p)
+
+    def backward(self, grad):
+        g, x, y = self.values(grad, *self.inputs, self.output)
+        xp = self.ops
+        y_data = self._kept(self.output.data)
+        cone = (y_data == 0) | (self.inputs[0].data == 0)
+        # ∂y/∂x = sign(x)·(|x|/y)^(p − 1), and 0 where y = 0 or x = 0
+        ratio = xp.where(cone, 1.0, xp.abs(x) / xp.where(y_data == 0, 1.0, self._kept(y)))
+        return xp.where(cone, 0.0, self._kept(g) * xp.sign(x) * ratio ** (self.p - 1.0))
+
+
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False) -> Tensor:
     """torch.linalg.vector_norm: (Σ |x|^ord)^(1/ord) over `dim` (all axes when None).
 
     ord 2 (the default) is one primitive whose gradient x/‖x‖ is 0 at the zero vector; ord 1
     is Σ|x|, ord inf max|x| and −inf min|x| (ties split the gradient evenly), ord 0 the count of
-    nonzeros (no gradient); another positive ord is composed from |x|^ord.
+    nonzeros (no gradient); another positive ord is one primitive too, PNorm, whose gradient
+    is 0 at the zero vector and, for ord < 1, at each zero element.
     """
     x = as_float(x)
     axes = _reduced_axes(dim, x, "vector_norm")
@@ -867,7 +891,7 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False) -> Tensor:
         return constant((x.data != 0).sum(axis=axes, keepdims=keepdim).astype(x.dtype))
     if not isinstance(ord, numbers.Real) or ord < 0:
         raise ValueError(f"vector_norm: ord must be a non-negative number or ±inf, got {ord!r}")
-    return sum(magnitude(x) ** ord, axes, keepdim) ** (1.0 / ord)
+    return PNorm.apply(x, axes=axes, keepdims=keepdim, p=float(ord))
 
 
 def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:

@@ -411,6 +411,29 @@ def test_the_norm_of_zero_has_gradient_zero():
     assert z.grad.tolist() == [0.0, 0.0, 0.0]
 
 
+@pytest.mark.parametrize("p", [3.0, 1.5, 0.5])
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+def test_p_norms_forward_gradient_and_their_kinks(p, shape, rng):
+    """(Σ|x|^p)^(1/p) for another p: NumPy's value, gradcheck away from kinks, and at the zero
+    vector (and, for p < 1, at a zero element) gradient 0, PyTorch's, where the composed
+    formula gave inf·0 = NaN."""
+    a = rng.uniform(0.3, 1.0, shape) * rng.choice([-1.0, 1.0], shape)
+    x = mg.tensor(a, requires_grad=True)
+    close(mg.linalg.vector_norm(x, p), np.sum(np.abs(a) ** p) ** (1 / p))
+    assert mg.gradcheck(lambda t: mg.linalg.vector_norm(t, p, -1 if t.ndim else None), [x])
+    zero = mg.zeros(shape, dtype="float64", requires_grad=True)
+    mg.linalg.vector_norm(zero, p).backward()
+    assert not np.isnan(zero.grad.numpy()).any() and (zero.grad.numpy() == 0).all()
+    rows = mg.tensor(np.array([[0.0, 0.0], [3.0, 4.0]]), requires_grad=True)
+    F.normalize(rows, p=p, dim=1).sum().backward()        # a zero row (padding) among others
+    assert np.isfinite(rows.grad.numpy()).all()
+    if p < 1:                                             # a zero element of a nonzero vector
+        v = mg.tensor(np.array([0.0, 1.0, 2.0]), requires_grad=True)
+        mg.linalg.vector_norm(v, p).backward()
+        n = np.sum(np.array([1.0, 2.0]) ** p) ** (1 / p)
+        close(v.grad, [0.0, (1.0 / n) ** (p - 1), (2.0 / n) ** (p - 1)])
+
+
 def test_against_installed_torch():
     torch = pytest.importorskip("torch")
     a = np.array(X)

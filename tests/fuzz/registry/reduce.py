@@ -164,4 +164,9 @@ def entries() -> list[OpInfo]:
                lambda x, axis, keepdims: mg.linalg.vector_norm(x, 2, axis, keepdims),
                lambda a, axis, keepdims: np.sqrt(np.sum(a * a, axis, keepdims=keepdims)),
                spell="mg.linalg.vector_norm({0}, 2, {axis}, {keepdims})", **reductions))
+    add(OpInfo("vector_norm_p", R.PNorm,
+               lambda x, axis, keepdims: mg.linalg.vector_norm(x, 3, axis, keepdims),
+               lambda a, axis, keepdims: np.sum(np.abs(a) ** 3, axis,
+                                                keepdims=keepdims) ** (1 / 3),
+               spell="mg.linalg.vector_norm({0}, 3, {axis}, {keepdims})", **reductions))
     return ops

@@ -711,8 +711,13 @@ def _cumulative_extreme(x: Tensor, axis, dim, op: str, pick) -> tuple[Tensor, Te
         best = _doubling_scan(xp, data, axis, pick)             # the running extreme
         steps = xp.arange(data.shape[axis]).reshape(
             tuple(n if i == axis else 1 for i, n in enumerate(data.shape)))
-        # the last position at or before j holding the running extreme (PyTorch's ties)
-        where_best = xp.where(data == best, steps, 0)
+        # the last position at or before j holding the running extreme (PyTorch's ties); a NaN
+        # is the extreme from where it stands on (maximum and minimum carry it), as in NumPy
+        # and PyTorch, and it equals no value, so NaN positions are matched by isnan
+        hit = data == best
+        if data.dtype.kind == "f":
+            hit |= xp.isnan(data) & xp.isnan(best)
+        where_best = xp.where(hit, steps, 0)
         idx = _doubling_scan(xp, where_best, axis, xp.maximum).astype("int64")
     values = take_along_axis(x, idx, axis)
     index = Tensor._from_array(idx)
@@ -723,8 +728,9 @@ def _cumulative_extreme(x: Tensor, axis, dim, op: str, pick) -> tuple[Tensor, Te
 
 def cummax(x: Tensor, axis: int | None = None, *, dim: int | None = None):
     """(values, indices): the running maximum along `axis` (or `dim`) and where it was found
-    (int64; among equal maxima the latest, as PyTorch). The gradient of each value goes to
-    that position."""
+    (int64; among equal maxima the latest, as PyTorch; from a NaN on, NaN and the latest NaN's
+    position, as PyTorch and numpy.maximum.accumulate). The gradient of each value goes to that
+    position."""
     return _cumulative_extreme(x, axis, dim, "cummax", x.xp.maximum)
 
 

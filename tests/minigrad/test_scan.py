@@ -77,6 +77,22 @@ def test_cumulative_extremes_follow_pytorch_on_ties():
     assert indices.tolist() == [0, 1, 2, 2, 4, 5]
 
 
+@pytest.mark.parametrize("name, pick", [("cummax", np.maximum), ("cummin", np.minimum)])
+def test_cumulative_extremes_carry_nan_and_its_position(name, pick, device):
+    """From a NaN on the running extreme is NaN (numpy.maximum.accumulate's, PyTorch's), found
+    at the latest NaN, which gets the gradient; a NaN must not be read as no extreme at all."""
+    a = np.array([1.0, 2.0, np.nan, 3.0, np.nan, 0.0])
+    x = leaf(a, device)
+    values, indices = getattr(mg, name)(x, 0)
+    np.testing.assert_array_equal(values.numpy(), pick.accumulate(a))
+    assert indices.tolist()[2:] == [2, 2, 4, 4]
+    values.sum().backward()
+    assert x.grad.numpy()[2:].tolist() == [2.0, 0.0, 2.0, 0.0]
+    for shape in [(), (1,)]:                              # one element, a NaN: itself
+        v, i = getattr(mg, name)(leaf(np.full(shape, np.nan), device), 0)
+        assert np.isnan(v.numpy()).all() and (i.numpy() == 0).all() and v.shape == shape
+
+
 def test_logcumsumexp_is_stable_and_passes_no_nan():
     x = leaf([-np.inf, -np.inf, 0.0, 1000.0, -2.0], "cpu")
     y = mg.logcumsumexp(x, 0)

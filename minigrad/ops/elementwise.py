@@ -759,10 +759,11 @@ class Arctan2(Function):
         g, y, x = self.values(grad, *self.inputs)
         xp = self.ops
         origin = (self.inputs[0].data == 0) & (self.inputs[1].data == 0)
-        r2 = xp.where(origin, 1.0, x * x + y * y)
-        # ∂θ/∂y = x/(x² + y²), ∂θ/∂x = −y/(x² + y²); taken as 0 at the origin, where the angle
-        # is undefined (PyTorch gives NaN there)
-        return g * x / r2, -g * y / r2
+        r = xp.where(origin, 1.0, xp.hypot(x, y))
+        # ∂θ/∂y = x/r², ∂θ/∂x = −y/r², r = hypot(x, y), divided by r twice: x² + y² itself
+        # underflows for |x|, |y| ≲ 1e-154 (and overflows past 1e154). Taken as 0 at the
+        # origin, where the angle is undefined
+        return g * x / r / r, -g * y / r / r
 
 
 class LogAddExp(Function):
@@ -806,13 +807,13 @@ class Hypot(Function):
 
 
 class Xlogy(Function):
-    """z = x·log y, with z = 0 wherever x = 0 (even at y = 0)"""
+    """z = x·log y, with z = 0 wherever x = 0 (even at y = 0; a NaN y stays NaN)"""
 
     needs_output = False
 
     def forward(self, x, y):
         xp = self.xp
-        zero = x == 0
+        zero = (x == 0) & ~xp.isnan(y)
         return xp.where(zero, 0, x * xp.log(xp.where(zero, 1, y))).astype(
             xp.result_type(x, y), copy=False)
 

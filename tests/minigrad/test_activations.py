@@ -240,6 +240,29 @@ def test_xlogy_gradient_in_x_at_zero_is_log_y(shape, device, rng):
     assert mg.gradcheck(mg.xlogy, [x, y])
 
 
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+def test_xlogy_of_zero_and_nan_is_nan(shape, device):
+    """x = 0 gives 0 for every number y, but a NaN y stays NaN (PyTorch's and SciPy's)."""
+    out = mg.xlogy(leaf(np.zeros(shape), device), leaf(np.full(shape, np.nan), device))
+    assert np.isnan(out.numpy()).all() and out.shape == shape
+    zero = mg.xlogy(leaf(np.zeros(shape), device), leaf(np.zeros(shape), device))
+    assert (zero.numpy() == 0).all()
+
+
+@pytest.mark.parametrize("scale", [1e-200, 1e-160, 1.0, 1e160, 1e200])
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+def test_arctan2_gradient_at_any_magnitude(scale, shape, device, rng):
+    """∂θ/∂y = x/r², ∂θ/∂x = −y/r², computed through r = hypot(x, y): no NaN or inf where
+    x² + y² alone under- or overflows (the point is not the origin)."""
+    y0 = rng.uniform(0.5, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
+    x0 = rng.uniform(0.5, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
+    y, x = leaf(y0 * scale, device), leaf(x0 * scale, device)
+    grad_y, grad_x = mg.grad(mg.arctan2(y, x).sum(), [y, x])
+    r2 = x0 * x0 + y0 * y0                                # at scale 1, then rescaled exactly
+    np.testing.assert_allclose(grad_y.numpy() * scale, x0 / r2, rtol=1e-12)
+    np.testing.assert_allclose(grad_x.numpy() * scale, -y0 / r2, rtol=1e-12)
+
+
 def test_xlogy_at_zero_the_reported_case_and_the_undefined_corner(device):
     x, y = leaf([0.0], device), leaf([0.001], device)
     (grad_x,) = mg.grad(mg.xlogy(x, y).sum(), [x])

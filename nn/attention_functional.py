@@ -310,6 +310,13 @@ def scaled_dot_product_attention(q: Tensor, k: Tensor, v: Tensor, mask=None,
     if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
         raise ValueError(f"{op}: q (..., Lq, D), k (..., Lk, D) and v (..., Lk, Dv) do not fit: "
                          f"got shapes {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+    if k.shape[-2] == 0:
+        raise ValueError(f"{op}: no keys to attend to (Lk = 0): a softmax over none is "
+                         f"undefined; got shapes {tuple(q.shape)}, {tuple(k.shape)}, "
+                         f"{tuple(v.shape)}")
+    if k.shape[-1] == 0 and scale is None:
+        raise ValueError(f"{op}: the default scale 1/√D is undefined for D = 0 (shapes "
+                         f"{tuple(q.shape)}, {tuple(k.shape)}); pass scale=")
     if not 0.0 <= dropout_p <= 1.0:
         raise ValueError(f"{op}: dropout_p must be in [0, 1], got {dropout_p}")
     if is_causal:

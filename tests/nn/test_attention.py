@@ -41,6 +41,19 @@ def test_sdpa_gradcheck_with_mask(rng):
                         (q, k, v))
 
 
+def test_sdpa_with_no_keys_or_no_features_is_a_clear_error_or_uniform():
+    with pytest.raises(ValueError, match=r"scaled_dot_product_attention: no keys .*Lk = 0"):
+        F.scaled_dot_product_attention(mg.zeros(1, 3, 4), mg.zeros(1, 0, 4), mg.zeros(1, 0, 2))
+    with pytest.raises(ValueError, match=r"1/√D is undefined for D = 0.*pass scale="):
+        F.scaled_dot_product_attention(mg.zeros(1, 3, 0), mg.zeros(1, 5, 0), mg.zeros(1, 5, 2))
+    v = mg.tensor(np.arange(10.0).reshape(1, 5, 2))
+    out, w = F.scaled_dot_product_attention(mg.zeros(1, 3, 0), mg.zeros(1, 5, 0), v, scale=1.0)
+    np.testing.assert_allclose(w.numpy(), np.full((1, 3, 5), 0.2))     # every score is 0
+    np.testing.assert_allclose(out.numpy(), np.broadcast_to(v.numpy().mean(1), (1, 3, 2)))
+    out, w = F.scaled_dot_product_attention(mg.zeros(1, 0, 4), mg.zeros(1, 5, 4), v)
+    assert out.shape == (1, 0, 2) and w.shape == (1, 0, 5)           # no query: nothing to do
+
+
 def test_attention_weights_second_derivatives(rng):
     """create_graph through the fused AttentionWeights: gradients of gradients are right."""
     q, k = _f64(rng, 2, 3), _f64(rng, 4, 3)

@@ -517,7 +517,9 @@ def weighted_nll(log_probs: Tensor, targets, weight, ignore_index, reduction: st
         ℓ_i = (1 − ε)·(−w_{t_i} log p_{i,t_i}) + (ε/C)·Σ_c (−w_c log p_{i,c}),
 
     0 where t_i = ignore_index; "mean" divides Σ ℓ_i by Σ w_{t_i} over the kept positions
-    (PyTorch's rule, which makes the unweighted mean the average over kept positions)."""
+    (PyTorch's rule, which makes the unweighted mean the average over kept positions). With no
+    kept position the mean is 0; kept positions whose weights sum to 0 divide by that 0, as in
+    PyTorch (NaN or inf: no finite value is the mean)."""
     t = _targets_array(log_probs, targets, ignore_index, op).reshape(-1)
     xp = log_probs.xp
     classes = log_probs.shape[-1]
@@ -538,7 +540,9 @@ def weighted_nll(log_probs: Tensor, targets, weight, ignore_index, reduction: st
     if reduction == "sum":
         return loss.sum()
     total_weight = mg.where(kept, w_t, 0.0).sum()
-    return loss.sum() / mg.where(total_weight == 0, 1.0, total_weight)
+    if kept.any():
+        return loss.sum() / total_weight
+    return loss.sum() / 1.0                                 # every target ignored: 0
 
 
 def soft_cross_entropy(logits: Tensor, probabilities, weight, reduction: str,

@@ -116,6 +116,17 @@ def test_cross_entropy_all_targets_ignored_gives_zero_not_nan():
     np.testing.assert_array_equal(logits.grad.numpy(), 0.0)
 
 
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
+def test_cross_entropy_mean_over_zero_total_weight_is_not_finite(label_smoothing):
+    """Kept targets whose class weights sum to 0: the weighted mean divides by 0, as PyTorch's
+    does (NaN there), never a finite number made up by dividing by 1."""
+    logits = mg.tensor(np.random.default_rng(0).standard_normal((2, 3)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        loss = F.cross_entropy(logits, np.array([0, 0]), weight=mg.tensor([0.0, 1.0, 1.0]),
+                               label_smoothing=label_smoothing)
+    assert not np.isfinite(loss.item())
+
+
 def test_cross_entropy_bad_inputs():
     logits = mg.zeros(2, 3)
     with pytest.raises(ValueError, match="cross_entropy: target 3 is out of range for 3"):

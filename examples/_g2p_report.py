@@ -54,7 +54,7 @@ LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3", "g2p-dropout3", "g2p-dropout0"
           "g2p-additive", "g2p-locked", "g2p-batch256", "g2p-b256-lr5e-3",
           "g2p-location-aware", "g2p-ls2", "g2p-la-hidden192", "g2p-la-enc1",
           "g2p-la-wd5e-2", "g2p-la-first", "g2p-la-ema", "g2p-la-fed",
-          "g2p-la-ls2", "g2p-la-lr2e-3", "g2p-la-embed128")
+          "g2p-la-ls2", "g2p-la-lr2e-3", "g2p-la-embed128", "g2p-la-enc3")
 # runs with a longer budget: {run: the 30-minute run it is compared with}
 LONGER = {"g2p-long": "g2p-linear", "g2p-long-dropout2": "g2p-additive",
           "g2p-la-long": "g2p-location-aware"}

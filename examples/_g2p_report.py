@@ -54,16 +54,19 @@ LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3", "g2p-dropout3", "g2p-dropout0"
           "g2p-additive", "g2p-locked", "g2p-batch256", "g2p-b256-lr5e-3",
           "g2p-location-aware", "g2p-ls2", "g2p-la-hidden192", "g2p-la-enc1",
           "g2p-la-wd5e-2", "g2p-la-first", "g2p-la-ema", "g2p-la-fed",
-          "g2p-la-ls2", "g2p-la-lr2e-3", "g2p-la-embed128", "g2p-la-enc3")
+          "g2p-la-ls2", "g2p-la-lr2e-3", "g2p-la-embed128", "g2p-la-enc3",
+          "g2p-la-wd1")
 # runs with a longer budget: {run: the 30-minute run it is compared with}
 LONGER = {"g2p-long": "g2p-linear", "g2p-long-dropout2": "g2p-additive",
-          "g2p-la-long": "g2p-location-aware"}
+          "g2p-la-long": "g2p-location-aware", "g2p-la-long-wd1": "g2p-la-wd1"}
 SEEDS = {"g2p-linear-seed1": "g2p-linear",        # the same recipe and budget, another seed
          "g2p-dropout0-seed1": "g2p-dropout0", "g2p-additive-seed1": "g2p-additive",
          "g2p-location-aware-seed1": "g2p-location-aware",
          "g2p-location-aware-rerun": "g2p-location-aware",   # the same seed, run again
          "g2p-location-aware-seed1-rerun": "g2p-location-aware-seed1"}
 SCHEDULE = ("g2p-lr1e-3", "g2p-linear")      # two peak learning rates, the same budget
+# runs of one budget that differ in a regulariser: (with it, without it)
+REGULARISED = (("g2p-la-long-wd1", "g2p-la-long"),)
 
 PUBLISHED = ROOT / "examples" / "results" / "published.json"   # numbers of others, with sources
 FIT = RESULTS / "fit" / "training_words.json"   # each run's kept weights on training words
@@ -425,6 +428,27 @@ def region_seeds(runs: dict) -> str:
             + _paired_table(runs, pairs, "first run"))
 
 
+def region_regularised(runs: dict) -> str:
+    """Runs of one budget with and without a regulariser, side by side and paired."""
+    pairs = [(a, b) for a, b in REGULARISED if a in runs and b in runs]
+    if not pairs:
+        return "(no regularised longer run recorded yet)"
+    rows = []
+    for a, b in pairs:
+        m, n = runs[a]["metrics"], runs[b]["metrics"]
+        fit = json.loads(FIT.read_text(encoding="utf-8")) if FIT.exists() else {}
+        fitted = [pct(fit[r]["train_sample_wer"]) if r in fit else "—" for r in (a, b)]
+        rows.append(f"| `{a}` | `{b}` | `{_changed_flags(m['config'], n['config'])}` | "
+                    f"{m['train_seconds'] / 60:.0f} CPU-min | {m['steps']:,} against "
+                    f"{n['steps']:,} | {fitted[0]} against {fitted[1]} | "
+                    f"{pct(m['dev_greedy']['wer'])} against {pct(n['dev_greedy']['wer'])} | "
+                    f"{wer_se(m['test_beam'])} against {wer_se(n['test_beam'])} |")
+    return ("| run | against | change | budget | steps | training words wrong (sample) | "
+            "dev WER (greedy) | test WER (beam) |\n|---|---|---|---|---|---|---|---|\n"
+            + "\n".join(rows) + "\n\nPaired, with − without the regulariser, in points on the "
+            "same words:\n\n" + _paired_table(runs, pairs, "against"))
+
+
 def region_schedule(runs: dict) -> str:
     """Two peak learning rates side by side: dev WER halfway and at the end."""
     low, high = SCHEDULE
@@ -597,8 +621,9 @@ def region_finish(runs: dict) -> str:
 REGIONS = {"overview": region_overview, "fit": region_fit, "parity": region_parity,
            "table": region_table, "levers": region_levers, "verdict": region_verdict,
            "curve": region_curve, "errors": region_errors, "split": region_split,
-           "figures": region_figures, "longer": region_longer, "model": region_model, "seeds": region_seeds,
-           "schedule": region_schedule, "commands": region_commands, "finish": region_finish}
+           "figures": region_figures, "longer": region_longer, "model": region_model,
+           "seeds": region_seeds, "schedule": region_schedule, "regularised": region_regularised,
+           "commands": region_commands, "finish": region_finish}
 REGION = re.compile(r"(<!-- g2p: (\S+) -->\n)(.*?)(<!-- /g2p -->)", re.S)
 
 

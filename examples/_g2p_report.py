@@ -434,9 +434,9 @@ def region_regularised(runs: dict) -> str:
     if not pairs:
         return "(no regularised longer run recorded yet)"
     rows = []
+    fit = json.loads(FIT.read_text(encoding="utf-8")) if FIT.exists() else {}
     for a, b in pairs:
         m, n = runs[a]["metrics"], runs[b]["metrics"]
-        fit = json.loads(FIT.read_text(encoding="utf-8")) if FIT.exists() else {}
         fitted = [pct(fit[r]["train_sample_wer"]) if r in fit else "—" for r in (a, b)]
         rows.append(f"| `{a}` | `{b}` | `{_changed_flags(m['config'], n['config'])}` | "
                     f"{m['train_seconds'] / 60:.0f} CPU-min | {m['steps']:,} against "

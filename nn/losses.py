@@ -539,10 +539,9 @@ def weighted_nll(log_probs: Tensor, targets, weight, ignore_index, reduction: st
         return loss.reshape(log_probs.shape[:-1])
     if reduction == "sum":
         return loss.sum()
-    total_weight = mg.where(kept, w_t, 0.0).sum()
-    if kept.any():
-        return loss.sum() / total_weight
-    return loss.sum() / 1.0                                 # every target ignored: 0
+    if not kept.any():
+        return loss.sum()                                   # every target ignored: 0
+    return loss.sum() / mg.where(kept, w_t, 0.0).sum()
 
 
 def soft_cross_entropy(logits: Tensor, probabilities, weight, reduction: str,

@@ -91,10 +91,11 @@ def forward_backward(model, *inputs, label_smoothing: float = 0.0):
 
 def compiled_forward_backward(model, args):
     """forward_backward with `model` bound, as the script runs it: captured and replayed by
-    mg.compile (one capture per batch shape, 64 kept: g2p's standard split makes 61 shapes
-    of (letters, phonemes) at 256 words a batch; a capture holds no activations), or eagerly
-    with --no-compile."""
-    return training_step(functools.partial(forward_backward, model), args, cache_size=64)
+    mg.compile (one capture per batch shape, 128 kept: g2p's standard split makes about 61
+    shapes of (letters, phonemes) per epoch at 256 words a batch, and the padded target
+    lengths add more from epoch to epoch; a capture holds no activations), or eagerly with
+    --no-compile."""
+    return training_step(functools.partial(forward_backward, model), args, cache_size=128)
 
 
 def train_step(model, optimizer, arrays, clip: float, device: str, run=None, **options) -> float:

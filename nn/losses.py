@@ -633,23 +633,38 @@ def kl_div(input: Tensor, target, reduction: str = "mean", log_target: bool = Fa
     return _reduce(loss, reduction)
 
 
-def _norm_at_least(x: Tensor, axis: int, eps: float) -> Tensor:
+def _norm_at_least(x: Tensor, axis: int, eps) -> Tensor:
     """max(‖x‖₂, eps) along axis, as √max(‖x‖², eps²): the square root never sees 0, so the
     gradient at a zero vector is 0, not 0/0."""
     squared = (x * x).sum(axis=axis)
     return mg.sqrt(mg.where(squared < eps * eps, eps * eps, squared))
 
 
+def _unit_scale(x: Tensor, axis: int) -> Tensor:
+    """max(1, max |x|) along axis (kept), a constant of the graph: x divided by it holds no
+    element above 1, so ‖x‖² cannot overflow (float16 from |x| ≈ 256, float32 from ≈ 1e19,
+    float64 from ≈ 1e154). 1 where the maximum is inf or NaN, which stay as they are."""
+    top = mg.amax(mg.abs(x.detach()), axis=axis, keepdims=True)
+    return mg.where((top > 1) & mg.isfinite(top), top, mg.ones_like(top))
+
+
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """x1·x2 / (max(‖x1‖, ε)·max(‖x2‖, ε)) along `dim` (PyTorch's default dim 1), x1 and x2
     broadcasting; the axis is removed. A zero vector gives similarity 0 and finite
-    gradients."""
+    gradients.
+
+    Each vector is first divided by s = max(1, max |x|), a constant: the quotient
+    (x1/s1)·(x2/s2) / (max(‖x1/s1‖, ε/s1)·max(‖x2/s2‖, ε/s2)) equals the formula above for
+    any fixed s, so value and gradient are exact, and large vectors do not overflow ‖x‖²
+    (PyTorch's gives 0 or NaN there)."""
     like = x1 if isinstance(x1, Tensor) else x2
     x1, x2 = _as_like(x1, like), _as_like(x2, like)
     shape = _broadcast(x1, x2, "cosine_similarity")
     x1, x2 = mg.broadcast_to(x1, shape), mg.broadcast_to(x2, shape)
-    return (x1 * x2).sum(axis=dim) / (_norm_at_least(x1, dim, eps) *
-                                       _norm_at_least(x2, dim, eps))
+    s1, s2 = _unit_scale(x1, dim), _unit_scale(x2, dim)
+    u1, u2 = x1 / s1, x2 / s2
+    return (u1 * u2).sum(axis=dim) / (_norm_at_least(u1, dim, eps / s1.squeeze(dim)) *
+                                       _norm_at_least(u2, dim, eps / s2.squeeze(dim)))
 
 
 def _broadcast(a: Tensor, b: Tensor, op: str) -> tuple:

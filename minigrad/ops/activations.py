@@ -17,7 +17,7 @@ from ..function import Function
 from ..backend import backend_of
 from ..tensor import LAST_AXIS, Tensor
 from .common import as_float
-from .elementwise import abs, tanh
+from .elementwise import abs, clip, tanh
 from .nn_ops import softmax
 from .shape import chunk
 
@@ -109,12 +109,17 @@ class GeluTanh(Function):
     """y = ½x(1 + tanh(u)), u = √(2/π)(x + 0.044715x³): the tanh approximation of GELU."""
 
     def forward(self, x):
-        u = _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
+        c = self.xp.clip(x, -10.0, 10.0)          # tanh(u) is ±1 from |x| = 10 on: see backward
+        u = _SQRT_2_OVER_PI * (c + 0.044715 * c * c * c)
         return 0.5 * x * (1 + self.xp.tanh(u))
 
     def backward(self, grad):
         (x,) = self.inputs
-        # ∂y/∂x = ½(1 + t) + ½x(1 − t²)·u', t = tanh(u), u' = √(2/π)(1 + 3·0.044715x²)
+        # ∂y/∂x = ½(1 + t) + ½x(1 − t²)·u', t = tanh(u), u' = √(2/π)(1 + 3·0.044715x²).
+        # From |x| = 10 on, u > 43 and t = ±1 exactly in every float type, so the second term
+        # is exactly 0 and ∂y/∂x is 1 or 0; x is clipped there so that x³ never overflows
+        # into inf·0 = NaN (|x| > 3.7e154 in float64, 7e12 in float32, ±inf).
+        x = clip(x, -10.0, 10.0)
         t = tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x * x * x))
         du = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
         return grad * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du)

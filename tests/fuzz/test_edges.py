@@ -59,7 +59,8 @@ def torch_twins(torch) -> dict:
         return lambda x, axis: f(x.reshape(-1), 0) if axis is None else f(x, axis)
 
     return {"mul": lambda a, b: a * b, "pow_scalar": lambda a, p: a ** p,
-            "abs": torch.abs, "tanh": torch.tanh, "sigmoid": torch.sigmoid, "relu": torch.relu,
+            "abs": torch.abs, "tanh": torch.tanh,
+            "gelu_tanh": lambda a: torch.nn.functional.gelu(a, approximate="tanh"), "sigmoid": torch.sigmoid, "relu": torch.relu,
             "clip": lambda a, lo, hi: torch.clamp(a, lo, hi), "logaddexp": torch.logaddexp,
             "xlogy": torch.xlogy, "sum": reduction(torch.sum), "prod": reduction(torch.prod),
             "max": reduction(torch.amax), "min": reduction(torch.amin),
@@ -90,6 +91,8 @@ DIFFERENCES = [
      lambda a, axis: _slices(lambda x: x == -np.inf, a, axis)),
     ("softmax", "gradient", "a slice all −inf: 0 (PyTorch: NaN)",
      lambda a, axis: _slices(lambda x: x == -np.inf, a, axis)),
+    ("gelu_tanh", "gradient", "x = ±inf: 1 and 0, the tails' slopes (PyTorch: NaN)",
+     lambda a: np.isinf(a)),
 ]
 # the cross-entropy entries keep the class axis last and have no plain PyTorch twin
 TWINNED = [op for op in EDGED if op.name not in ("cross_entropy", "weighted_cross_entropy")]

@@ -212,6 +212,30 @@ def test_gelu_far_tails_and_bad_mode(device):
         mg.gelu(x, approximate="fast")
 
 
+@pytest.mark.parametrize("dtype, big", [(np.float64, 1e200), (np.float32, 1e30),
+                                        (np.float16, 6e4)])
+def test_gelu_tanh_far_tails_have_the_saturated_derivative(dtype, big, device):
+    """Beyond |x| ≈ 10, tanh(u) is ±1 exactly, so y' is 1 (x → +∞) or 0 (x → −∞) and y'' is 0:
+    x³ overflowing to inf must not turn 0·inf into a NaN gradient, in any float type."""
+    values = np.array([big, -big, 12.0, -12.0, np.inf, 0.5], dtype=dtype)
+    x = mg.tensor(values, requires_grad=True, device=device)
+    y = mg.gelu(x, approximate="tanh")
+    (g,) = mg.grad(y.sum(), [x], create_graph=True)
+    (h,) = mg.grad(g.sum(), [x])
+    # the exact derivative at 0.5 from the formula in float64, the tails their limits
+    u = np.sqrt(2 / np.pi) * (0.5 + 0.044715 * 0.5 ** 3)
+    d = 0.5 * (1 + np.tanh(u)) + 0.25 * (1 - np.tanh(u) ** 2) * np.sqrt(2 / np.pi) * (
+        1 + 3 * 0.044715 * 0.25)
+    tol = {np.float64: 1e-12, np.float32: 1e-6, np.float16: 2e-3}[dtype]
+    np.testing.assert_allclose(g.numpy(), [1, 0, 1, 0, 1, d], rtol=tol, atol=tol)
+    np.testing.assert_array_equal(h.numpy()[:5], 0)
+    assert g.dtype == dtype and np.isfinite(h.numpy()).all()
+    with np.errstate(all="raise"):                # the value at finite x overflows nowhere
+        np.testing.assert_array_equal(mg.gelu(mg.tensor(values[:4], device=device),
+                                              approximate="tanh").numpy(),
+                                      np.array([big, 0, 12, 0], dtype=dtype))
+
+
 def test_sigmoid_does_not_overflow(device):
     x = leaf([-1000.0, -50.0, 0.0, 50.0, 1000.0], device)
     y = mg.sigmoid(x)

@@ -354,6 +354,26 @@ def test_cosine_similarity(shapes, dim, rng):
     assert mg.gradcheck(lambda u, v: F.cosine_similarity(u, v, dim), [x, y])
 
 
+@pytest.mark.parametrize("dtype, scale", [(np.float64, 1e200), (np.float64, 1e300),
+                                          (np.float32, 1e25), (np.float16, 1e3)])
+def test_cosine_similarity_of_huge_vectors(dtype, scale):
+    """‖x‖² would overflow in the dtype; the similarity is scale-free, so the value is that of
+    the unscaled vectors and the gradient that one divided by the scale."""
+    a, b = np.array([[1.0, 2.0, -0.5]]), np.array([[3.0, 1.0, 0.25]])
+    x, y = (mg.tensor((v * scale).astype(dtype), requires_grad=True) for v in (a, b))
+    out = F.cosine_similarity(x, y)
+    na, nb = np.sqrt((a * a).sum()), np.sqrt((b * b).sum())
+    cos = (a * b).sum() / (na * nb)
+    gx, gy = mg.grad(out.sum(), [x, y])
+    tol = {np.float64: 1e-12, np.float32: 1e-6, np.float16: 2e-3}[dtype]
+    np.testing.assert_allclose(out.numpy(), [cos], rtol=tol)
+    # ∂cos/∂a = b/(‖a‖‖b‖) − cos·a/‖a‖², and x = scale·a
+    np.testing.assert_allclose(gx.numpy().astype(np.float64) * scale,
+                               b / (na * nb) - cos * a / na ** 2, rtol=tol, atol=tol)
+    np.testing.assert_allclose(gy.numpy().astype(np.float64) * scale,
+                               a / (na * nb) - cos * b / nb ** 2, rtol=tol, atol=tol)
+
+
 def test_cosine_similarity_of_a_zero_vector_is_zero_with_finite_gradients():
     x, y = f64(np.zeros((1, 3))), f64([[1.0, 2.0, 2.0]])
     out = F.cosine_similarity(x, y)

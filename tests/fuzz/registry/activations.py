@@ -32,6 +32,17 @@ def _erfc(a):
     return np.asarray(_erfc_scalar(a)).astype(a.dtype)
 
 
+def _gelu_tanh_derivative(a):
+    """d/dx ½x(1 + tanh u), u = √(2/π)(x + 0.044715x³), in float64: 1 and 0 in the far tails
+    (tanh u = ±1 there), NaN at NaN."""
+    x = np.asarray(a, dtype=np.float64)
+    near = np.where(np.abs(x) < 20, x, 0.0)
+    t = np.tanh(math.sqrt(2 / math.pi) * (near + 0.044715 * near ** 3))
+    slope = 0.5 * (1 + t) + 0.5 * near * (1 - t * t) * math.sqrt(2 / math.pi) * (
+        1 + 3 * 0.044715 * near ** 2)
+    return np.where(np.abs(x) < 20, slope, np.where(x > 0, 1.0, np.where(x < 0, 0.0, np.nan)))
+
+
 def _softplus(a, beta, threshold):
     return np.where(a * beta > threshold, a, np.logaddexp(0, a * beta) / beta).astype(a.dtype)
 
@@ -61,7 +72,9 @@ def entries() -> list[OpInfo]:
                **unary))
     add(OpInfo("gelu_tanh", A.GeluTanh, lambda x: mg.gelu(x, approximate="tanh"),
                lambda a: 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a ** 3))),
-               spell="mg.gelu({0}, approximate='tanh')", **unary))
+               spell="mg.gelu({0}, approximate='tanh')", **unary,
+               edges=Edges(infinite_at=(0,), infinite=lambda a, weights: (
+                   weights * _gelu_tanh_derivative(a),))))
     for name, cls, function, reference, domain in [
             ("erf", A.Erf, mg.erf, _erf, REAL), ("erfc", A.Erfc, mg.erfc, _erfc, REAL),
             ("silu", A.Silu, mg.silu, lambda a: a * _sigmoid(a), REAL),

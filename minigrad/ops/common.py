@@ -132,6 +132,24 @@ def axis_or_dim(axis, dim, op: str):
     return dim
 
 
+def every_axis_if_empty(dim):
+    """PyTorch's `dim=()` (or `[]`) in sum, mean, var, std, amax, amin and the norms: every
+    axis (torch.sum(x, dim=()) is the sum of all elements), as None; any other dim as given.
+    NumPy's `axis=()` is not passed through here: it reduces no axis, as in NumPy."""
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        return None
+    return dim
+
+
+def no_empty_dim(dim, op: str):
+    """`dim` for a reduction PyTorch refuses `dim=()` for (prod, logsumexp): TypeError then,
+    rather than NumPy's meaning of an empty tuple (no axis reduced) under PyTorch's name."""
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        raise TypeError(f"{op}: dim={dim!r} names no dimension; PyTorch refuses it, and NumPy's "
+                        f"axis=() would reduce nothing. Pass dim=None for every axis")
+    return dim
+
+
 def keepdims_or_keepdim(keepdims, keepdim, op: str) -> bool:
     """NumPy's `keepdims` or PyTorch's `keepdim` (the same meaning); both at once raise."""
     if keepdim is None:

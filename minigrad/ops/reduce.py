@@ -16,8 +16,8 @@ from typing import NamedTuple
 from ..backend import backend_of
 from ..function import Function
 from ..tensor import LAST_AXIS, Tensor
-from .common import (as_float, axis_or_dim, constant, keepdims_or_keepdim, normalize_axis,
-                     one_axis, zero_gradient)
+from .common import (as_float, axis_or_dim, constant, every_axis_if_empty, keepdims_or_keepdim,
+                     no_empty_dim, normalize_axis, one_axis, zero_gradient)
 from .elementwise import abs as magnitude
 from .elementwise import maximum, minimum
 from .indexing import argmax, argmin, take_along_axis
@@ -76,7 +76,7 @@ def sum(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None,
 
     Shape: the reduced axes are dropped, or kept as size 1 with `keepdims`.
     """
-    axis = axis_or_dim(axis, dim, "sum")
+    axis = axis_or_dim(axis, every_axis_if_empty(dim), "sum")
     keepdims = keepdims_or_keepdim(keepdims, keepdim, "sum")
     if dtype is not None:
         x = astype(x, dtype)
@@ -110,7 +110,7 @@ def mean(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None,
 
     Shape: the reduced axes are dropped, or kept as size 1 with `keepdims`.
     """
-    axis = axis_or_dim(axis, dim, "mean")
+    axis = axis_or_dim(axis, every_axis_if_empty(dim), "mean")
     keepdims = keepdims_or_keepdim(keepdims, keepdim, "mean")
     x = as_float(x) if dtype is None else astype(x, dtype)
     return Mean.apply(x, axes=_reduced_axes(axis, x, "mean"), keepdims=keepdims)
@@ -190,9 +190,7 @@ def amin(x: Tensor, axis=None, keepdims=None, *, dim=None, keepdim=None) -> Tens
 
 def _extreme_values(x: Tensor, axis, keepdims, dim, keepdim, op: str, cls) -> Tensor:
     """amax/amin: `cls` (Max or Min) over the axes named either way."""
-    if isinstance(dim, (tuple, list)) and len(dim) == 0:
-        dim = None                                     # PyTorch's dim=(): every axis
-    axis = axis_or_dim(axis, dim, op)
+    axis = axis_or_dim(axis, every_axis_if_empty(dim), op)
     keep = keepdims_or_keepdim(keepdims, keepdim, op)
     _check_nonempty(x, axis, op)
     return cls.apply(x, axes=_reduced_axes(axis, x, op), keepdims=keep)
@@ -299,7 +297,7 @@ def prod(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None,
     """y = Π_axis x over `axis` (or `dim`; None = all axes), in `dtype` when given. The
     gradient Π_{k ≠ i} x_k is exact also where x holds zeros (not y/x = 0/0). Integers give
     int64, as NumPy and PyTorch."""
-    axis = axis_or_dim(axis, dim, "prod")
+    axis = axis_or_dim(axis, no_empty_dim(dim, "prod"), "prod")
     keepdims = keepdims_or_keepdim(keepdims, keepdim, "prod")
     if dtype is not None:
         x = astype(x, dtype)
@@ -348,7 +346,7 @@ def _axis_and_spelling(axis, dim, keepdim, op: str) -> tuple[bool, object]:
     if axis is not None:
         raise TypeError(f"{op}: got axis={axis!r} and dim={dim!r}; they name the same argument "
                         f"(NumPy's and PyTorch's spelling), pass one of them")
-    return True, dim
+    return True, every_axis_if_empty(dim)
 
 
 def var(x: Tensor, axis=None, *positional, keepdims: bool = False, ddof: int | None = None,
@@ -567,7 +565,7 @@ def logsumexp(x: Tensor, axis=LAST_AXIS, keepdims: bool = False, *, dim=None,
     large as 1e4 neither overflow nor lose precision. A slice whose inputs are all −inf gives
     −inf (the log of an empty sum) and passes zero gradient, never NaN. `dim` is a synonym of
     `axis`; the reduced axes are dropped unless `keepdims`."""
-    axis = axis_or_dim(axis, dim, "logsumexp")
+    axis = axis_or_dim(axis, no_empty_dim(dim, "logsumexp"), "logsumexp")
     keepdims = keepdims_or_keepdim(keepdims, keepdim, "logsumexp")
     x = as_float(x)
     return LogSumExp.apply(x, axes=_reduced_axes(axis, x, "logsumexp"), keepdims=keepdims)
@@ -883,7 +881,7 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False) -> Tensor:
     is 0 at the zero vector and, for ord < 1, at each zero element.
     """
     x = as_float(x)
-    axes = _reduced_axes(dim, x, "vector_norm")
+    axes = _reduced_axes(every_axis_if_empty(dim), x, "vector_norm")
     keepdim = bool(keepdim)
     if ord == 2:
         return EuclideanNorm.apply(x, axes=axes, keepdims=keepdim)

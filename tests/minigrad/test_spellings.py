@@ -151,6 +151,37 @@ def test_dim_means_axis_in_functions_and_methods(name, axis, reference, device, 
         getattr(x, name)(axis, dim=axis)
 
 
+EVERY_AXIS = [  # PyTorch's dim=() reduces every axis here (NumPy's axis=() reduces none)
+    ("sum", lambda a: a.sum()), ("mean", lambda a: a.mean()), ("amax", lambda a: a.max()),
+    ("amin", lambda a: a.min()), ("var", lambda a: a.var(ddof=1)),
+    ("std", lambda a: a.std(ddof=1)), ("norm", lambda a: np.sqrt((a * a).sum()))]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")    # var, std of one element: NaN
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3), (2, 1, 3)])
+@pytest.mark.parametrize("name, reference", EVERY_AXIS, ids=[r[0] for r in EVERY_AXIS])
+def test_an_empty_dim_reduces_every_axis_and_an_empty_axis_none(name, reference, shape,
+                                                                  device, rng):
+    host = rng.standard_normal(shape) + 2.0
+    x = leaf(host, device)
+    for empty in ((), []):
+        assert_forward(getattr(x, name)(dim=empty), reference(host), device)
+        kept = getattr(x, name)(dim=empty, keepdim=True)
+        assert kept.shape == (1,) * len(shape)
+    if name != "norm":                                   # NumPy's spelling: no axis reduced
+        assert getattr(mg, name)(x, axis=()).shape == shape
+    if name in ("sum", "mean", "norm") and host.size > 1:
+        assert mg.gradcheck(lambda t: getattr(t, name)(dim=()), [x])
+
+
+@pytest.mark.parametrize("name", ["prod", "logsumexp"])
+def test_an_empty_dim_is_refused_where_pytorch_refuses_it(name):
+    x = mg.ones((2, 3))
+    with pytest.raises(TypeError, match=rf"{name}: dim=\(\) names no dimension"):
+        getattr(x, name)(dim=())
+    assert getattr(mg, name)(x, axis=()).shape == (2, 3)
+
+
 @pytest.mark.parametrize("name", ["softmax", "log_softmax", "logsumexp"])
 def test_an_explicit_last_axis_and_dim_together_are_still_two(name):
     x = mg.zeros((2, 3))

@@ -7,8 +7,13 @@ PyTorch's `torch.optim.lr_scheduler` has the same class, the values agree with i
 (tests/nn/test_lr_scheduler.py holds PyTorch's sequences). `state_dict()` / `load_state_dict()`
 resume a schedule exactly, through `nn.save` / `nn.load`.
 
-Schedules here are written in closed form, lr(s) = base_lr · factor(s): two schedules on one
-optimizer do not chain (PyTorch's chaining multiplies them); use LambdaLR with the product.
+Schedules here are written in closed form, lr(s) = base_lr · factor(s). Several schedules on
+one optimizer chain as PyTorch's do: each group's lr is its `initial_lr` (the lr when the first
+schedule was made, kept in the group as PyTorch keeps it) times the current factor of every
+schedule made on the optimizer, ReduceLROnPlateau's cuts included, whichever is stepped last.
+Where PyTorch's chaining is not such a product (LambdaLR and OneCycleLR set the lr outright,
+CosineAnnealingLR with eta_min ≠ 0 moves it towards eta_min), making a second schedule on the
+optimizer raises ValueError instead.
 """
 
 from __future__ import annotations
@@ -30,6 +35,39 @@ def _number(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _chain(optimizer) -> list:
+    """The schedules made on `optimizer`, oldest first (kept on the optimizer)."""
+    chain = getattr(optimizer, "_lr_schedules", None)
+    if chain is None:
+        chain = optimizer._lr_schedules = []
+    return chain
+
+
+def _join(schedule, optimizer) -> None:
+    """Add `schedule` to the optimizer's chain, or raise when one of the two would not chain
+    as PyTorch's does (before anything changes)."""
+    chain = _chain(optimizer)
+    for other in (schedule, *chain):
+        if chain and not other.chainable:
+            what = ", ".join(type(s).__name__ for s in chain)
+            raise ValueError(
+                f"{type(schedule).__name__}: the optimizer already has a schedule ({what}), and "
+                f"{type(other).__name__}{other._why_not_chainable()} does not chain with "
+                f"another as a factor of the lr (PyTorch's result would depend on the order of "
+                f"the step() calls); fold the schedules into one LambdaLR of their product")
+    chain.append(schedule)
+
+
+def _set_chained_lrs(optimizer) -> None:
+    """Each group's lr = initial_lr · Π of every chained schedule's current factor."""
+    chain = _chain(optimizer)
+    for i, group in enumerate(optimizer.param_groups):
+        lr = group["initial_lr"]
+        for schedule in chain:
+            lr *= schedule.group_factor(i)
+        group["lr"] = lr
+
+
 def _per_group(scheduler, saved) -> list[float]:
     """Saved per-group learning rates as floats, one for each of the optimizer's groups."""
     values = [float(_number(lr)) for lr in saved]
@@ -42,13 +80,26 @@ def _per_group(scheduler, saved) -> list[float]:
 
 class LRScheduler:
     """Sets each group's lr to base_lr · factor(s), s = the number of `step()` calls so far
-    (PyTorch's `last_epoch`). The first optimizer step uses factor(0)."""
+    (PyTorch's `last_epoch`), base_lr the group's `initial_lr`. The first optimizer step uses
+    factor(0). With other schedules on the optimizer, their factors multiply in (see the
+    module's docstring)."""
+
+    chainable = True           # its lr is base_lr · factor(s): it chains as a product
 
     def __init__(self, optimizer):
         self.optimizer = optimizer
-        self.base_lrs = [group["lr"] for group in optimizer.param_groups]
         self.last_step = 0
+        _join(self, optimizer)
+        self.base_lrs = [group.setdefault("initial_lr", group["lr"])
+                         for group in optimizer.param_groups]
         self._apply()
+
+    def _why_not_chainable(self) -> str:
+        return " (which sets the lr outright)"
+
+    def group_factor(self, group: int) -> float:
+        """This schedule's multiplier of group `group`'s initial_lr now."""
+        return self.factor(self.last_step)
 
     @property
     def last_epoch(self) -> int:
@@ -65,6 +116,9 @@ class LRScheduler:
         return [base * f for base in self.base_lrs]
 
     def _apply(self) -> None:
+        if self.chainable:
+            _set_chained_lrs(self.optimizer)
+            return
         for group, lr in zip(self.optimizer.param_groups, self.lrs(self.last_step)):
             group["lr"] = lr
 
@@ -96,7 +150,10 @@ def _check_positive_int(scheduler: str, name: str, value) -> int:
 
 
 class LambdaLR(LRScheduler):
-    """lr = base_lr · lr_lambda(s)."""
+    """lr = base_lr · lr_lambda(s). The only schedule of its optimizer (PyTorch's LambdaLR
+    sets the lr outright, so it does not chain)."""
+
+    chainable = False
 
     def __init__(self, optimizer, lr_lambda: Callable[[int], float]):
         if not callable(lr_lambda):
@@ -172,11 +229,28 @@ class CosineAnnealingLR(LRScheduler):
     def __init__(self, optimizer, T_max: int, eta_min: float = 0.0):
         self.T_max = _check_positive_int("CosineAnnealingLR", "T_max", T_max)
         self.eta_min = float(eta_min)
+        # with eta_min 0 the lr is base_lr · ½(1 + cos): a factor, which chains
+        self.chainable = self.eta_min == 0.0
         super().__init__(optimizer)
 
+    def _why_not_chainable(self) -> str:
+        return f" with eta_min={self.eta_min} (which moves the lr towards eta_min)"
+
+    def factor(self, step: int) -> float:
+        return 0.5 * (1.0 + math.cos(math.pi * step / self.T_max))
+
     def lrs(self, step: int) -> list[float]:
-        f = 0.5 * (1.0 + math.cos(math.pi * step / self.T_max))
+        f = self.factor(step)
         return [self.eta_min + (base - self.eta_min) * f for base in self.base_lrs]
+
+    def step(self) -> None:
+        # past T_max PyTorch restarts a chained cosine by adding to the lr, not multiplying it
+        if self.last_step + 1 > self.T_max and len(_chain(self.optimizer)) > 1:
+            raise ValueError(f"CosineAnnealingLR: stepping past T_max={self.T_max} while other "
+                             f"schedules share the optimizer; there PyTorch restarts the cosine "
+                             f"by adding to the lr, which is no longer a product of the "
+                             f"schedules' factors. Stop at T_max, or make T_max the run's length")
+        super().step()
 
 
 class OneCycleLR(LRScheduler):
@@ -187,8 +261,10 @@ class OneCycleLR(LRScheduler):
     (½(1 + cos πp) from start to end, p ∈ [0, 1] through the phase) or linearly. With
     `cycle_momentum` the momentum (SGD) or β₁ (Adam) moves the opposite way between
     max_momentum and base_momentum. The optimizer's own lr is ignored; stepping past
-    `total_steps` raises.
+    `total_steps` raises. The only schedule of its optimizer (it sets the lr outright).
     """
+
+    chainable = False
 
     def __init__(self, optimizer, max_lr: float | Sequence[float], total_steps: int | None = None,
                  epochs: int | None = None, steps_per_epoch: int | None = None,
@@ -294,6 +370,10 @@ class ReduceLROnPlateau:
             raise ValueError(f"ReduceLROnPlateau: {len(min_lrs)} min_lr values for "
                              f"{len(groups)} parameter groups")
         self.optimizer = optimizer
+        _join(self, optimizer)
+        for group in groups:
+            group.setdefault("initial_lr", group["lr"])
+        self.cuts = [1.0] * len(groups)                  # per group: Π of the cuts so far
         self.mode, self.threshold_mode = mode, threshold_mode
         self.factor, self.patience, self.cooldown = float(factor), int(patience), int(cooldown)
         self.threshold, self.eps = float(threshold), float(eps)
@@ -324,30 +404,41 @@ class ReduceLROnPlateau:
             self.cooldown_counter -= 1
             self.num_bad_epochs = 0                       # bad steps in cool-down do not count
         if self.num_bad_epochs > self.patience:
-            for group, min_lr in zip(self.optimizer.param_groups, self.min_lrs):
+            groups = self.optimizer.param_groups
+            for i, (group, min_lr) in enumerate(zip(groups, self.min_lrs)):
                 new_lr = max(group["lr"] * self.factor, min_lr)
                 if group["lr"] - new_lr > self.eps:
-                    group["lr"] = new_lr
+                    self.cuts[i] *= new_lr / group["lr"]  # the cut, kept as a factor
+            _set_chained_lrs(self.optimizer)
             self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+
+    chainable = True           # each cut multiplies the lr: it chains as a product
+
+    def group_factor(self, group: int) -> float:
+        """The product of the cuts made to group `group` so far."""
+        return self.cuts[group]
 
     def get_last_lr(self) -> list[float]:
         """The learning rate of each parameter group, as set now."""
         return [group["lr"] for group in self.optimizer.param_groups]
 
     def state_dict(self) -> dict[str, Any]:
-        """The counters, the best metric so far and each group's lr."""
+        """The counters, the best metric so far, each group's lr and the cuts made."""
         return {"best": self.best, "num_bad_epochs": self.num_bad_epochs,
                 "cooldown_counter": self.cooldown_counter, "last_epoch": self.last_epoch,
-                "lrs": self.get_last_lr()}
+                "lrs": self.get_last_lr(), "cuts": list(self.cuts)}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Resume from `state_dict()`'s output."""
         lrs = _per_group(self, state_dict["lrs"])
+        cuts = _per_group(self, state_dict["cuts"]) if "cuts" in state_dict else None
         self.best = float(_number(state_dict["best"]))
         for name in ("num_bad_epochs", "cooldown_counter", "last_epoch"):
             setattr(self, name, int(_number(state_dict[name])))
-        for group, lr in zip(self.optimizer.param_groups, lrs):
-            group["lr"] = lr
+        for i, (group, lr) in enumerate(zip(self.optimizer.param_groups, lrs)):
+            # a checkpoint without the cuts: the cut is what lies between the lr and initial_lr
+            self.cuts[i] = cuts[i] if cuts is not None else lr / group["initial_lr"]
+        _set_chained_lrs(self.optimizer)
 
 
 class LinearWarmupCosine(LRScheduler):

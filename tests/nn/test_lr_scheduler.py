@@ -184,6 +184,87 @@ def test_bad_arguments_raise_and_leave_the_lr_alone(bad, match):
     assert opt.param_groups[0]["lr"] == 0.5
 
 
+CHAINS = {   # schedules sharing one optimizer, each stepped after every optimizer step
+    "step+exponential": [("StepLR", dict(step_size=3, gamma=0.5)),
+                         ("ExponentialLR", dict(gamma=0.9))],
+    "warm-up+cosine": [("LinearLR", dict(start_factor=0.25, total_iters=4)),
+                       ("CosineAnnealingLR", dict(T_max=12))],
+    "multistep+plateau": [("MultiStepLR", dict(milestones=[2, 5, 9], gamma=0.3)),
+                          ("ReduceLROnPlateau", dict(patience=1, factor=0.5))],
+    "exponential+plateau at min_lr": [("ExponentialLR", dict(gamma=0.8)),
+                                      ("ReduceLROnPlateau",
+                                       dict(patience=0, factor=0.5, min_lr=0.05))],
+}
+
+
+def _chained_lrs(library, optimizer, chain, n=12):
+    schedules = [getattr(library, name)(optimizer, **kwargs) for name, kwargs in chain]
+    out = []
+    for i in range(n):
+        out.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        for schedule in schedules:
+            if type(schedule).__name__ == "ReduceLROnPlateau":
+                schedule.step(PLATEAU_METRICS[i])
+            else:
+                schedule.step()
+    return out
+
+
+def test_chained_schedules_multiply_their_factors():
+    """lr = initial_lr · Π factors, whichever schedule steps last (the closed forms)."""
+    got = _chained_lrs(L, _sgd(), CHAINS["step+exponential"])
+    np.testing.assert_allclose(got, [0.5 * 0.5 ** (s // 3) * 0.9 ** s for s in range(12)],
+                               rtol=1e-12)
+    got = _chained_lrs(L, _sgd(), CHAINS["warm-up+cosine"])
+    warm = [0.25 + 0.75 * min(s, 4) / 4 for s in range(12)]
+    cosine = [0.5 * (1 + math.cos(math.pi * s / 12)) for s in range(12)]
+    np.testing.assert_allclose(got, [0.5 * w * c for w, c in zip(warm, cosine)], rtol=1e-12)
+    # the plateau's cuts multiply in too: patience 1 is exceeded by the metrics 4.5, 4.2
+    # (after 5), 4.1, 4.0 (after 4) and 4.3, 4.4 (after 3.9995), so the lr falls by half
+    # from steps 4, 6 and 10 on
+    got = _chained_lrs(L, _sgd(), CHAINS["multistep+plateau"])
+    steps = [0.3 ** sum(s >= m for m in (2, 5, 9)) for s in range(12)]
+    cuts = [0.5 ** sum(s >= c for c in (4, 6, 10)) for s in range(12)]
+    np.testing.assert_allclose(got, [0.5 * a * b for a, b in zip(steps, cuts)], rtol=1e-12)
+
+
+@pytest.mark.parametrize("case", sorted(CHAINS))
+def test_chained_schedules_match_live_torch(case):
+    torch = pytest.importorskip("torch")
+    topt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.5, momentum=0.9)
+    expected = _chained_lrs(torch.optim.lr_scheduler, topt, CHAINS[case])
+    np.testing.assert_allclose(_chained_lrs(L, _sgd(), CHAINS[case]), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("first, second", [
+    (lambda o: L.LambdaLR(o, lambda s: 0.5), lambda o: L.StepLR(o, step_size=2)),
+    (lambda o: L.ExponentialLR(o, gamma=0.9), lambda o: L.LambdaLR(o, lambda s: 0.5)),
+    (lambda o: L.ExponentialLR(o, gamma=0.9), lambda o: L.OneCycleLR(o, 1.0, total_steps=4)),
+    (lambda o: L.CosineAnnealingLR(o, T_max=4, eta_min=0.01), lambda o: L.ExponentialLR(o, 0.9)),
+])
+def test_a_schedule_that_sets_the_lr_outright_does_not_chain(first, second):
+    opt = _sgd()
+    kept = first(opt)
+    kept.step()
+    lr = opt.param_groups[0]["lr"]
+    with pytest.raises(ValueError, match="already has a schedule.*does not chain"):
+        second(opt)
+    assert opt.param_groups[0]["lr"] == lr and opt._lr_schedules == [kept]
+
+
+def test_a_chained_cosine_stops_at_T_max():
+    opt = _sgd()
+    cosine, decay = L.CosineAnnealingLR(opt, T_max=2), L.ExponentialLR(opt, gamma=0.9)
+    for _ in range(2):
+        cosine.step()
+        decay.step()
+    lr = opt.param_groups[0]["lr"]
+    with pytest.raises(ValueError, match="CosineAnnealingLR: stepping past T_max=2"):
+        cosine.step()
+    assert opt.param_groups[0]["lr"] == lr and cosine.last_epoch == 2
+
+
 @pytest.mark.parametrize("case", sorted(SCHEDULES))
 def test_schedule_matches_live_torch(case):
     torch = pytest.importorskip("torch")

@@ -921,10 +921,27 @@ def nan_to_num(x: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
     return NanToNum.apply(x, nan=nan, posinf=posinf, neginf=neginf)
 
 
+class Logit(Function):
+    """y = log(x / (1 − x)) = ln x − ln(1 − x): −inf at 0, inf at 1, NaN outside [0, 1]."""
+
+    needs_output = False
+
+    def forward(self, x):
+        return self.xp.log(x) - self.xp.log1p(-x)
+
+    def backward(self, grad):
+        g, x = self.values(grad, *self.inputs)
+        # ∂y/∂x = 1/x + 1/(1 − x) = 1/(x(1 − x)) on [0, 1]; NaN outside, where y is NaN
+        # (PyTorch's; the formula alone would give a finite slope there)
+        inside = (x >= 0) & (x <= 1)
+        return g * self.ops.where(inside, 1 / (x * (1 - x)), math.nan)
+
+
 def logit(x: Tensor, eps=None) -> Tensor:
     """torch.logit: log(x / (1 − x)), with x first clamped to [eps, 1 − eps] when eps is given
-    (then the clamped elements get gradient 0, as clip's)."""
+    (then the clamped elements get gradient 0, as clip's). Outside [0, 1] the value and the
+    gradient are NaN."""
     x = as_float(x)
     if eps is not None:
         x = clip(x, eps, 1.0 - eps)
-    return log(x) - log1p(-x)
+    return Logit.apply(x)

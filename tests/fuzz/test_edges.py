@@ -60,7 +60,8 @@ def torch_twins(torch) -> dict:
 
     return {"mul": lambda a, b: a * b, "pow_scalar": lambda a, p: a ** p,
             "abs": torch.abs, "tanh": torch.tanh,
-            "gelu_tanh": lambda a: torch.nn.functional.gelu(a, approximate="tanh"), "sigmoid": torch.sigmoid, "relu": torch.relu,
+            "gelu_tanh": lambda a: torch.nn.functional.gelu(a, approximate="tanh"),
+            "logit": torch.logit, "sigmoid": torch.sigmoid, "relu": torch.relu,
             "clip": lambda a, lo, hi: torch.clamp(a, lo, hi), "logaddexp": torch.logaddexp,
             "xlogy": torch.xlogy, "sum": reduction(torch.sum), "prod": reduction(torch.prod),
             "max": reduction(torch.amax), "min": reduction(torch.amin),

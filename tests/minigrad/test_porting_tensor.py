@@ -103,6 +103,20 @@ def test_nan_to_num_logit_reciprocal():
     close(mg.logit(mg.tensor([0.25, 0.5, 0.9], dtype="float64")),
           [-1.0986122886681098, 0.0, 2.1972245773362196])
     close(mg.logit(mg.tensor([0.0], dtype="float64"), eps=1e-3), [-6.906754778648554])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")    # NumPy's log of a negative number
+def test_logit_outside_the_unit_interval_is_nan_with_a_nan_gradient():
+    """PyTorch's: where the value is NaN (x < 0 or x > 1), so is the gradient (1/(x(1 − x))
+    alone would give a finite slope there); at 0 and 1 the value and slope are infinite."""
+    x = mg.tensor([-0.5, 1.5, 0.0, 1.0, 0.25], dtype="float64", requires_grad=True)
+    y = mg.logit(x)
+    (g,) = mg.grad(y.sum(), [x])
+    np.testing.assert_array_equal(y.numpy()[:4], [math.nan, math.nan, -math.inf, math.inf])
+    np.testing.assert_array_equal(g.numpy(), [math.nan, math.nan, math.inf, math.inf,
+                                              1 / (0.25 * 0.75)])
+    (g,) = mg.grad(mg.logit(x, eps=0.1).sum(), [x])       # clamped first: 0 outside [ε, 1 − ε]
+    np.testing.assert_array_equal(g.numpy(), [0, 0, 0, 0, 1 / (0.25 * 0.75)])
     close(mg.tensor([2.0, 4.0]).reciprocal(), [0.5, 0.25])
 
 

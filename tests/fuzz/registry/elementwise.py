@@ -11,7 +11,7 @@ import minigrad as mg
 from minigrad.ops import elementwise as E
 
 from .core import (CHECK_PAIRS, CHECK_SHAPES, MODERATE, NONZERO, PAIRS, POSITIVE, REAL, SHAPES,
-                   Domain, Edges, OpInfo, Sample, _at, _binary, _broadcast, _off_kink,
+                   UNIT, Domain, Edges, OpInfo, Sample, _at, _binary, _broadcast, _off_kink,
                    _shared_sigmoid, _signed, _sum_to, _unary)
 
 
@@ -192,6 +192,11 @@ def entries() -> list[OpInfo]:
                tuple(Sample((s,), {"lo": -0.5, "hi": 0.7}) for s in CHECK_SHAPES),
                valid=lambda a, lo, hi: _off_kink(a, lo) and _off_kink(a, hi), nonsmooth=True,
                spell="mg.clamp({0}, min={lo}, max={hi})"))
-    add(OpInfo("logit", E.Log, lambda x: mg.logit(mg.sigmoid(x)), lambda a: a,
+    add(OpInfo("logit", E.Logit, mg.logit, lambda a: np.log(a) - np.log1p(-a),
+               valid=lambda a: bool(np.all((a > 0.05) & (a < 0.95))),
+               spell="mg.logit({0})", domains=(UNIT,), **unary,
+               edges=Edges(infinite_at=(0,), infinite=lambda a, weights: (
+                   weights * np.where((a >= 0) & (a <= 1), 1 / (a * (1 - a)), np.nan),))))
+    add(OpInfo("logit_of_sigmoid", E.Logit, lambda x: mg.logit(mg.sigmoid(x)), lambda a: a,
                spell="mg.logit(mg.sigmoid({0}))", domains=(MODERATE,), **unary))
     return ops

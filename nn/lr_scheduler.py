@@ -12,8 +12,9 @@ one optimizer chain as PyTorch's do: each group's lr is its `initial_lr` (the lr
 schedule was made, kept in the group as PyTorch keeps it) times the current factor of every
 schedule made on the optimizer, ReduceLROnPlateau's cuts included, whichever is stepped last.
 Where PyTorch's chaining is not such a product (LambdaLR and OneCycleLR set the lr outright,
-CosineAnnealingLR with eta_min ≠ 0 moves it towards eta_min), making a second schedule on the
-optimizer raises ValueError instead.
+CosineAnnealingLR with eta_min ≠ 0 moves it towards eta_min), stepping a schedule that shares
+its optimizer with another raises ValueError instead. SequentialLR (one schedule after another)
+and ChainedScheduler (several stepped as one) take schedules made on the optimizer, as PyTorch's.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "LinearLR",
            "CosineAnnealingLR", "OneCycleLR", "ReduceLROnPlateau", "LinearWarmupCosine",
-           "NoamLR"]
+           "NoamLR", "SequentialLR", "ChainedScheduler"]
 
 
 def _number(value):
@@ -43,19 +44,19 @@ def _chain(optimizer) -> list:
     return chain
 
 
-def _join(schedule, optimizer) -> None:
-    """Add `schedule` to the optimizer's chain, or raise when one of the two would not chain
-    as PyTorch's does (before anything changes)."""
-    chain = _chain(optimizer)
-    for other in (schedule, *chain):
-        if chain and not other.chainable:
-            what = ", ".join(type(s).__name__ for s in chain)
-            raise ValueError(
-                f"{type(schedule).__name__}: the optimizer already has a schedule ({what}), and "
-                f"{type(other).__name__}{other._why_not_chainable()} does not chain with "
-                f"another as a factor of the lr (PyTorch's result would depend on the order of "
-                f"the step() calls); fold the schedules into one LambdaLR of their product")
-    chain.append(schedule)
+def _check_chain(schedule) -> None:
+    """Raise (before a step changes anything) when the schedules on `schedule`'s optimizer do
+    not chain as a product of factors: one of several sets the lr outright."""
+    chain = _chain(schedule.optimizer)
+    outright = [s for s in chain if not s.chainable]
+    if len(chain) > 1 and outright:
+        names = ", ".join(type(s).__name__ for s in chain)
+        raise ValueError(
+            f"{type(schedule).__name__}.step: the optimizer has several schedules ({names}), "
+            f"and {type(outright[0]).__name__}{outright[0]._why_not_chainable()} does not "
+            f"chain with others as a factor of the lr (PyTorch's result would depend on the "
+            f"order of the step() calls); hand them to one SequentialLR, or fold them into one "
+            f"LambdaLR of their product")
 
 
 def _set_chained_lrs(optimizer) -> None:
@@ -85,11 +86,12 @@ class LRScheduler:
     module's docstring)."""
 
     chainable = True           # its lr is base_lr · factor(s): it chains as a product
+    _driver = None             # the SequentialLR that steps it, once handed to one
 
     def __init__(self, optimizer):
         self.optimizer = optimizer
         self.last_step = 0
-        _join(self, optimizer)
+        _chain(optimizer).append(self)
         self.base_lrs = [group.setdefault("initial_lr", group["lr"])
                          for group in optimizer.param_groups]
         self._apply()
@@ -116,14 +118,28 @@ class LRScheduler:
         return [base * f for base in self.base_lrs]
 
     def _apply(self) -> None:
-        if self.chainable:
+        chain = _chain(self.optimizer)
+        if all(s.chainable for s in chain):
             _set_chained_lrs(self.optimizer)
-            return
-        for group, lr in zip(self.optimizer.param_groups, self.lrs(self.last_step)):
-            group["lr"] = lr
+        elif self.chainable:
+            # made beside a schedule that sets the lr outright (before a SequentialLR takes
+            # both; stepping them so raises): PyTorch's first value, the lr times factor(0)
+            for group in self.optimizer.param_groups:
+                group["lr"] *= self.factor(self.last_step)
+        else:
+            for group, lr in zip(self.optimizer.param_groups, self.lrs(self.last_step)):
+                group["lr"] = lr
+
+    def _check_step(self) -> None:
+        """Raise, before anything changes, when one more `step()` cannot be taken."""
+        if self._driver is not None:
+            raise ValueError(f"{type(self).__name__}.step: this schedule was handed to "
+                             f"{type(self._driver).__name__}; step that one")
+        _check_chain(self)
 
     def step(self) -> None:
         """Advance the schedule by one and set each group's lr; call after optimizer.step()."""
+        self._check_step()
         self.last_step += 1
         self._apply()
 
@@ -243,14 +259,14 @@ class CosineAnnealingLR(LRScheduler):
         f = self.factor(step)
         return [self.eta_min + (base - self.eta_min) * f for base in self.base_lrs]
 
-    def step(self) -> None:
+    def _check_step(self) -> None:
+        super()._check_step()
         # past T_max PyTorch restarts a chained cosine by adding to the lr, not multiplying it
         if self.last_step + 1 > self.T_max and len(_chain(self.optimizer)) > 1:
             raise ValueError(f"CosineAnnealingLR: stepping past T_max={self.T_max} while other "
                              f"schedules share the optimizer; there PyTorch restarts the cosine "
                              f"by adding to the lr, which is no longer a product of the "
                              f"schedules' factors. Stop at T_max, or make T_max the run's length")
-        super().step()
 
 
 class OneCycleLR(LRScheduler):
@@ -341,9 +357,9 @@ class OneCycleLR(LRScheduler):
             else:
                 group["momentum"] = momentum
 
-    def step(self) -> None:
-        self._position(self.last_step + 1)              # refuse before anything changes
-        super().step()
+    def _check_step(self) -> None:
+        super()._check_step()
+        self._position(self.last_step + 1)
 
 
 class ReduceLROnPlateau:
@@ -370,7 +386,7 @@ class ReduceLROnPlateau:
             raise ValueError(f"ReduceLROnPlateau: {len(min_lrs)} min_lr values for "
                              f"{len(groups)} parameter groups")
         self.optimizer = optimizer
-        _join(self, optimizer)
+        _chain(optimizer).append(self)
         for group in groups:
             group.setdefault("initial_lr", group["lr"])
         self.cuts = [1.0] * len(groups)                  # per group: Π of the cuts so far
@@ -395,6 +411,7 @@ class ReduceLROnPlateau:
     def step(self, metrics) -> None:
         """Record one evaluation's metric (a number or a one-element Tensor)."""
         value = float(metrics.item() if hasattr(metrics, "item") else metrics)
+        _check_chain(self)
         self.last_epoch += 1
         if self._is_better(value):
             self.best, self.num_bad_epochs = value, 0
@@ -483,3 +500,113 @@ class NoamLR(LRScheduler):
     def factor(self, step: int) -> float:
         n = step + 1
         return self.d_model ** -0.5 * min(n ** -0.5, n * self.warmup_steps ** -1.5)
+
+
+class SequentialLR(LRScheduler):
+    """PyTorch's SequentialLR: `schedulers[0]` sets the lr until step `milestones[0]`, then
+    `schedulers[1]`, started at its own step 0, until `milestones[1]`, and so on:
+
+        lr(s) = schedulers[i]'s lr at step s − milestones[i − 1],  i = #{milestones ≤ s}
+
+    The schedules are made on the optimizer first, as in PyTorch; once handed over they are
+    stepped through this one only (stepping one of them raises).
+    """
+
+    chainable = False
+
+    def __init__(self, optimizer, schedulers: Sequence[LRScheduler], milestones: Sequence[int],
+                 last_epoch: int = -1):
+        schedulers, milestones = list(schedulers), [int(m) for m in milestones]
+        if not schedulers:
+            raise ValueError("SequentialLR: needs at least one schedule")
+        for s in schedulers:
+            if not isinstance(s, LRScheduler) or isinstance(s, SequentialLR):
+                raise TypeError(f"SequentialLR: {type(s).__name__} cannot be sequenced; the "
+                                f"schedules are step-count schedules (not ReduceLROnPlateau)")
+            if s.optimizer is not optimizer:
+                raise ValueError(f"SequentialLR: {type(s).__name__} was made on another "
+                                 f"optimizer")
+            if s._driver is not None:
+                raise ValueError(f"SequentialLR: {type(s).__name__} is already driven by "
+                                 f"{type(s._driver).__name__}")
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(f"SequentialLR: {len(schedulers)} schedules need "
+                             f"{len(schedulers) - 1} milestones, got {len(milestones)}")
+        if any(b <= a for a, b in zip([0] + milestones, milestones)):
+            raise ValueError(f"SequentialLR: milestones must be positive and increasing, got "
+                             f"{milestones}")
+        if last_epoch != -1:
+            raise ValueError("SequentialLR: last_epoch other than -1 is not supported; resume "
+                             "with load_state_dict")
+        self.schedulers, self.milestones = schedulers, milestones
+        chain = _chain(optimizer)
+        chain[:] = [s for s in chain if all(s is not t for t in schedulers)]
+        for s in schedulers:
+            s._driver = self
+        super().__init__(optimizer)
+
+    def _why_not_chainable(self) -> str:
+        return " (which sets the lr to its current schedule's)"
+
+    def _current(self, step: int) -> tuple[LRScheduler, int]:
+        """The schedule that holds step `step`, and that step counted from its milestone."""
+        i = bisect.bisect_right(self.milestones, step)
+        return self.schedulers[i], step - (self.milestones[i - 1] if i else 0)
+
+    def factor(self, step: int) -> float:
+        schedule, local = self._current(step)
+        return schedule.factor(local)
+
+    def lrs(self, step: int) -> list[float]:
+        schedule, local = self._current(step)
+        return schedule.lrs(local)
+
+    def _check_step(self) -> None:
+        super()._check_step()
+        schedule, local = self._current(self.last_step + 1)
+        if isinstance(schedule, OneCycleLR):
+            schedule._position(local)                 # past its total_steps: refuse
+
+
+class ChainedScheduler:
+    """PyTorch's ChainedScheduler: `step()` steps every schedule in the list, in order (their
+    factors multiply, as any schedules sharing an optimizer do). Checked for every schedule
+    before any of them moves."""
+
+    def __init__(self, schedulers: Sequence[LRScheduler], optimizer=None):
+        schedulers = list(schedulers)
+        if not schedulers:
+            raise ValueError("ChainedScheduler: needs at least one schedule")
+        optimizer = optimizer if optimizer is not None else schedulers[0].optimizer
+        for s in schedulers:
+            if not isinstance(s, LRScheduler):
+                raise TypeError(f"ChainedScheduler: {type(s).__name__} is not a step-count "
+                                f"schedule (ReduceLROnPlateau needs its metric: step it apart)")
+            if s.optimizer is not optimizer:
+                raise ValueError(f"ChainedScheduler: {type(s).__name__} was made on another "
+                                 f"optimizer")
+        self.optimizer, self._schedules = optimizer, schedulers
+
+    def step(self) -> None:
+        """Step each schedule in turn; call after optimizer.step()."""
+        for s in self._schedules:
+            s._check_step()
+        for s in self._schedules:
+            s.step()
+
+    def get_last_lr(self) -> list[float]:
+        """The learning rate of each parameter group, as set now."""
+        return [group["lr"] for group in self.optimizer.param_groups]
+
+    def state_dict(self) -> dict[str, Any]:
+        """Each schedule's state, in order."""
+        return {"schedules": [s.state_dict() for s in self._schedules]}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Resume from `state_dict()`'s output."""
+        saved = list(state_dict["schedules"])
+        if len(saved) != len(self._schedules):
+            raise ValueError(f"ChainedScheduler.load_state_dict: the checkpoint has "
+                             f"{len(saved)} schedules, this one {len(self._schedules)}")
+        for s, state in zip(self._schedules, saved):
+            s.load_state_dict(state)

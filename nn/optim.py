@@ -20,9 +20,9 @@ import numpy as np
 import minigrad as mg
 
 from . import lr_scheduler, swa_utils
-from .lr_scheduler import (CosineAnnealingLR, ExponentialLR, LambdaLR, LinearLR,
-                           LinearWarmupCosine, LRScheduler, MultiStepLR, NoamLR, OneCycleLR,
-                           ReduceLROnPlateau, StepLR)
+from .lr_scheduler import (ChainedScheduler, CosineAnnealingLR, ExponentialLR, LambdaLR,
+                           LinearLR, LinearWarmupCosine, LRScheduler, MultiStepLR, NoamLR,
+                           OneCycleLR, ReduceLROnPlateau, SequentialLR, StepLR)
 
 
 class Optimizer:

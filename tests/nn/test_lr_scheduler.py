@@ -244,13 +244,103 @@ def test_chained_schedules_match_live_torch(case):
     (lambda o: L.CosineAnnealingLR(o, T_max=4, eta_min=0.01), lambda o: L.ExponentialLR(o, 0.9)),
 ])
 def test_a_schedule_that_sets_the_lr_outright_does_not_chain(first, second):
+    """Making both is fine (a SequentialLR may take them); stepping either raises and changes
+    nothing."""
     opt = _sgd()
-    kept = first(opt)
-    kept.step()
+    one = first(opt)
+    one.step()
+    two = second(opt)
     lr = opt.param_groups[0]["lr"]
-    with pytest.raises(ValueError, match="already has a schedule.*does not chain"):
-        second(opt)
-    assert opt.param_groups[0]["lr"] == lr and opt._lr_schedules == [kept]
+    for schedule in (one, two):
+        with pytest.raises(ValueError, match=r"\.step: the optimizer has several schedules.*"
+                                             r"does not chain"):
+            schedule.step()
+    assert opt.param_groups[0]["lr"] == lr and (one.last_epoch, two.last_epoch) == (1, 0)
+
+
+SEQUENCES = {   # (schedules made on the optimizer, milestones): each one after the last
+    "warm-up, cosine to eta_min": ([("LinearLR", dict(start_factor=0.1, total_iters=3)),
+                                    ("CosineAnnealingLR", dict(T_max=8, eta_min=0.01))], [3]),
+    "lambda, step, exponential": ([("LambdaLR", dict(lr_lambda=lambda s: 1 / (1 + s))),
+                                   ("StepLR", dict(step_size=2, gamma=0.5)),
+                                   ("ExponentialLR", dict(gamma=0.9))], [4, 8]),
+}
+
+
+def _sequence_lrs(library, optimizer, case, n=14):
+    made, milestones = SEQUENCES[case]
+    schedules = [getattr(library, name)(optimizer, **kwargs) for name, kwargs in made]
+    sequence = library.SequentialLR(optimizer, schedules, milestones)
+    out = []
+    for _ in range(n):
+        out.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        sequence.step()
+    return out
+
+
+def test_sequential_lr_runs_each_schedule_from_its_own_step_zero():
+    got = _sequence_lrs(L, _sgd(), "warm-up, cosine to eta_min")
+    warm = [0.5 * (0.1 + 0.9 * s / 3) for s in range(3)]
+    cosine = [0.01 + 0.49 * 0.5 * (1 + math.cos(math.pi * s / 8)) for s in range(11)]
+    np.testing.assert_allclose(got, warm + cosine, rtol=1e-12)
+    got = _sequence_lrs(L, _sgd(), "lambda, step, exponential")
+    expected = ([0.5 / (1 + s) for s in range(4)] + [0.5 * 0.5 ** (s // 2) for s in range(4)]
+                + [0.5 * 0.9 ** s for s in range(6)])
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("case", sorted(SEQUENCES))
+def test_sequential_lr_matches_live_torch(case):
+    torch = pytest.importorskip("torch")
+    topt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.5, momentum=0.9)
+    expected = _sequence_lrs(torch.optim.lr_scheduler, topt, case)
+    np.testing.assert_allclose(_sequence_lrs(L, _sgd(), case), expected, rtol=1e-12)
+
+
+def test_sequential_lr_owns_its_schedules_and_resumes(tmp_path):
+    opt = _sgd()
+    warm, decay = L.LinearLR(opt, start_factor=0.5, total_iters=2), L.ExponentialLR(opt, 0.9)
+    sequence = L.SequentialLR(opt, [warm, decay], milestones=[2])
+    with pytest.raises(ValueError, match="LinearLR.step: this schedule was handed to "
+                                         "SequentialLR; step that one"):
+        warm.step()
+    for _ in range(3):
+        sequence.step()
+    nn.save({"s": sequence.state_dict()}, tmp_path / "s.npz")
+    rest = _lrs(sequence, opt, n=4)
+    fresh_opt = _sgd()
+    fresh = L.SequentialLR(fresh_opt, [L.LinearLR(fresh_opt, start_factor=0.5, total_iters=2),
+                                       L.ExponentialLR(fresh_opt, 0.9)], milestones=[2])
+    fresh.load_state_dict(nn.load(tmp_path / "s.npz")["s"])
+    assert _lrs(fresh, fresh_opt, n=4) == rest
+
+
+@pytest.mark.parametrize("bad, match", [
+    (lambda o: L.SequentialLR(o, [L.StepLR(o, 2)], milestones=[3]), "need 0 milestones"),
+    (lambda o: L.SequentialLR(o, [L.StepLR(o, 2), L.StepLR(o, 3)], milestones=[0]),
+     "positive and increasing"),
+    (lambda o: L.SequentialLR(o, [L.StepLR(o, 2), L.StepLR(_sgd(), 3)], milestones=[2]),
+     "another optimizer"),
+    (lambda o: L.SequentialLR(o, [L.ReduceLROnPlateau(o)], milestones=[]), "cannot be sequenced"),
+    (lambda o: L.ChainedScheduler([L.StepLR(o, 2), L.ReduceLROnPlateau(o)]),
+     "not a step-count schedule"),
+])
+def test_sequential_and_chained_refuse_what_they_cannot_run(bad, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        bad(_sgd())
+
+
+def test_chained_scheduler_steps_all_or_none():
+    opt = _sgd()
+    chained = L.ChainedScheduler([L.ExponentialLR(opt, gamma=0.9), L.StepLR(opt, 3, gamma=0.5)])
+    np.testing.assert_allclose(_lrs(chained, opt),
+                               [0.5 * 0.9 ** s * 0.5 ** (s // 3) for s in range(12)], rtol=1e-12)
+    opt = _sgd()
+    first, last = L.ExponentialLR(opt, gamma=0.9), L.OneCycleLR(opt, 1.0, total_steps=2)
+    with pytest.raises(ValueError, match="several schedules"):
+        L.ChainedScheduler([first, last]).step()
+    assert first.last_epoch == 0 and last.last_epoch == 0
 
 
 def test_a_chained_cosine_stops_at_T_max():

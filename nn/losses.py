@@ -311,7 +311,7 @@ def nll_loss(log_probs: Tensor, targets, ignore_index: int | None = None,
     return loss.sum() / max(int(kept.sum()), 1)
 
 
-def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
+def mse_loss(input: Tensor, target, *, reduction: str = "mean") -> Tensor:
     """Mean squared error: ℓ = (input − target)², averaged ("mean"), added ("sum") or
     elementwise ("none"). Shapes must match (no silent broadcasting)."""
     _check_reduction(reduction, "mse_loss")
@@ -426,7 +426,7 @@ def _bce_with_logits_reference(z, y, *rest):
     return _reduce(loss, reduction)
 
 
-def binary_cross_entropy_with_logits(logits: Tensor, target, weight=None,
+def binary_cross_entropy_with_logits(logits: Tensor, target, weight=None, *,
                                      reduction: str = "mean", pos_weight=None) -> Tensor:
     """Sigmoid and binary cross-entropy in one stable primitive, as PyTorch defines them:
 
@@ -463,7 +463,7 @@ def binary_cross_entropy_with_logits(logits: Tensor, target, weight=None,
                                               has_pos_weight=pos_weight is not None)
 
 
-def l1_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
+def l1_loss(input: Tensor, target, *, reduction: str = "mean") -> Tensor:
     """Mean absolute error: ℓ = |input − target|, reduced as in mse_loss. At input = target
     the gradient is 0 (sign(0) = 0, as in PyTorch)."""
     _check_reduction(reduction, "l1_loss")
@@ -471,7 +471,8 @@ def l1_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
     return _reduce(mg.abs(input - target), reduction)
 
 
-def smooth_l1_loss(input: Tensor, target, reduction: str = "mean", beta: float = 1.0) -> Tensor:
+def smooth_l1_loss(input: Tensor, target, *, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
     """ℓ = ½d²/β where |d| < β, |d| − ½β elsewhere (d = input − target), reduced as in
     mse_loss. The gradient d/β inside and sign(d) outside meet at |d| = β (±1 there) and is 0
     at d = 0; β = 0 is l1_loss, as in PyTorch."""
@@ -481,7 +482,7 @@ def smooth_l1_loss(input: Tensor, target, reduction: str = "mean", beta: float =
         raise ValueError(f"smooth_l1_loss: beta must be >= 0, got {beta}")
     target = _target_like(input, target, "smooth_l1_loss")
     if beta == 0:
-        return l1_loss(input, target, reduction)
+        return l1_loss(input, target, reduction=reduction)
     return _reduce(_quadratic_then_linear(input - target, beta, 0.5 / beta, 1.0), reduction)
 
 
@@ -593,7 +594,8 @@ class BinaryCrossEntropy(mg.Function):
         return grad_p, grad_y
 
 
-def binary_cross_entropy(input: Tensor, target, weight=None, reduction: str = "mean") -> Tensor:
+def binary_cross_entropy(input: Tensor, target, weight=None, *,
+                         reduction: str = "mean") -> Tensor:
     """Binary cross-entropy of probabilities p = `input` ∈ [0, 1] (after a sigmoid) against
     targets y of the same shape: ℓ = −w·[y log p + (1 − y) log(1 − p)], with the logs clamped
     at −100 as PyTorch does (so p = 0 or 1 gives a finite loss), `weight` w broadcastable to
@@ -616,7 +618,7 @@ def binary_cross_entropy(input: Tensor, target, weight=None, reduction: str = "m
     return _reduce(loss, reduction)
 
 
-def kl_div(input: Tensor, target, reduction: str = "mean", log_target: bool = False) -> Tensor:
+def kl_div(input: Tensor, target, *, reduction: str = "mean", log_target: bool = False) -> Tensor:
     """KL divergence terms as PyTorch's kl_div: `input` holds log-probabilities log q, `target`
     probabilities p (or log p with log_target=True), and ℓ = p·(log p − log q) elementwise,
     with 0·log 0 = 0. "batchmean" (Σℓ / input.shape[0], the true KL per sample) is what the
@@ -675,7 +677,7 @@ def _broadcast(a: Tensor, b: Tensor, op: str) -> tuple:
                          f"broadcast") from None
 
 
-def cosine_embedding_loss(input1: Tensor, input2: Tensor, target, margin: float = 0.0,
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target, margin: float = 0.0, *,
                           reduction: str = "mean") -> Tensor:
     """ℓ = 1 − cos(x1, x2) where y = 1, max(0, cos(x1, x2) − margin) where y = −1, for x1, x2
     (N, D) (or (D,) with a 0-d y) and labels y ∈ {1, −1}; cos as PyTorch computes it here,

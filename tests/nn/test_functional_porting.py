@@ -308,8 +308,8 @@ def test_binary_cross_entropy_on_probabilities(shape, reduction, rng):
     p, y, w = rng.uniform(0.05, 0.95, shape), rng.uniform(0, 1, shape), rng.uniform(0.5, 2, shape)
     losses = w * _bce_numpy(p, y)
     expected = {"mean": losses.mean(), "sum": losses.sum(), "none": losses}[reduction]
-    np.testing.assert_allclose(F.binary_cross_entropy(f64(p), y, w, reduction).numpy(), expected)
-    assert mg.gradcheck(lambda a, b: F.binary_cross_entropy(a, b, f64(w, False), reduction),
+    np.testing.assert_allclose(F.binary_cross_entropy(f64(p), y, w, reduction=reduction).numpy(), expected)
+    assert mg.gradcheck(lambda a, b: F.binary_cross_entropy(a, b, f64(w, False), reduction=reduction),
                         [f64(p), f64(y)])
 
 
@@ -336,9 +336,10 @@ def test_kl_div(reduction, log_target, rng):
                  else np.where(p > 0, p * (np.log(np.where(p > 0, p, 1)) - log_q), 0.0))
     expected = {"mean": pointwise.mean(), "sum": pointwise.sum(), "none": pointwise,
                 "batchmean": pointwise.sum() / 3}[reduction]
-    out = F.kl_div(f64(log_q), target, reduction, log_target)
+    out = F.kl_div(f64(log_q), target, reduction=reduction, log_target=log_target)
     np.testing.assert_allclose(out.numpy(), expected)
-    assert mg.gradcheck(lambda a: F.kl_div(a, f64(target, False), reduction, log_target),
+    assert mg.gradcheck(lambda a: F.kl_div(a, f64(target, False), reduction=reduction,
+                                                  log_target=log_target),
                         [f64(log_q)])
 
 
@@ -389,9 +390,9 @@ def test_cosine_embedding_loss(reduction, rng):
     cos = (a * b).sum(1) / np.sqrt(((a * a).sum(1) + 1e-12) * ((b * b).sum(1) + 1e-12))
     losses = np.where(y == 1, 1 - cos, np.maximum(cos - 0.1, 0))
     expected = {"mean": losses.mean(), "sum": losses.sum(), "none": losses}[reduction]
-    out = F.cosine_embedding_loss(f64(a), f64(b), y, 0.1, reduction)
+    out = F.cosine_embedding_loss(f64(a), f64(b), y, 0.1, reduction=reduction)
     np.testing.assert_allclose(out.numpy(), expected)
-    assert mg.gradcheck(lambda u, v: F.cosine_embedding_loss(u, v, y, 0.1, reduction),
+    assert mg.gradcheck(lambda u, v: F.cosine_embedding_loss(u, v, y, 0.1, reduction=reduction),
                         [f64(a), f64(b)])
     one = F.cosine_embedding_loss(f64(a[0]), f64(b[0]), np.array(1))          # (D,), 0-d y
     np.testing.assert_allclose(one.numpy(), 1 - cos[0])
@@ -410,7 +411,7 @@ def test_loss_modules_call_their_functions(rng):
     np.testing.assert_allclose(nn.BCEWithLogitsLoss(pos_weight=np.ones(3) * 2)(z[0, :3], p).numpy(),
                                F.binary_cross_entropy_with_logits(z[0, :3], p,
                                                                   pos_weight=np.ones(3) * 2).numpy())
-    np.testing.assert_allclose(nn.KLDivLoss("batchmean")(mg.log_softmax(z), mg.softmax(z)).item(),
+    np.testing.assert_allclose(nn.KLDivLoss(reduction="batchmean")(mg.log_softmax(z), mg.softmax(z)).item(),
                                0.0, atol=1e-6)
     np.testing.assert_allclose(nn.CosineSimilarity(dim=0)(z, z).numpy(), np.ones(4), rtol=1e-6)
     assert nn.CosineEmbeddingLoss(0.2)(z, z, np.ones(3)).item() < 1e-6
@@ -428,7 +429,7 @@ def test_losses_match_torch(rng):
             (F.cross_entropy(f64(z), q, weight=w), TF.cross_entropy(T(z), T(q), weight=T(w))),
             (F.nll_loss(f64(z), t, weight=w, ignore_index=1),
              TF.nll_loss(T(z), T(t), weight=T(w), ignore_index=1)),
-            (F.kl_div(f64(np.log(q)), q[::-1].copy(), "batchmean"),
+            (F.kl_div(f64(np.log(q)), q[::-1].copy(), reduction="batchmean"),
              TF.kl_div(T(np.log(q)), T(q[::-1].copy()), reduction="batchmean")),
             (F.cosine_similarity(f64(z), f64(z[::-1].copy())),
              TF.cosine_similarity(T(z), T(z[::-1].copy()))),
@@ -446,12 +447,31 @@ def test_losses_match_torch(rng):
     (lambda z, t, w: F.cross_entropy(z, t, w), "cross_entropy"),
     (lambda z, t, w: F.nll_loss(mg.log_softmax(z), t, w), "nll_loss"),
     (lambda z, t, w: nn.CrossEntropyLoss(w)(z, t), "CrossEntropyLoss"),
-    (lambda z, t, w: nn.NLLLoss(None, w)(mg.log_softmax(z), t), "NLLLoss"),
+    (lambda z, t, w: nn.NLLLoss(None, ignore_index=w)(mg.log_softmax(z), t), "NLLLoss"),
 ])
 def test_class_weights_given_positionally_raise(call, op, as_weight, rng):
     z, t, w = f64(rng.standard_normal((4, 4))), rng.integers(0, 4, 4), rng.uniform(0.5, 2, 4)
     with pytest.raises(TypeError, match=rf"{op}: ignore_index must be an int or None.*weight="):
         call(z, t, as_weight(w))
+
+
+# PyTorch's next positional parameter at these places is the deprecated size_average, which
+# turns MSELoss("sum") into a mean: here those calls raise instead of meaning something else
+@pytest.mark.parametrize("call", [
+    lambda: nn.MSELoss("sum"), lambda: nn.L1Loss("sum"), lambda: nn.SmoothL1Loss("sum"),
+    lambda: nn.KLDivLoss("batchmean"), lambda: nn.BCELoss(None, "sum"),
+    lambda: nn.BCEWithLogitsLoss(None, "sum"), lambda: nn.NLLLoss(None, 3),
+    lambda: nn.CosineEmbeddingLoss(0.2, "sum"), lambda: nn.CrossEntropyLoss(None, "sum"),
+    lambda: F.mse_loss(f64([1.0]), [0.0], "sum"), lambda: F.l1_loss(f64([1.0]), [0.0], "sum"),
+    lambda: F.smooth_l1_loss(f64([1.0]), [0.0], "sum"),
+    lambda: F.kl_div(f64([-1.0]), [0.5], "sum"),
+    lambda: F.binary_cross_entropy(f64([0.5]), [1.0], None, "sum"),
+    lambda: F.binary_cross_entropy_with_logits(f64([0.5]), [1.0], None, "sum"),
+    lambda: F.cosine_embedding_loss(f64([1.0]), f64([1.0]), np.array(1), 0.0, "sum"),
+])
+def test_pytorchs_size_average_slot_takes_no_positional_argument(call):
+    with pytest.raises(TypeError, match="positional argument"):
+        call()
 
 
 def test_nll_loss_module_takes_weight_first_as_pytorch(rng):

@@ -243,10 +243,10 @@ def huber_grad_numpy(d, delta):
 
 
 KINKED = {
-    "l1": (lambda x, t, r: F.l1_loss(x, t, r), lambda d: np.abs(d), np.sign),
-    "smooth_l1": (lambda x, t, r: F.smooth_l1_loss(x, t, r, beta=0.5),
+    "l1": (lambda x, t, r: F.l1_loss(x, t, reduction=r), lambda d: np.abs(d), np.sign),
+    "smooth_l1": (lambda x, t, r: F.smooth_l1_loss(x, t, reduction=r, beta=0.5),
                   lambda d: smooth_l1_numpy(d, 0.5), lambda d: smooth_l1_grad_numpy(d, 0.5)),
-    "smooth_l1_beta_2": (lambda x, t, r: F.smooth_l1_loss(x, t, r, beta=2.0),
+    "smooth_l1_beta_2": (lambda x, t, r: F.smooth_l1_loss(x, t, reduction=r, beta=2.0),
                          lambda d: smooth_l1_numpy(d, 2.0),
                          lambda d: smooth_l1_grad_numpy(d, 2.0)),
     "huber": (lambda x, t, r: F.huber_loss(x, t, r, delta=0.5),
@@ -349,7 +349,7 @@ def test_huber_is_delta_times_smooth_l1(rng):
     for delta in (0.5, 1.0, 2.5):
         np.testing.assert_allclose(
             F.huber_loss(f64(x, False), t, "none", delta=delta).numpy(),
-            delta * F.smooth_l1_loss(f64(x, False), t, "none", beta=delta).numpy(),
+            delta * F.smooth_l1_loss(f64(x, False), t, reduction="none", beta=delta).numpy(),
             rtol=1e-12)
 
 
@@ -443,9 +443,9 @@ def test_smooth_l1_with_beta_zero_and_infinite_differences_match_torch():
     x = np.array([0.0, 1.0, -2.0, np.inf, -np.inf, 1e300])
     t = np.zeros(6)
     for ours_fn, theirs_fn in (
-            (lambda a, b: F.smooth_l1_loss(a, b, "sum", beta=0.0),
+            (lambda a, b: F.smooth_l1_loss(a, b, reduction="sum", beta=0.0),
              lambda a, b: torch.nn.functional.smooth_l1_loss(a, b, reduction="sum", beta=0.0)),
-            (lambda a, b: F.smooth_l1_loss(a, b, "sum", beta=1.0),
+            (lambda a, b: F.smooth_l1_loss(a, b, reduction="sum", beta=1.0),
              lambda a, b: torch.nn.functional.smooth_l1_loss(a, b, reduction="sum", beta=1.0)),
             (lambda a, b: F.huber_loss(a, b, "sum", delta=2.0),
              lambda a, b: torch.nn.functional.huber_loss(a, b, reduction="sum", delta=2.0))):

@@ -213,7 +213,7 @@ def test_mse_loss(reduction, rng):
     sq = (a - b) ** 2
     expected = {"none": sq, "sum": sq.sum(), "mean": sq.mean()}[reduction]
     np.testing.assert_allclose(loss.numpy(), expected, rtol=1e-12)
-    assert mg.gradcheck(lambda x, y: F.mse_loss(x, y, reduction), [f64(a), f64(b)])
+    assert mg.gradcheck(lambda x, y: F.mse_loss(x, y, reduction=reduction), [f64(a), f64(b)])
     with pytest.raises(ValueError, match="mse_loss: input shape \\(2, 3\\)"):
         F.mse_loss(f64(a), np.zeros(3))
 

@@ -379,6 +379,41 @@ class Tensor:
         """This tensor (PyTorch's `contiguous`: minigrad's operations accept any layout)."""
         return self
 
+    # PyTorch's new_*: a new leaf with this tensor's dtype and device unless given
+    def new_full(self, size, fill_value, *, dtype=None, device=None,
+                 requires_grad: bool = False) -> "Tensor":
+        """A new tensor of `size` (an int or a tuple) filled with `fill_value`, with this
+        tensor's dtype and device unless `dtype`/`device` say otherwise (torch's `new_full`)."""
+        shape = _new_size("new_full", (size,))
+        dtype = self.dtype if dtype is None else _normalise_dtype(dtype)
+        return Tensor(np.full(shape, fill_value, dtype=dtype), requires_grad=requires_grad,
+                      device=self.device if device is None else device)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        """Zeros of `size` (`new_zeros(2, 3)` or `new_zeros((2, 3))`), this tensor's dtype and
+        device unless given (torch's `new_zeros`)."""
+        return self.new_full(_new_size("new_zeros", size), 0, dtype=dtype, device=device,
+                             requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        """Ones of `size`, this tensor's dtype and device unless given (torch's `new_ones`)."""
+        return self.new_full(_new_size("new_ones", size), 1, dtype=dtype, device=device,
+                             requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad: bool = False) -> "Tensor":
+        """As `new_zeros` (minigrad never hands out uninitialised memory)."""
+        return self.new_full(_new_size("new_empty", size), 0, dtype=dtype, device=device,
+                             requires_grad=requires_grad)
+
+    def new_tensor(self, data, *, dtype=None, device=None,
+                   requires_grad: bool = False) -> "Tensor":
+        """A copy of `data` (numbers, lists, arrays or a Tensor, never sharing its memory),
+        with this tensor's dtype and device unless given (torch's `new_tensor`)."""
+        host = data.numpy() if isinstance(data, Tensor) else data
+        dtype = self.dtype if dtype is None else _normalise_dtype(dtype)
+        return Tensor(np.array(host, dtype=dtype, copy=True), requires_grad=requires_grad,
+                      device=self.device if device is None else device)
+
     # -- operators ------------------------------------------------------------------------
 
     def __add__(self, other): return ops.add(self, other)
@@ -1205,6 +1240,18 @@ def _unwrap_nested(data):
     if isinstance(data, (list, tuple)):
         return [_unwrap_nested(x) for x in data]
     return data
+
+
+def _new_size(op: str, size: tuple) -> tuple:
+    """`size` as given to new_zeros(2, 3) or new_zeros((2, 3)), checked: non-negative ints."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for n in size:
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+            raise TypeError(f"{op}: sizes must be ints, got {n!r} in size {tuple(size)!r}")
+        if n < 0:
+            raise ValueError(f"{op}: sizes must be >= 0, got size {tuple(size)!r}")
+    return tuple(int(n) for n in size)
 
 
 def is_scalar(x) -> bool:

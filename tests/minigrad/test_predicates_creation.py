@@ -89,3 +89,36 @@ def test_bad_arguments():
         mg.linspace(0, 1, -2)
     with pytest.raises(ValueError, match=r"isclose: shapes \(2,\) and \(3,\)"):
         mg.isclose(mg.ones(2), mg.ones(3))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_new_tensors_take_this_tensors_dtype_and_device(dtype, device):
+    """PyTorch's new_zeros / new_ones / new_empty / new_full / new_tensor: fresh leaves of this
+    tensor's dtype and device unless given, sizes as varargs or one tuple, () included."""
+    x = mg.tensor(np.arange(6).reshape(2, 3).astype(dtype), device=device)
+    for made, shape, value in [(x.new_zeros(2, 4), (2, 4), 0), (x.new_zeros((3,)), (3,), 0),
+                               (x.new_ones(()), (), 1), (x.new_ones([1]), (1,), 1),
+                               (x.new_empty(0, 2), (0, 2), 0), (x.new_full((2,), 7), (2,), 7),
+                               (x.new_full(3, -2), (3,), -2)]:
+        assert made.shape == shape and made.dtype == dtype and made.device == device
+        np.testing.assert_array_equal(made.numpy(), np.full(shape, value, dtype=dtype))
+        assert not made.requires_grad and made.grad_fn is None
+    copied = x.new_tensor([[1.5, 2.5]])
+    assert copied.dtype == dtype and copied.device == device
+    np.testing.assert_array_equal(copied.numpy(), np.array([[1.5, 2.5]]).astype(dtype))
+    source = np.zeros(2)
+    x.new_tensor(source).numpy()[0] = 5.0 if dtype != np.int64 else 5
+    assert source[0] == 0                                        # a copy, never shared
+    assert x.new_zeros(2, dtype=np.float32).dtype == np.float32
+    assert x.new_zeros(2, device="cpu").device == "cpu"
+    if dtype != np.int64:
+        leaf = x.new_ones(2, requires_grad=True)
+        (leaf * 3).sum().backward()
+        np.testing.assert_array_equal(leaf.grad.numpy(), [3, 3])
+
+
+@pytest.mark.parametrize("size, error", [((-1,), ValueError), ((2.0,), TypeError),
+                                         (((2, True),), TypeError)])
+def test_new_zeros_refuses_bad_sizes(size, error):
+    with pytest.raises(error, match="new_zeros: sizes must be"):
+        mg.zeros(2).new_zeros(*size)

@@ -13,6 +13,8 @@ import numbers
 import warnings
 from typing import NamedTuple
 
+import numpy as np
+
 from ..backend import backend_of
 from ..function import Function
 from ..tensor import LAST_AXIS, Tensor
@@ -836,10 +838,28 @@ def logcumsumexp(x: Tensor, axis: int | None = None, *, dim: int | None = None) 
 
 class EuclideanNorm(_Reduction):
     """y = √(Σ_axes x²). Where y = 0 the derivative does not exist; the gradient there is 0
-    (PyTorch's subgradient), never 0/0."""
+    (PyTorch's subgradient), never 0/0.
+
+    float16 is summed in float32 (as PyTorch does: ‖(300, 400)‖ is 500, not inf). Where Σ x²
+    overflows or underflows (|x| beyond about 1e154 or below 1e-154 in float64, 1e19 and 1e-19
+    in float32), y is computed as m·√(Σ (x/m)²), m = max |x|, which is exact there too."""
 
     def forward(self, x):
-        return self.xp.sqrt((x * x).sum(axis=self.axes, keepdims=self.keepdims))
+        xp = self.xp
+        wide = x.astype(xp.float32) if x.dtype == xp.float16 else x
+        with np.errstate(over="ignore", under="ignore"):      # both caught just below
+            squares = (wide * wide).sum(axis=self.axes, keepdims=self.keepdims)
+        tiny = np.finfo(squares.dtype).tiny                  # a property of the dtype
+        if wide.size and not bool(((squares >= tiny) & (squares < xp.inf)).all()):
+            # rescaled, for every slice (rare: zeros, extremes, inf or NaN); m is 1 where it
+            # is 0, inf or NaN, so that zeros give 0 and inf and NaN stay as they are
+            m = xp.abs(wide).max(axis=self.axes, keepdims=True)
+            m = xp.where(xp.isfinite(m) & (m > 0), m, 1).astype(wide.dtype, copy=False)
+            scaled = wide / m
+            squares = (scaled * scaled).sum(axis=self.axes, keepdims=self.keepdims)
+            m = m if self.keepdims else m.reshape(squares.shape)
+            return (m * xp.sqrt(squares)).astype(x.dtype, copy=False)
+        return xp.sqrt(squares).astype(x.dtype, copy=False)
 
     def backward(self, grad):
         g, x, y = self.values(grad, *self.inputs, self.output)

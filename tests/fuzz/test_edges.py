@@ -66,6 +66,7 @@ def torch_twins(torch) -> dict:
             "xlogy": torch.xlogy, "sum": reduction(torch.sum), "prod": reduction(torch.prod),
             "max": reduction(torch.amax), "min": reduction(torch.amin),
             "logsumexp": reduction(torch.logsumexp), "cumsum": scan(torch.cumsum),
+            "vector_norm": reduction(lambda y, d: torch.linalg.vector_norm(y, 2, dim=d)),
             "cumprod": scan(torch.cumprod), "logcumsumexp": scan(torch.logcumsumexp),
             "softmax": lambda a, axis: torch.softmax(a, axis),
             "log_softmax": lambda a, axis: torch.log_softmax(a, axis)}

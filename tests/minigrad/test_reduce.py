@@ -250,3 +250,25 @@ def test_std_of_a_constant_slice_has_gradient_zero(shape, axis, device):
     x = leaf(np.full(shape, -0.11046580640416379), device)
     (g,) = mg.grad(mg.std(x, axis=axis).sum(), x)
     np.testing.assert_array_equal(g.numpy(), np.zeros(shape))
+
+
+@pytest.mark.parametrize("dtype, scale", [(np.float64, 1e200), (np.float64, 1e-200),
+                                          (np.float32, 1e25), (np.float32, 1e-25),
+                                          (np.float16, 100.0), (np.float64, 1.0)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_the_euclidean_norm_is_exact_where_its_sum_of_squares_is_not(dtype, scale, keepdims):
+    """Σ x² overflows or underflows (float16 from |x| ≈ 256, as PyTorch sums it in float32);
+    the norm and its gradient x/‖x‖ do not. One row extreme, one plain, one zero."""
+    rows = np.array([[3.0, -4.0, 12.0], [1.0, 2.0, 2.0], [0.0, 0.0, 0.0]])
+    values = rows * np.array([[scale], [1.0], [1.0]])
+    x = mg.tensor(values.astype(dtype), requires_grad=True)
+    with np.errstate(all="raise"):
+        y = mg.linalg.vector_norm(x, 2, 1, keepdims)
+    expected = np.array([13.0 * scale, 3.0, 0.0])
+    tol = {np.float64: 1e-15, np.float32: 1e-6, np.float16: 1e-3}[dtype]
+    assert y.dtype == dtype and y.shape == ((3, 1) if keepdims else (3,))
+    np.testing.assert_allclose(y.numpy().reshape(3).astype(np.float64), expected, rtol=tol)
+    (g,) = mg.grad(y.sum(), [x])
+    slopes = np.array([[3.0, -4.0, 12.0], [1.0, 2.0, 2.0], [0.0, 0.0, 0.0]]) / \
+        np.array([[13.0], [3.0], [1.0]])
+    np.testing.assert_allclose(g.numpy().astype(np.float64), slopes, rtol=tol, atol=tol)

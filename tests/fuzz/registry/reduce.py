@@ -163,7 +163,8 @@ def entries() -> list[OpInfo]:
     add(OpInfo("vector_norm", R.EuclideanNorm,
                lambda x, axis, keepdims: mg.linalg.vector_norm(x, 2, axis, keepdims),
                lambda a, axis, keepdims: np.sqrt(np.sum(a * a, axis, keepdims=keepdims)),
-               spell="mg.linalg.vector_norm({0}, 2, {axis}, {keepdims})", **reductions))
+               spell="mg.linalg.vector_norm({0}, 2, {axis}, {keepdims})", **reductions,
+               edges=Edges(empty=_empty_reductions())))
     add(OpInfo("vector_norm_p", R.PNorm,
                lambda x, axis, keepdims: mg.linalg.vector_norm(x, 3, axis, keepdims),
                lambda a, axis, keepdims: np.sum(np.abs(a) ** 3, axis,

@@ -380,10 +380,15 @@ class Module:
             param.requires_grad = requires_grad
         return self
 
-    def zero_grad(self) -> None:
-        """Reset every parameter's `.grad` to None (gradients accumulate otherwise)."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's `.grad` (gradients accumulate otherwise): to None, or with
+        `set_to_none=False` to zeros (a parameter without a gradient keeps None), as PyTorch's
+        Module.zero_grad and Optimizer.zero_grad."""
         for param in self.parameters():
-            param.grad = None
+            if set_to_none or param.grad is None:
+                param.grad = None
+            else:
+                param.grad = mg.zeros_like(param)
 
     def to(self, *where, device=None, dtype=None) -> "Module":
         """Move every parameter, gradient and buffer to `device` ("cpu", "cuda", "cuda:1")

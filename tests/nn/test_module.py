@@ -227,6 +227,18 @@ def test_zero_grad_sets_grads_to_none():
     assert all(p.grad is None for p in model.parameters())
 
 
+def test_zero_grad_without_set_to_none_zeros_the_gradients_that_exist():
+    model = nn.Sequential(nn.Linear(3, 2), nn.Linear(2, 2))
+    model[0](mg.randn(4, 3)).sum().backward()                 # the second layer gets none
+    model.zero_grad(set_to_none=False)
+    first, second = list(model[0].parameters()), list(model[1].parameters())
+    for p in first:
+        assert p.grad.shape == p.shape and p.grad.dtype == p.dtype and not p.grad.numpy().any()
+    assert all(p.grad is None for p in second)
+    model.zero_grad(set_to_none=True)
+    assert all(p.grad is None for p in first)
+
+
 def test_to_keeps_parameter_objects_and_returns_self():
     model = Net()
     before = list(model.parameters())

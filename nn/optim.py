@@ -290,8 +290,10 @@ class RMSprop(Optimizer):
 class Adam(Optimizer):
     """Adam (Kingma & Ba 2015), as PyTorch, with t the parameter's step count:
 
+        g ← −g                                       (maximize)
         g ← g + λ w                                  (weight_decay λ, added to the gradient)
         m ← β₁ m + (1 − β₁) g,   v ← β₂ v + (1 − β₂) g²
+        v̂ ← max(v̂, v), then v̂ in v's place below   (amsgrad: the largest v so far)
         w ← w − lr · (m / (1 − β₁ᵗ)) / (√v / √(1 − β₂ᵗ) + eps)
     """
 
@@ -299,19 +301,26 @@ class Adam(Optimizer):
 
     def __init__(self, params: Iterable, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0):
+                 weight_decay: float = 0.0, amsgrad: bool = False, *, maximize: bool = False):
         beta1, beta2 = betas
         if lr < 0 or eps < 0 or weight_decay < 0:
             raise ValueError(f"{type(self).__name__}: lr, eps and weight_decay must be >= 0, "
                              f"got lr={lr}, eps={eps}, weight_decay={weight_decay}")
         if not (0.0 <= beta1 < 1.0 and 0.0 <= beta2 < 1.0):
             raise ValueError(f"{type(self).__name__}: betas must lie in [0, 1), got {betas}")
+        for name, flag in (("amsgrad", amsgrad), ("maximize", maximize)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{type(self).__name__}: {name} must be True or False, got "
+                                f"{flag!r}")
         super().__init__(params, dict(lr=lr, betas=(float(beta1), float(beta2)), eps=eps,
-                                      weight_decay=weight_decay))
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize))
 
     def _update(self, p, g, state, group, xp):
         w = p.data
         lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        if group.get("maximize"):
+            g = -g
         decay = group["weight_decay"]
         if decay and self.decoupled_weight_decay:
             p.mul_(1.0 - lr * decay)                 # AdamW: shrink the weights first
@@ -329,6 +338,12 @@ class Adam(Optimizer):
         v *= beta2                                   # v ← β₂ v + (1 − β₂) g², in place
         v += (1.0 - beta2) * (g * g)
         state["exp_avg"], state["exp_avg_sq"] = m, v
+        if group.get("amsgrad"):                     # the largest v so far, in place
+            largest = state.get("max_exp_avg_sq")
+            if largest is None:
+                largest = state["max_exp_avg_sq"] = xp.zeros_like(w)
+            largest[...] = xp.maximum(largest, v)
+            v = largest
         step_size = lr / (1.0 - beta1 ** t)
         denom = xp.sqrt(v)
         denom /= math.sqrt(1.0 - beta2 ** t)
@@ -344,8 +359,8 @@ class AdamW(Adam):
 
     def __init__(self, params: Iterable, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2):
-        super().__init__(params, lr, betas, eps, weight_decay)
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *, maximize: bool = False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
 
 
 # ---------------------------------------------------------------------------------------------

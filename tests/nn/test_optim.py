@@ -38,16 +38,20 @@ def sgd_reference(lr, momentum=0.0, weight_decay=0.0, nesterov=False):
     return out
 
 
-def adam_reference(lr, b1, b2, eps, weight_decay=0.0, decoupled=False):
+def adam_reference(lr, b1, b2, eps, weight_decay=0.0, decoupled=False, amsgrad=False,
+                   maximize=False):
     w, m, v, out = W0.copy(), np.zeros_like(W0), np.zeros_like(W0), []
+    largest = np.zeros_like(W0)
     for t, g in enumerate(GRADS, start=1):
+        g = -g if maximize else g
         if decoupled:
             w = w - lr * weight_decay * w
         else:
             g = g + weight_decay * w
         m = b1 * m + (1 - b1) * g
         v = b2 * v + (1 - b2) * g * g
-        m_hat, v_hat = m / (1 - b1 ** t), v / (1 - b2 ** t)
+        largest = np.maximum(largest, v)
+        m_hat, v_hat = m / (1 - b1 ** t), (largest if amsgrad else v) / (1 - b2 ** t)
         w = w - lr * m_hat / (np.sqrt(v_hat) + eps)
         out.append(w)
     return out
@@ -68,6 +72,35 @@ def test_adam_matches_hand_computed_steps(weight_decay):
     expected = adam_reference(0.01, 0.8, 0.9, 1e-6, weight_decay)
     for a, e in zip(got, expected):
         np.testing.assert_allclose(a, e, rtol=1e-12)
+
+
+@pytest.mark.parametrize("options", [dict(amsgrad=True), dict(maximize=True),
+                                     dict(amsgrad=True, maximize=True, weight_decay=0.1)])
+def test_adam_amsgrad_and_maximize_match_hand_computed_steps(options):
+    got = run(lambda ps: optim.Adam(ps, lr=0.01, betas=(0.8, 0.9), eps=1e-6, **options))
+    expected = adam_reference(0.01, 0.8, 0.9, 1e-6, **options)
+    for a, e in zip(got, expected):
+        np.testing.assert_allclose(a, e, rtol=1e-12)
+    # the gradients above make v fall at some element, where amsgrad keeps the larger one
+    if options == dict(amsgrad=True):
+        plain = adam_reference(0.01, 0.8, 0.9, 1e-6, **{**options, "amsgrad": False})
+        assert not np.allclose(expected[-1], plain[-1])
+
+
+@pytest.mark.parametrize("kind", ["Adam", "AdamW"])
+def test_amsgrad_and_maximize_match_live_torch(kind):
+    torch = pytest.importorskip("torch")
+    p = nn.Parameter(W0.copy())
+    tp = torch.nn.Parameter(torch.from_numpy(W0.copy()))
+    ours = getattr(optim, kind)([p], lr=0.05, weight_decay=0.1, amsgrad=True, maximize=True)
+    theirs = getattr(torch.optim, kind)([tp], lr=0.05, weight_decay=0.1, amsgrad=True,
+                                        maximize=True)
+    for g in GRADS * 2:
+        p.grad = mg.tensor(g)
+        tp.grad = torch.from_numpy(g.copy())
+        ours.step()
+        theirs.step()
+    np.testing.assert_allclose(p.numpy(), tp.detach().numpy(), rtol=1e-12)
 
 
 def test_adamw_decouples_weight_decay():

@@ -96,6 +96,27 @@ class Embedding(Module):
         """indices: integer Tensor/array (...). Returns (..., D)."""
         return F.embedding(indices, self.weight, self.padding_idx)
 
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze: bool = True,
+                        padding_idx: int | None = None) -> "Embedding":
+        """An Embedding whose weight is a copy of `embeddings` (V, D), as PyTorch's: frozen
+        (requires_grad False) unless `freeze=False`; the padding_idx row is kept as given and
+        gets no gradient. (PyTorch's weight shares the given tensor's memory; this one does
+        not.)"""
+        table = embeddings if isinstance(embeddings, mg.Tensor) else mg.tensor(embeddings)
+        if table.ndim != 2:
+            raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D (V, D), got "
+                             f"shape {tuple(table.shape)}")
+        if table.dtype.kind != "f":
+            raise TypeError(f"Embedding.from_pretrained: embeddings must be floating, got "
+                            f"{table.dtype}")
+        layer = cls(table.shape[0], table.shape[1], padding_idx, device=table.device,
+                    dtype=table.dtype)
+        with mg.no_grad():
+            layer.weight.data = table.detach().clone().data
+        layer.weight.requires_grad = not freeze
+        return layer
+
     def extra_repr(self) -> str:
         pad = f", padding_idx={self.padding_idx}" if self.padding_idx is not None else ""
         return f"{self.num_embeddings}, {self.embedding_dim}{pad}"

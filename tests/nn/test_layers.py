@@ -180,6 +180,26 @@ def test_embedding_padding_row_gets_no_gradient(rng):
     np.testing.assert_array_equal(grad[3], 2.0)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_embedding_from_pretrained_copies_the_table_and_freezes_it(dtype):
+    table = np.arange(12.0).reshape(4, 3).astype(dtype)
+    emb = nn.Embedding.from_pretrained(table)
+    assert emb.weight.dtype == dtype and not emb.weight.requires_grad
+    assert (emb.num_embeddings, emb.embedding_dim) == (4, 3)
+    np.testing.assert_array_equal(emb(np.array([[3, 0]])).numpy(), table[[[3, 0]]])
+    table[0, 0] = 100.0                                   # a copy: the layer does not see it
+    assert emb.weight.numpy()[0, 0] == 0.0
+    trainable = nn.Embedding.from_pretrained(mg.tensor(table), freeze=False, padding_idx=1)
+    np.testing.assert_array_equal(trainable.weight.numpy()[1], table[1])   # kept as given
+    (trainable(np.array([1, 2, 2])) * 2.0).sum().backward()
+    np.testing.assert_array_equal(trainable.weight.grad.numpy(),
+                                  [[0, 0, 0], [0, 0, 0], [4, 4, 4], [0, 0, 0]])
+    with pytest.raises(ValueError, match="from_pretrained: embeddings must be 2-D"):
+        nn.Embedding.from_pretrained(np.zeros(3))
+    with pytest.raises(TypeError, match="from_pretrained: embeddings must be floating"):
+        nn.Embedding.from_pretrained(np.zeros((2, 2), dtype=np.int64))
+
+
 def test_embedding_bad_indices():
     emb = nn.Embedding(4, 2)
     with pytest.raises(ValueError, match="embedding: indices must lie in \\[0, 4\\)"):

@@ -189,6 +189,28 @@ def rand(*shape, dtype=None, requires_grad: bool = False, device="cpu") -> Tenso
     return _random("uniform", shape, dtype, requires_grad, device)
 
 
+def randn_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples with t's shape, dtype (unless `dtype`) and device, as
+    torch.randn_like (a new leaf, whatever t's graph)."""
+    return _random("normal", t.shape, dtype or _floating(t, "randn_like"), requires_grad,
+                   t.device)
+
+
+def rand_like(t: Tensor, dtype=None, requires_grad: bool = False) -> Tensor:
+    """Uniform samples in [0, 1) with t's shape, dtype (unless `dtype`) and device, as
+    torch.rand_like (a new leaf, whatever t's graph)."""
+    return _random("uniform", t.shape, dtype or _floating(t, "rand_like"), requires_grad,
+                   t.device)
+
+
+def _floating(t: Tensor, op: str):
+    """t's dtype, which must be floating for random floats (PyTorch refuses an integer one)."""
+    if t.dtype.kind != "f":
+        raise TypeError(f"{op}: t has dtype {t.dtype}; random floats need a floating dtype "
+                        f"(pass dtype=)")
+    return t.dtype
+
+
 def randint(low, high=None, size=(), *, dtype="int64", device="cpu") -> Tensor:
     """Integers drawn uniformly from [low, high) ([0, low) when high is None), from minigrad's
     RNG (see manual_seed). NumPy's `randint(low, high, size)` and PyTorch's `randint(high,

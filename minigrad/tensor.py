@@ -614,6 +614,15 @@ class Tensor:
         """This tensor in `other`'s dtype (PyTorch's type_as)."""
         return ops.astype(self, other.dtype)
 
+    def type(self, dtype=None) -> "Tensor":
+        """This tensor in `dtype` (PyTorch's `type(dtype)`, as `astype`). Without a dtype
+        PyTorch returns a type name such as 'torch.FloatTensor', which minigrad has not: that
+        raises TypeError, pointing to `dtype`."""
+        if dtype is None:
+            raise TypeError(f"type: minigrad has no tensor type names; the dtype is "
+                            f"x.dtype ({self.dtype}); x.type(dtype) converts")
+        return ops.astype(self, dtype)
+
     def t(self) -> "Tensor":
         """PyTorch's t(): a matrix transposed; a 0-d or 1-D tensor as it is."""
         if self.ndim > 2:

@@ -122,3 +122,27 @@ def test_new_tensors_take_this_tensors_dtype_and_device(dtype, device):
 def test_new_zeros_refuses_bad_sizes(size, error):
     with pytest.raises(error, match="new_zeros: sizes must be"):
         mg.zeros(2).new_zeros(*size)
+
+
+@pytest.mark.parametrize("name, check", [("randn_like", lambda a: abs(a.mean()) < 0.2),
+                                         ("rand_like", lambda a: 0 <= a.min() and a.max() < 1)])
+def test_random_likes_follow_the_tensor_and_the_seed(name, check, device):
+    x = mg.zeros((40, 50), dtype=np.float64, device=device)
+    mg.manual_seed(3)
+    first = getattr(mg, name)(x)
+    mg.manual_seed(3)
+    again = getattr(mg, name)(x)
+    assert first.shape == (40, 50) and first.dtype == np.float64 and first.device == device
+    np.testing.assert_array_equal(first.numpy(), again.numpy())
+    assert check(first.numpy()) and not first.requires_grad
+    assert getattr(mg, name)(x, dtype=np.float32).dtype == np.float32
+    assert getattr(mg, name)(x, requires_grad=True).requires_grad
+    with pytest.raises(TypeError, match=f"{name}: t has dtype int64"):
+        getattr(mg, name)(mg.zeros(2, dtype=np.int64, device=device))
+
+
+def test_type_with_a_dtype_converts_and_without_one_raises():
+    x = mg.tensor([1.5, -2.5])
+    assert x.type(mg.float64).dtype == np.float64 and x.type("int64").tolist() == [1, -2]
+    with pytest.raises(TypeError, match="type: minigrad has no tensor type names"):
+        x.type()

@@ -232,7 +232,11 @@ class Tensor:
 
     def detach(self) -> "Tensor":
         """The same data (shared, not copied), cut off from the graph."""
-        return Tensor._from_array(self.data)
+        t = Tensor._from_array(self.data)
+        recorder = _recorder()
+        if recorder is not None:       # a step being captured: taken again at every replay
+            recorder.constant(t, [self], (_same_array,))
+        return t
 
     def retain_grad(self) -> None:
         """Keep `.grad` for this non-leaf tensor too after backward."""
@@ -1193,6 +1197,11 @@ class _HookHandle:
         hooks = tensor._hooks if tensor is not None else None
         if hooks and self._hook in hooks:
             hooks.remove(self._hook)
+
+
+def _same_array(array):
+    """detach()'s kernel in a compiled step: the array itself, shared as eagerly."""
+    return array
 
 
 def _report_read(tensor, how: str) -> None:

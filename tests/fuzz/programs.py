@@ -406,9 +406,12 @@ class _Draft:
         """The step op(operands) added, unless its inputs are unsuitable or its value is not
         finite, exceeds BOUND or lies outside `domain`."""
         arrays = [self.values[i] for i in operands]
+        # the operands as minigrad holds them (each in its dtype): a kink or tie that float64
+        # meets exactly may lie an ulp off in float32, where the jump is then crossed
+        held = [np.asarray(self.typed[i], dtype=np.float64) for i in operands]
         try:
             with np.errstate(all="ignore"):
-                ok = op.accepts(arrays, options) and not (
+                ok = op.accepts(arrays, options) and op.accepts(held, options) and not (
                     op.known_bug is not None and
                     op.known_bug([self.ancestry[i] for i in operands],
                                  [self.typed[i].dtype for i in operands]))

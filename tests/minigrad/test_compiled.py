@@ -331,6 +331,29 @@ def test_randomness_is_drawn_fresh_at_every_replay_as_eagerly(draw):
     assert len({float(l) for l, _ in replayed}) > 1          # fresh draws on every call
 
 
+def test_a_detached_value_is_taken_again_at_every_replay():
+    """x.detach() inside the step is the step's own value, cut from the graph: each replay takes
+    it from that replay's x, never the captured one (here a scale, so the result would move)."""
+    w = mg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+
+    def step(x):
+        scaled = x * w
+        loss = (scaled / scaled.detach().abs().amax()).sum()
+        loss.backward()
+        return loss
+
+    compiled = mg.compile(step)
+    for k in range(1, 6):
+        x = mg.tensor(np.array([1.0, 3.0]) * k)
+        w.grad = None
+        loss = compiled(x)
+        grad = w.grad.numpy()
+        w.grad = None
+        np.testing.assert_array_equal(loss.numpy(), step(x).numpy())
+        np.testing.assert_array_equal(grad, w.grad.numpy())
+    assert compiled.stats.replays == 3
+
+
 def test_values_computed_outside_operations_refuse_capture():
     """argmax and a cast made from a tensor's array outside any Function would be frozen."""
     w = mg.tensor(np.ones(3), requires_grad=True)

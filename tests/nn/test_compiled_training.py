@@ -178,6 +178,31 @@ def test_the_whole_training_step_compiled_equals_eager_bit_for_bit(name, clip):
     _assert_same_history(eager, replayed)
 
 
+def test_embedding_padding_rows_follow_each_batch_in_a_replay():
+    """F.embedding cuts the padding row's gradient with a detached copy of the rows: a replay
+    takes it from its own batch (the padding positions move from batch to batch)."""
+    mg.manual_seed(0)
+    table = nn.Embedding(5, 2, padding_idx=0)
+    with mg.no_grad():
+        table.weight.data = table.weight.data + 1.0          # a padding row that is not zero
+
+    def step(indices):
+        out = table(indices)
+        (out * out).sum().backward()
+        return out
+
+    compiled = mg.compile(step)
+    for batch in ([[1, 2, 3]], [[1, 2, 3]], [[0, 0, 4]], [[4, 0, 0]], [[2, 0, 1]]):
+        indices = mg.tensor(batch)
+        table.weight.grad = None
+        out = compiled(indices)
+        grad = table.weight.grad.numpy()
+        table.weight.grad = None
+        np.testing.assert_array_equal(out.numpy(), step(indices).numpy())
+        np.testing.assert_array_equal(grad, table.weight.grad.numpy())
+    assert compiled.stats.replays == 3
+
+
 @pytest.mark.parametrize("make", [_mlp, lambda: nn.Linear(4, 3)], ids=["mlp", "linear"])
 def test_zero_grad_outside_and_the_optimizer_inside_replay_exactly(make):
     eager, _ = _whole_step_run(OPTIMIZERS["adam"], compiled=False, zero_grad_inside=False,

@@ -136,7 +136,9 @@ def argmax(x: Tensor, axis=None, keepdims: bool = False, *, dim=None,
     int64, no gradient; the first one on ties."""
     axis = axis_or_dim(axis, dim, "argmax")
     keepdims = keepdims_or_keepdim(keepdims, keepdim, "argmax")
-    return constant(_arg(x, axis, keepdims, "argmax"))
+    _check_arg(x, axis, "argmax")
+    return constant(_arg_of(axis, keepdims, "argmax", x.data), [x],
+                    (_arg_of, axis, keepdims, "argmax"))
 
 
 def argmin(x: Tensor, axis=None, keepdims: bool = False, *, dim=None,
@@ -145,19 +147,27 @@ def argmin(x: Tensor, axis=None, keepdims: bool = False, *, dim=None,
     None): int64, no gradient; the first one on ties."""
     axis = axis_or_dim(axis, dim, "argmin")
     keepdims = keepdims_or_keepdim(keepdims, keepdim, "argmin")
-    return constant(_arg(x, axis, keepdims, "argmin"))
+    _check_arg(x, axis, "argmin")
+    return constant(_arg_of(axis, keepdims, "argmin", x.data), [x],
+                    (_arg_of, axis, keepdims, "argmin"))
 
 
-def _arg(x, axis, keepdims, name):
+def _check_arg(x, axis, name) -> None:
     if x.data.size == 0 and (axis is None or x.ndim == 0 or (
             -x.ndim <= axis < x.ndim and x.shape[axis] == 0)):
         raise ValueError(f"{name}: no position to return along an empty axis (shape "
                          f"{tuple(x.shape)}, axis {axis})")
-    out = getattr(x.data, name)(axis=axis)
+
+
+def _arg_of(axis, keepdims: bool, name: str, data):
+    """argmax or argmin of `data` as int64, from the array alone (a compiled step computes it
+    again from each replay's array)."""
+    out = getattr(data, name)(axis=axis)
     if keepdims:
-        out = out.reshape(tuple(1 if axis is None or i == axis % x.ndim else n
-                                for i, n in enumerate(x.shape)))
-    return out.astype(np.int64) if hasattr(out, "astype") else x.xp.asarray(out, np.int64)
+        out = out.reshape(tuple(1 if axis is None or i == axis % data.ndim else n
+                                for i, n in enumerate(data.shape)))
+    return out.astype(np.int64) if hasattr(out, "astype") else \
+        backend_of(data).xp.asarray(out, np.int64)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -702,25 +702,30 @@ def _doubling_scan(xp, x, axis: int, combine):
     return y
 
 
-def _cumulative_extreme(x: Tensor, axis, dim, op: str, pick) -> tuple[Tensor, Tensor]:
+def _running_extreme_at(axis: int, largest: bool, data):
+    """Where the running maximum (or minimum) along axis was found, int64, from `data` alone
+    (a compiled step computes it again from each replay's array)."""
+    xp = backend_of(data).xp
+    if data.size == 0:
+        return xp.zeros(data.shape, dtype="int64")
+    best = _doubling_scan(xp, data, axis, xp.maximum if largest else xp.minimum)
+    steps = xp.arange(data.shape[axis]).reshape(
+        tuple(n if i == axis else 1 for i, n in enumerate(data.shape)))
+    # the last position at or before j holding the running extreme (PyTorch's ties); a NaN is
+    # the extreme from where it stands on (maximum and minimum carry it), as in NumPy and
+    # PyTorch, and it equals no value, so NaN positions are matched by isnan
+    hit = data == best
+    if data.dtype.kind == "f":
+        hit |= xp.isnan(data) & xp.isnan(best)
+    where_best = xp.where(hit, steps, 0)
+    return _doubling_scan(xp, where_best, axis, xp.maximum).astype("int64")
+
+
+def _cumulative_extreme(x: Tensor, axis, dim, op: str, largest: bool) -> tuple:
     x, axis, shape = _prepare(x, axis, dim, None, op)
-    if x.data.size == 0:
-        idx = x.xp.zeros(x.shape, dtype="int64")
-    else:
-        xp, data = x.xp, x.data
-        best = _doubling_scan(xp, data, axis, pick)             # the running extreme
-        steps = xp.arange(data.shape[axis]).reshape(
-            tuple(n if i == axis else 1 for i, n in enumerate(data.shape)))
-        # the last position at or before j holding the running extreme (PyTorch's ties); a NaN
-        # is the extreme from where it stands on (maximum and minimum carry it), as in NumPy
-        # and PyTorch, and it equals no value, so NaN positions are matched by isnan
-        hit = data == best
-        if data.dtype.kind == "f":
-            hit |= xp.isnan(data) & xp.isnan(best)
-        where_best = xp.where(hit, steps, 0)
-        idx = _doubling_scan(xp, where_best, axis, xp.maximum).astype("int64")
-    values = take_along_axis(x, idx, axis)
-    index = Tensor._from_array(idx)
+    kernel = (_running_extreme_at, axis, largest)
+    index = constant(_running_extreme_at(axis, largest, x.data), [x], kernel)
+    values = take_along_axis(x, index, axis)
     if shape is not None:
         return reshape(values, shape), reshape(index, shape)
     return values, index
@@ -731,12 +736,12 @@ def cummax(x: Tensor, axis: int | None = None, *, dim: int | None = None):
     (int64; among equal maxima the latest, as PyTorch; from a NaN on, NaN and the latest NaN's
     position, as PyTorch and numpy.maximum.accumulate). The gradient of each value goes to that
     position."""
-    return _cumulative_extreme(x, axis, dim, "cummax", x.xp.maximum)
+    return _cumulative_extreme(x, axis, dim, "cummax", True)
 
 
 def cummin(x: Tensor, axis: int | None = None, *, dim: int | None = None):
     """(values, indices): the running minimum along `axis` (or `dim`), as `cummax`."""
-    return _cumulative_extreme(x, axis, dim, "cummin", x.xp.minimum)
+    return _cumulative_extreme(x, axis, dim, "cummin", False)
 
 
 class LogCumSumExp(Function):

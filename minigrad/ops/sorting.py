@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..backend import backend_of
 from ..tensor import LAST_AXIS, Tensor
 from .common import axis_or_dim, constant, one_axis
 from .indexing import take_along_axis
@@ -30,6 +31,31 @@ def _stable_argsort(xp, data, axis: int, descending: bool):
     if xp is np:
         return np.argsort(data, axis=axis, kind="stable")
     return xp.argsort(data, axis=axis)                 # CuPy's sort is always stable
+
+
+# The positions an operation reads x at, as int64, from x's array alone: each is computed
+# again from the new array at every replay of a compiled step (a `constant` with a kernel).
+
+def _order(axis: int, descending: bool, data):
+    """The positions that sort `data` along axis (stable)."""
+    return _stable_argsort(backend_of(data).xp, data, axis, descending).astype("int64")
+
+
+def _leading(axis: int, largest: bool, k: int, data):
+    """The positions of the k largest (or smallest) along axis, in order."""
+    return _order(axis, largest, data)[(slice(None),) * axis + (slice(0, k),)]
+
+
+def _kth(axis: int, k: int, data):
+    """The position of the k-th smallest along axis, the axis kept as size 1."""
+    return _order(axis, False, data)[(slice(None),) * axis + (slice(k - 1, k),)]
+
+
+def _positions(kernel, x: Tensor) -> Tensor:
+    """kernel = (function, *leading arguments) applied to x's array, as an int64 constant that
+    a compiled step computes again from each replay's x."""
+    function, *leading = kernel
+    return constant(function(*leading, x.data), [x], kernel)
 
 
 def _prepare(x: Tensor, axis, dim, op: str):
@@ -99,13 +125,13 @@ def sort(x: Tensor, *args, axis=_UNSET, dim: int | None = None, descending: bool
                         f"(NumPy's and PyTorch's spelling), pass one of them")
     shape = x.shape
     x, along = _prepare(x, dim if axis is _UNSET else axis, None, "sort")
-    order = _stable_argsort(x.xp, x.data, along, bool(descending))
-    values = take_along_axis(x, Tensor._from_array(order), along)
+    order = _positions((_order, along, bool(descending)), x)
+    values = take_along_axis(x, order, along)
     if not shape and values.size == 1:                 # a 0-d tensor's one element, 0-d
-        values, order = reshape(values, ()), order.reshape(())
+        values, order = reshape(values, ()), reshape(order, ())
     if axis is not _UNSET:
         return values
-    return SortResult(values, constant(order.astype("int64")))
+    return SortResult(values, order)
 
 
 def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
@@ -118,10 +144,8 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     if not isinstance(k, numbers.Integral) or not 0 <= k <= n:
         raise ValueError(f"topk: k must be an int in [0, {n}] for dim {axis} of shape "
                          f"{tuple(x.shape)}, got {k!r}")
-    order = _stable_argsort(x.xp, x.data, axis, largest)
-    order = order[(slice(None),) * axis + (slice(0, int(k)),)]
-    values, index = take_along_axis(x, Tensor._from_array(order), axis), constant(
-        order.astype("int64"))
+    index = _positions((_leading, axis, bool(largest), int(k)), x)
+    values = take_along_axis(x, index, axis)
     if not shape and k == 1:                           # a 0-d tensor's one element, 0-d
         return reshape(values, ()), reshape(index, ())
     return values, index
@@ -136,10 +160,8 @@ def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
     if not isinstance(k, numbers.Integral) or not 1 <= k <= n:
         raise ValueError(f"kthvalue: k must be an int in [1, {n}] for dim {axis} of shape "
                          f"{tuple(shape)}, got {k!r}")
-    order = _stable_argsort(x.xp, x.data, axis, False)
-    picked = order[(slice(None),) * axis + (slice(int(k) - 1, int(k)),)]   # kept as size 1
-    values = take_along_axis(x, Tensor._from_array(picked), axis)
-    index = constant(picked.astype("int64"))
+    index = _positions((_kth, axis, int(k)), x)                  # the axis kept as size 1
+    values = take_along_axis(x, index, axis)
     if not shape:
         return reshape(values, ()), reshape(index, ())
     if not keepdim:

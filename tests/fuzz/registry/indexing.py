@@ -106,8 +106,70 @@ def _scatter_valid_call(x, src, index, largest, include_self):
     return _scatter_valid(x, src, index, largest, include_self)
 
 
+# -- operations that read x at positions computed from x's values (sorting, ranks, running and
+# axis extremes): each is GetItem at those positions, computed again at every compiled replay
+
+def _apart(a, axis, **_) -> bool:
+    """Every two elements along axis differ by more than the margin: the order, the ranks and
+    the extremes are then unique, and stay so under the finite-difference steps."""
+    if a.ndim == 0 or a.shape[axis] < 2:
+        return True
+    return bool(np.all(np.diff(np.sort(a, axis=axis), axis=axis) > KINK_MARGIN))
+
+
+def _along(a, axis, f):
+    """f applied along axis (a 0-d array as one element)."""
+    return f(a.reshape(1), 0).reshape(()) if a.ndim == 0 else f(a, axis)
+
+
+def _position_samples(shapes, ranked=False):
+    """One sample per shape and axis (first and last), with k = 1 and k = n when `ranked`."""
+    cases = []
+    for s in shapes:
+        for axis in ([0, -1] if len(s) > 1 else [-1]):
+            n = s[axis] if s else 1
+            for k in (dict.fromkeys([1, n]) if ranked else [None]):
+                cases.append((s, axis, k))
+    return tuple(Sample((s,), {"axis": axis} if k is None else {"axis": axis, "k": k})
+                 for s, axis, k in cases)
+
+
+def _positional_entries() -> list[OpInfo]:
+    common = dict(valid=_apart, nonsmooth=True)
+    plain = dict(samples=_position_samples(SHAPES), checks=_position_samples(CHECK_SHAPES))
+    ranked = dict(samples=_position_samples(SHAPES, True),
+                  checks=_position_samples(CHECK_SHAPES, True))
+    descending = lambda a, axis: -np.sort(-a, axis=axis)                   # noqa: E731
+    return [
+        OpInfo("sort", indexing.GetItem, lambda x, axis: mg.sort(x, axis=axis),
+               lambda a, axis: _along(a, axis, lambda b, ax: np.sort(b, axis=ax)),
+               spell="mg.sort({0}, axis={axis})", **plain, **common),
+        OpInfo("sort_descending", indexing.GetItem,
+               lambda x, axis: mg.sort(x, dim=axis, descending=True).values,
+               lambda a, axis: _along(a, axis, descending),
+               spell="mg.sort({0}, dim={axis}, descending=True).values", **plain, **common),
+        OpInfo("topk", indexing.GetItem, lambda x, axis, k: x.topk(k, axis)[0],
+               lambda a, axis, k: _along(a, axis, lambda b, ax: np.take(
+                   descending(b, ax), range(k), axis=ax)) if a.ndim else a,
+               spell="{0}.topk({k}, {axis})[0]", **ranked, **common),
+        OpInfo("kthvalue", indexing.GetItem, lambda x, axis, k: x.kthvalue(k, axis)[0],
+               lambda a, axis, k: a if a.ndim == 0 else np.take(np.sort(a, axis=axis), k - 1,
+                                                                axis=axis),
+               spell="{0}.kthvalue({k}, {axis})[0]", **ranked, **common),
+        OpInfo("cummax", indexing.GetItem, lambda x, axis: mg.cummax(x, axis)[0],
+               lambda a, axis: _along(a, axis, np.maximum.accumulate),
+               spell="mg.cummax({0}, {axis})[0]", **plain, **common),
+        OpInfo("cummin", indexing.GetItem, lambda x, axis: mg.cummin(x, axis)[0],
+               lambda a, axis: _along(a, axis, np.minimum.accumulate),
+               spell="mg.cummin({0}, {axis})[0]", **plain, **common),
+        OpInfo("max_along", indexing.GetItem, lambda x, axis: x.max(dim=axis).values,
+               lambda a, axis: a if a.ndim == 0 else np.max(a, axis=axis),
+               spell="{0}.max(dim={axis}).values", **plain, **common),
+    ]
+
+
 def entries() -> list[OpInfo]:
-    ops: list[OpInfo] = []
+    ops: list[OpInfo] = _positional_entries()
     add = ops.append
     add(OpInfo("getitem", indexing.GetItem, lambda x, index: x[index], lambda a, index: a[index],
                _getitem_samples(SHAPES), _getitem_samples(CHECK_SHAPES), spell="{0}[{index}]"))

@@ -308,14 +308,18 @@ def nonzero(x: Tensor, *, as_tuple: bool | None = None):
         raise ValueError("nonzero: a 0-d tensor has no axes to report positions along (NumPy "
                          "refuses it too); use argwhere or as_tuple=False")
     host = backend_of(data).to_numpy(data)
-    return tuple(Tensor(p.astype(np.int64), device=x.device) for p in np.nonzero(host))
+    # constants made from x's values, whose shape the values decide: a compiled step that
+    # uses them is refused (they would be frozen), never replayed
+    return tuple(constant(Tensor(p.astype(np.int64), device=x.device).data)
+                 for p in np.nonzero(host))
 
 
 def argwhere(x: Tensor) -> Tensor:
     """The positions where x is nonzero as one (N, x.ndim) int64 tensor, as numpy.argwhere and
     torch.nonzero. No gradient."""
     host = backend_of(x.data).to_numpy(x.data)
-    return Tensor(np.argwhere(host).astype(np.int64), device=x.device)
+    # a constant made from x's values (see nonzero)
+    return constant(Tensor(np.argwhere(host).astype(np.int64), device=x.device).data)
 
 
 # -- writing at positions ----------------------------------------------------------------------

@@ -75,8 +75,8 @@ def argsort(x: Tensor, axis: int | None = LAST_AXIS, *, dim: int | None = None,
     their order, also with `descending`. NaN sorts as the largest value."""
     shape = x.shape
     x, axis = _prepare(x, axis, dim, "argsort")
-    order = _stable_argsort(x.xp, x.data, axis, descending).astype("int64")
-    return constant(order.reshape(shape) if not shape and order.size == 1 else order)
+    order = _positions((_order, axis, bool(descending)), x)
+    return reshape(order, shape) if not shape and order.size == 1 else order
 
 
 class SortResult(NamedTuple):

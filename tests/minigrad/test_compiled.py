@@ -354,6 +354,60 @@ def test_a_detached_value_is_taken_again_at_every_replay():
     assert compiled.stats.replays == 3
 
 
+SCALE = np.array([1.0, 10.0, 100.0, 1000.0])
+POSITIONAL = {   # each reads x at positions that x's values decide
+    "sort": lambda t: mg.sort(t, axis=0) * mg.tensor(SCALE),
+    "sort indices": lambda t: t[mg.sort(t, dim=0, descending=True).indices] * mg.tensor(SCALE),
+    "argsort": lambda t: mg.take_along_axis(t, mg.argsort(t), 0) * mg.tensor(SCALE),
+    "topk": lambda t: t.topk(2)[0] * mg.tensor(SCALE[:2]),
+    "kthvalue": lambda t: t.kthvalue(2)[0],
+    "cummax": lambda t: mg.cummax(t, 0)[0] * mg.tensor(SCALE),
+    "cummin indices": lambda t: t[mg.cummin(t, 0)[1]] * mg.tensor(SCALE),
+    "max along a dim": lambda t: t.max(dim=0).values,
+    "argmin": lambda t: mg.take_along_axis(t, mg.argmin(t, keepdims=True), 0),
+}
+
+
+@pytest.mark.parametrize("name", list(POSITIONAL))
+def test_positions_computed_from_values_are_computed_again_at_every_replay(name):
+    """The order, ranks and extremes of x move from call to call: each replay reads x where
+    its own values say, with eager's values and gradients bit for bit."""
+    f, w = POSITIONAL[name], mg.tensor(np.ones(4), requires_grad=True)
+
+    def step(x):
+        y = f(x * w)
+        y.sum().backward()
+        return y
+
+    compiled = mg.compile(step)
+    for values in ([3.0, -1.0, 2.0, 0.5], [3.0, -1.0, 2.0, 0.5], [-1.0, 2.0, 3.0, -4.0],
+                   [2.0, 3.0, -1.0, 1.0], [0.5, -2.0, 1.0, 3.0]):
+        x = mg.tensor(values)
+        w.grad = None
+        out = compiled(x)
+        grad = w.grad.numpy()
+        w.grad = None
+        np.testing.assert_array_equal(out.numpy(), step(x).numpy())
+        np.testing.assert_array_equal(grad, w.grad.numpy())
+    assert compiled.stats.replays == 3
+
+
+@pytest.mark.parametrize("where", [lambda t: mg.nonzero(t > 0, as_tuple=True),
+                                   lambda t: mg.argwhere(t > 0)[:, 0]])
+def test_positions_whose_count_the_values_decide_refuse_capture(where):
+    w = mg.tensor(np.ones(4), requires_grad=True)
+
+    def step(x):
+        w.grad = None
+        loss = (x * w)[where(x)].sum()
+        loss.backward()
+        return loss
+
+    run = _refused(step, mg.tensor([3.0, -1.0, 2.0, 0.5]), message="computed from values")
+    run(mg.tensor([-1.0, 2.0, -3.0, -4.0]))
+    np.testing.assert_array_equal(w.grad.numpy(), [0.0, 2.0, 0.0, 0.0])
+
+
 def test_values_computed_outside_operations_refuse_capture():
     """argmax and a cast made from a tensor's array outside any Function would be frozen."""
     w = mg.tensor(np.ones(3), requires_grad=True)

@@ -297,18 +297,37 @@ def nll_loss(log_probs: Tensor, targets, ignore_index: int | None = None,
     if weight is not None:
         return weighted_nll(log_probs, targets, weight, ignore_index, reduction, 0.0,
                             "nll_loss")
-    t = _targets_array(log_probs, targets, ignore_index, "nll_loss").reshape(-1)
-    xp = log_probs.xp
-    classes = log_probs.shape[-1]
-    kept = xp.ones(t.shape, dtype=bool) if ignore_index is None else t != ignore_index
-    safe = xp.where(kept, t, 0)
-    rows = log_probs.reshape(-1, classes)[xp.arange(t.shape[0]), safe]    # (N,)
-    loss = -mg.where(kept, rows, 0.0)
+    kept, safe = _kept_targets(log_probs, targets, ignore_index, "nll_loss")
+    picked = _picked(log_probs, safe)                                     # (N,)
+    loss = -picked if kept is None else -mg.where(kept, picked, 0.0)
     if reduction == "none":
         return loss.reshape(log_probs.shape[:-1])
     if reduction == "sum":
         return loss.sum()
-    return loss.sum() / max(int(kept.sum()), 1)
+    if kept is None:
+        return loss.sum() / max(loss.shape[0], 1)
+    count = mg.maximum(mg.where(kept, 1.0, 0.0).sum(), 1.0)          # float32: exact counts
+    return (loss.sum() / count).astype(loss.dtype)
+
+
+def _kept_targets(scores: Tensor, targets, ignore_index, op: str):
+    """(kept, safe) for integer targets, flattened to (N,), after the checks: kept, a bool
+    tensor (None when nothing is ignored), and the targets with 0 in the ignored places. Both
+    come from operations on the targets, so a compiled step computes them again from each
+    call's targets."""
+    t = _as_index_tensor(targets, scores.device, op)
+    _targets_array(scores, t, ignore_index, op)                           # shape and range
+    flat = t.reshape(-1)
+    if ignore_index is None:
+        return None, flat
+    kept = flat != ignore_index
+    return kept, mg.where(kept, flat, 0)
+
+
+def _picked(scores: Tensor, safe: Tensor) -> Tensor:
+    """scores (..., C) read at the class `safe` (N,) of each row: (N,)."""
+    rows = scores.reshape(-1, scores.shape[-1])                           # (N, C)
+    return mg.take_along_axis(rows, safe.unsqueeze(-1), 1).reshape(-1)
 
 
 def mse_loss(input: Tensor, target, *, reduction: str = "mean") -> Tensor:
@@ -521,28 +540,28 @@ def weighted_nll(log_probs: Tensor, targets, weight, ignore_index, reduction: st
     (PyTorch's rule, which makes the unweighted mean the average over kept positions). With no
     kept position the mean is 0; kept positions whose weights sum to 0 divide by that 0, as in
     PyTorch (NaN or inf: no finite value is the mean)."""
-    t = _targets_array(log_probs, targets, ignore_index, op).reshape(-1)
-    xp = log_probs.xp
     classes = log_probs.shape[-1]
     weight = mg.ones(classes, dtype=log_probs.dtype, device=log_probs.device) if weight is None \
         else _class_weight(weight, log_probs, op)
-    kept = xp.ones(t.shape, dtype=bool) if ignore_index is None else t != ignore_index
-    safe = xp.where(kept, t, 0)
-    rows = log_probs.reshape(-1, classes)                                 # (N, C)
-    picked = rows[xp.arange(t.shape[0]), safe]                            # (N,)
-    w_t = weight[safe]                                                    # (N,)
+    kept, safe = _kept_targets(log_probs, targets, ignore_index, op)
+    picked = _picked(log_probs, safe)                                     # (N,)
+    w_t = mg.take_along_axis(weight, safe, 0)                             # (N,)
     loss = -(picked * w_t)
     if label_smoothing:
+        rows = log_probs.reshape(-1, classes)                             # (N, C)
         spread = -(rows * weight).sum(axis=-1)                            # Σ_c −w_c log p_c
         loss = (1 - label_smoothing) * loss + (label_smoothing / classes) * spread
-    loss = mg.where(kept, loss, 0.0)
+    if kept is not None:
+        loss, w_t = mg.where(kept, loss, 0.0), mg.where(kept, w_t, 0.0)
     if reduction == "none":
         return loss.reshape(log_probs.shape[:-1])
     if reduction == "sum":
         return loss.sum()
-    if not kept.any():
-        return loss.sum()                                   # every target ignored: 0
-    return loss.sum() / mg.where(kept, w_t, 0.0).sum()
+    if kept is None:
+        return loss.sum() / w_t.sum()
+    # every target ignored: 0 (Σ w_t is 0 there too, so it is not divided by)
+    some = mg.where(kept, 1.0, 0.0).sum() > 0
+    return mg.where(some, loss.sum() / mg.where(some, w_t.sum(), 1.0), 0.0)
 
 
 def soft_cross_entropy(logits: Tensor, probabilities, weight, reduction: str,

@@ -178,6 +178,48 @@ def test_the_whole_training_step_compiled_equals_eager_bit_for_bit(name, clip):
     _assert_same_history(eager, replayed)
 
 
+LOSSES_OF_TARGETS = {   # each reads the logits where this call's targets say
+    "cross_entropy": lambda z, t: F.cross_entropy(z, mg.where(t < 0, 0, t)),
+    "cross_entropy ignore smoothing": lambda z, t: F.cross_entropy(
+        z, t, ignore_index=-100, label_smoothing=0.1),
+    "cross_entropy weight": lambda z, t: F.cross_entropy(
+        z, mg.where(t < 0, 0, t), weight=np.arange(1.0, 7.0)),
+    "cross_entropy weight ignore": lambda z, t: F.cross_entropy(
+        z, t, ignore_index=-100, weight=np.arange(1.0, 7.0)),
+    "nll_loss": lambda z, t: F.nll_loss(mg.log_softmax(z, -1), mg.where(t < 0, 1, t)),
+    "nll_loss ignore": lambda z, t: F.nll_loss(mg.log_softmax(z, -1), t, ignore_index=-100),
+    "nll_loss weight ignore": lambda z, t: F.nll_loss(
+        mg.log_softmax(z, -1), t, ignore_index=-100, weight=np.arange(1.0, 7.0)),
+}
+
+
+@pytest.mark.parametrize("name", list(LOSSES_OF_TARGETS))
+def test_losses_read_each_calls_targets_in_a_replay(name):
+    """New targets (and ignored places) at every call: each replay scores them, with eager's
+    loss and gradients bit for bit."""
+    rng = np.random.default_rng(0)
+    layer, loss_of = nn.Linear(4, 6).double(), LOSSES_OF_TARGETS[name]
+
+    def step(x, t):
+        loss = loss_of(layer(x), t)
+        loss.backward()
+        return loss
+
+    compiled = mg.compile(step)
+    for call in range(5):
+        targets = rng.integers(0, 6, (3, 5))
+        targets[call % 3, call % 5] = -100
+        x, t = mg.tensor(rng.standard_normal((3, 5, 4))), mg.tensor(targets)
+        layer.zero_grad()
+        loss = compiled(x, t)
+        grads = [p.grad.numpy() for p in layer.parameters()]
+        layer.zero_grad()
+        np.testing.assert_array_equal(loss.numpy(), step(x, t).numpy())
+        for g, p in zip(grads, layer.parameters()):
+            np.testing.assert_array_equal(g, p.grad.numpy())
+    assert compiled.stats.replays == 3
+
+
 def test_embedding_padding_rows_follow_each_batch_in_a_replay():
     """F.embedding cuts the padding row's gradient with a detached copy of the rows: a replay
     takes it from its own batch (the padding positions move from batch to batch)."""

@@ -9,6 +9,7 @@ import numpy as np
 from ..function import Function
 from ..gradients import IndexedGradient
 from ..backend import backend_of
+from ..recording import recorder as _recorder
 from ..tensor import Tensor
 from .common import axis_or_dim, constant, keepdims_or_keepdim, one_axis
 from .elementwise import _as_mask, where
@@ -331,6 +332,11 @@ class _Plan:
 
     def __init__(self, x: Tensor, dim: int, index, op: str):
         self.axis = one_axis(dim, x.ndim, op)
+        capturing = _recorder()
+        if capturing is not None and isinstance(index, Tensor):
+            # the plan is made from the index's values on the host (which positions repeat,
+            # in which rounds): a compiled step would freeze it, so it stays eager
+            capturing.read_values(index, f"{op}'s positions")
         idx = _positions(index, x, op)
         _check_fits(x, idx, self.axis, op)
         n = x.shape[self.axis] if x.ndim else 1

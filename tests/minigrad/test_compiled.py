@@ -408,6 +408,41 @@ def test_positions_whose_count_the_values_decide_refuse_capture(where):
     np.testing.assert_array_equal(w.grad.numpy(), [0.0, 2.0, 0.0, 0.0])
 
 
+SCATTERS = {
+    "scatter": lambda x, i, s: mg.scatter(x, 0, i, s),
+    "scatter_add": lambda x, i, s: mg.scatter_add(x, 0, i, s),
+    "scatter_reduce prod": lambda x, i, s: mg.scatter_reduce(x, 0, i, s, "prod"),
+    "scatter_reduce amax": lambda x, i, s: mg.scatter_reduce(x, 0, i, s, "amax"),
+}
+
+
+@pytest.mark.parametrize("name", list(SCATTERS))
+def test_scatters_at_positions_from_a_tensor_refuse_and_from_constants_replay(name):
+    """A scatter plans its writes from the index's values on the host (repeats, rounds): with
+    the index a tensor of the step the plan would be frozen, so the step stays eager; with a
+    constant index it replays."""
+    scatter, w = SCATTERS[name], mg.tensor(np.ones(4), requires_grad=True)
+
+    def step(x, index):
+        w.grad = None
+        loss = (scatter(x * w, index, (x * w)[:3] * 3.0) * mg.tensor([1.0, 2.0, 3.0, 4.0])).sum()
+        loss.backward()
+        return loss
+
+    x = mg.tensor([0.5, -1.0, 2.0, 1.5])
+    run = _refused(step, x, mg.tensor([2, 0, 2]), message="positions")
+    run(x, mg.tensor([1, 3, 0]))
+    expected = w.grad.numpy()
+    w.grad = None
+    step(x, mg.tensor([1, 3, 0]))
+    np.testing.assert_array_equal(expected, w.grad.numpy())
+    constant = mg.compile(lambda x: step(x, [2, 0, 2]))
+    for _ in range(4):
+        loss = constant(x)
+    np.testing.assert_array_equal(loss.numpy(), step(x, [2, 0, 2]).numpy())
+    assert constant.stats.replays == 2
+
+
 def test_values_computed_outside_operations_refuse_capture():
     """argmax and a cast made from a tensor's array outside any Function would be frozen."""
     w = mg.tensor(np.ones(3), requires_grad=True)

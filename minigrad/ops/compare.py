@@ -84,8 +84,9 @@ def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = Fa
 
 
 def allclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
-    """Whether `isclose(a, b, ...)` holds everywhere: a Python bool."""
-    return bool(isclose(a, b, rtol, atol, equal_nan).data.all())
+    """Whether `isclose(a, b, ...)` holds everywhere: a Python bool (a read of the values, so
+    a compiled step that calls it stays eager)."""
+    return bool(isclose(a, b, rtol, atol, equal_nan).all())
 
 
 def isinf(x: Tensor) -> Tensor:

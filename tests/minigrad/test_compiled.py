@@ -249,7 +249,8 @@ def _refused(step, *args, message):
 
 
 @pytest.mark.parametrize("read", [lambda t: t.item(), float, bool, lambda t: t.numpy(),
-                                  np.asarray, lambda t: f"{t:.3f}"])
+                                  np.asarray, lambda t: f"{t:.3f}",
+                                  lambda t: mg.allclose(t, t * 2)])
 def test_reading_values_refuses_capture(read):
     w = mg.tensor([1.5], requires_grad=True)
 

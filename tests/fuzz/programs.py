@@ -125,8 +125,8 @@ class Program:
         for i in range(len(self.nodes) - 1, -1, -1):
             node = self.nodes[i]
             if live[i] and isinstance(node, Step) and node.op.passes_gradient:
-                for j in node.operands:
-                    if flags[j]:
+                for k, j in enumerate(node.operands):
+                    if flags[j] and k not in node.op.value_operands:
                         live[j] = True
         return live
 

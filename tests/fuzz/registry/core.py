@@ -129,6 +129,8 @@ class OpInfo:
     known_bug: Callable | None = None
     gradcheck_options: dict = field(default_factory=dict)   # e.g. a wider step for float32
     passes_gradient: bool = True            # False: its backward gives every operand None
+    # the operands read as values only (targets taken by argmax): they get no gradient
+    value_operands: tuple = ()
     # the operands whose gradient is the output's own gradient array, passed on as it is (a + b
     # gives ∂L/∂z to a and to b): a value fed through them lands in several leaves as one array
     passes_through: tuple = ()

@@ -246,6 +246,33 @@ def _weighted_ce(z, w, targets, label_smoothing):
     return loss.sum() / w[t].sum()
 
 
+def _clear_argmax(y) -> bool:
+    """Along the last axis the largest element leads the next by more than the margin, so the
+    targets argmax(y) stay put under the finite-difference steps."""
+    if y.shape[-1] < 2:
+        return True
+    top2 = np.sort(y, axis=-1)[..., -2:]
+    return bool(np.all(top2[..., 1] - top2[..., 0] > KINK_MARGIN))
+
+
+# targets computed in the program (argmax of an operand), so that they change from call to call
+# in the compiled arm: the losses must read each call's targets
+def _nll_of_argmax(z, y, reduction):
+    return F.nll_loss(mg.log_softmax(z, -1), mg.argmax(y, -1), reduction=reduction)
+
+
+def _nll_of_argmax_reference(z, y, reduction):
+    return _cross_entropy(z, np.argmax(y, -1), None, reduction, 0.0)
+
+
+def _weighted_ce_of_argmax(z, y, w):
+    return F.cross_entropy(z, mg.argmax(y, -1), weight=w, label_smoothing=0.1)
+
+
+def _weighted_ce_of_argmax_reference(z, y, w):
+    return _weighted_ce(z, w, np.argmax(y, -1), 0.1)
+
+
 def _weighted_ce_spell(names, o):
     return (f"nn.functional.cross_entropy({names[0]}, {literal(o['targets'])}, "
             f"weight={names[1]}, label_smoothing={o['label_smoothing']})")
@@ -363,6 +390,22 @@ def entries() -> list[OpInfo]:
                tuple(Sample((s, s[-1:]), _weighted_ce_options(s)) for s in ce_shapes),
                tuple(Sample((s, s[-1:]), _weighted_ce_options(s)) for s in [(1,), (2, 3)]),
                domains=(REAL, POSITIVE), spell=_weighted_ce_spell, edges=Edges(shift=(0,))))
+    argmax_shapes = [(1,), (3,), (2, 3), (3, 2)]
+    add(OpInfo("nll_loss_of_argmax", nn_ops.LogSoftmax, _nll_of_argmax, _nll_of_argmax_reference,
+               tuple(Sample((s, s), {"reduction": r}) for s in argmax_shapes
+                     for r in ("mean", "sum", "none")),
+               tuple(Sample((s, s), {"reduction": "mean"}) for s in [(1,), (2, 3)]),
+               valid=lambda z, y, **_: _clear_argmax(y), nonsmooth=True, value_operands=(1,),
+               spell="nn.functional.nll_loss(mg.log_softmax({0}, -1), mg.argmax({1}, -1), "
+                     "reduction={reduction})"))
+    add(OpInfo("weighted_cross_entropy_of_argmax", nn_ops.LogSoftmax, _weighted_ce_of_argmax,
+               _weighted_ce_of_argmax_reference,
+               tuple(Sample((s, s, s[-1:]), {}) for s in argmax_shapes),
+               tuple(Sample((s, s, s[-1:]), {}) for s in [(1,), (2, 3)]),
+               domains=(REAL, REAL, POSITIVE), valid=lambda z, y, w: _clear_argmax(y),
+               nonsmooth=True, value_operands=(1,),
+               spell="nn.functional.cross_entropy({0}, mg.argmax({1}, -1), weight={2}, "
+                     "label_smoothing=0.1)"))
     add(OpInfo("soft_cross_entropy", nn_ops.LogSoftmax,
                lambda z, q, label_smoothing: F.cross_entropy(
                    z, q, label_smoothing=label_smoothing),

@@ -254,8 +254,20 @@ def tanh(x: Tensor) -> Tensor:
 
 # -- selections ----------------------------------------------------------------------------
 
+def _share_of_first(xp, a, b, wins, dtype):
+    """How much of max(a, b)'s (or min's) gradient goes to a: 1 where a wins, ½ at a tie, 0
+    where b wins; a NaN is what the result is made of (NumPy propagates it), so the NaN
+    operand gets it all, and two NaNs share it."""
+    share = wins + 0.5 * (a == b)
+    nan_a, nan_b = xp.isnan(a), xp.isnan(b)
+    if nan_a.any() or nan_b.any():
+        share = xp.where(nan_a, xp.where(nan_b, 0.5, 1.0), xp.where(nan_b, 0.0, share))
+    return share.astype(dtype)
+
+
 class Maximum(Function):
-    """z = max(a, b) elementwise; at ties each input gets half the gradient."""
+    """z = max(a, b) elementwise; at ties each input gets half the gradient, and a NaN
+    operand (the result's NaN) gets it all."""
 
     def forward(self, a, b):
         return self.xp.maximum(a, b)
@@ -264,7 +276,7 @@ class Maximum(Function):
         (g,) = self.values(grad)
         a, b = self.inputs[0].data, self.inputs[1].data
         # ∂z/∂a = 1 where a > b, ½ where a = b, 0 elsewhere; ∂z/∂b the rest (constants)
-        share_a = ((a > b) + 0.5 * (a == b)).astype(grad.dtype)
+        share_a = _share_of_first(self.xp, a, b, a > b, grad.dtype)
         return g * share_a, g * (1 - share_a)
 
 
@@ -274,7 +286,8 @@ def maximum(a, b) -> Tensor:
 
 
 class Minimum(Function):
-    """z = min(a, b) elementwise; at ties each input gets half the gradient."""
+    """z = min(a, b) elementwise; at ties each input gets half the gradient, and a NaN
+    operand (the result's NaN) gets it all."""
 
     def forward(self, a, b):
         return self.xp.minimum(a, b)
@@ -283,7 +296,7 @@ class Minimum(Function):
         (g,) = self.values(grad)
         a, b = self.inputs[0].data, self.inputs[1].data
         # ∂z/∂a = 1 where a < b, ½ where a = b, 0 elsewhere; ∂z/∂b the rest (constants)
-        share_a = ((a < b) + 0.5 * (a == b)).astype(grad.dtype)
+        share_a = _share_of_first(self.xp, a, b, a < b, grad.dtype)
         return g * share_a, g * (1 - share_a)
 
 

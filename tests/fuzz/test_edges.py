@@ -61,7 +61,7 @@ def torch_twins(torch) -> dict:
     return {"mul": lambda a, b: a * b, "pow_scalar": lambda a, p: a ** p,
             "abs": torch.abs, "tanh": torch.tanh,
             "gelu_tanh": lambda a: torch.nn.functional.gelu(a, approximate="tanh"),
-            "logit": torch.logit, "sigmoid": torch.sigmoid, "relu": torch.relu,
+            "logit": torch.logit, "maximum": torch.maximum, "minimum": torch.minimum, "sigmoid": torch.sigmoid, "relu": torch.relu,
             "clip": lambda a, lo, hi: torch.clamp(a, lo, hi), "logaddexp": torch.logaddexp,
             "xlogy": torch.xlogy, "sum": reduction(torch.sum), "prod": reduction(torch.prod),
             "max": reduction(torch.amax), "min": reduction(torch.amin),
@@ -95,6 +95,12 @@ DIFFERENCES = [
      lambda a, axis: _slices(lambda x: x == -np.inf, a, axis)),
     ("gelu_tanh", "gradient", "x = ±inf: 1 and 0, the tails' slopes (PyTorch: NaN)",
      lambda a: np.isinf(a)),
+    ("maximum", "gradient", "a NaN operand gets the gradient, the other none (PyTorch gives "
+     "both operands all of it wherever either is NaN)",
+     lambda a, b: np.isnan(a) | np.isnan(b)),
+    ("minimum", "gradient", "a NaN operand gets the gradient, the other none (PyTorch gives "
+     "both operands all of it wherever either is NaN)",
+     lambda a, b: np.isnan(a) | np.isnan(b)),
 ]
 # the cross-entropy entries keep the class axis last and have no plain PyTorch twin
 TWINNED = [op for op in EDGED if op.name not in ("cross_entropy", "weighted_cross_entropy")]

@@ -564,3 +564,17 @@ def test_clip_at_ties_matches_torch():
     np.testing.assert_array_equal(out.numpy(), ref.detach().numpy())
     for g, r in zip(mg.grad(out.sum(), ours), torch.autograd.grad(ref.sum(), theirs)):
         np.testing.assert_array_equal(g.numpy(), r.numpy())
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
+def test_a_nan_operand_of_maximum_gets_the_gradient(name, device):
+    """The result's NaN comes from the NaN operand, so the gradient goes there (½ each when
+    both are NaN); where neither is NaN, the winner's rule and ½ at ties."""
+    a = leaf([math.nan, 2.0, 0.5, math.nan, 1.0], device)
+    b = leaf([1.0, 1.0, math.nan, math.nan, 1.0], device)
+    out = getattr(mg, name)(a, b)
+    (out * mg.tensor([1.0, 2.0, 3.0, 4.0, 5.0], dtype=np.float64, device=device)).sum().backward()
+    first = [1.0, 2.0 if name == "maximum" else 0.0, 0.0, 2.0, 2.5]
+    second = [0.0, 0.0 if name == "maximum" else 2.0, 3.0, 2.0, 2.5]
+    np.testing.assert_array_equal(a.grad.numpy(), first)
+    np.testing.assert_array_equal(b.grad.numpy(), second)

@@ -51,6 +51,17 @@ def _clip_at_bounds(a, weights, lo, hi):
     return (weights * inside,)
 
 
+def _extreme_edges(wins):
+    """maximum's (wins = np.greater) or minimum's gradients at ±inf and NaN: the winner gets
+    the gradient, a tie (±inf both) splits it, a NaN operand gets it (two NaNs split it)."""
+    def gradients(a, b, weights):
+        share = wins(a, b) + 0.5 * (a == b)
+        share = np.where(np.isnan(a), np.where(np.isnan(b), 0.5, 1.0),
+                         np.where(np.isnan(b), 0.0, share))
+        return (_sum_to(weights * share, a.shape), _sum_to(weights * (1 - share), b.shape))
+    return gradients
+
+
 def entries() -> list[OpInfo]:
     ops: list[OpInfo] = []
     add = ops.append
@@ -68,9 +79,11 @@ def entries() -> list[OpInfo]:
     add(OpInfo("pow", E.Pow, lambda a, b: a ** b, np.power, spell="{0} ** {1}",
                domains=(POSITIVE, MODERATE), **binary))
     add(OpInfo("maximum", E.Maximum, mg.maximum, np.maximum, spell="mg.maximum({0}, {1})",
-               valid=lambda a, b: _off_kink(a - b, 0), nonsmooth=True, **binary))
+               valid=lambda a, b: _off_kink(a - b, 0), nonsmooth=True, **binary,
+               edges=Edges(infinite_at=(0, 1), infinite=_extreme_edges(np.greater))))
     add(OpInfo("minimum", E.Minimum, mg.minimum, np.minimum, spell="mg.minimum({0}, {1})",
-               valid=lambda a, b: _off_kink(a - b, 0), nonsmooth=True, **binary))
+               valid=lambda a, b: _off_kink(a - b, 0), nonsmooth=True, **binary,
+               edges=Edges(infinite_at=(0, 1), infinite=_extreme_edges(np.less))))
 
     # -- a Python number on one side: the other operand is a constant of the graph -------------
     scalar = _unary(options={"c": 0.5}) + _unary([(), (2, 3)], {"c": -1.5})

@@ -119,7 +119,8 @@ def mean(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, dtype=None,
 
 
 class Max(_Reduction):
-    """y = max_axes x. Ties split the gradient evenly among the maximal elements."""
+    """y = max_axes x. Ties split the gradient evenly among the maximal elements; in a slice
+    holding NaN (its result), the NaN elements share it."""
 
     def forward(self, x):
         return x.max(axis=self.axes, keepdims=self.keepdims)
@@ -127,8 +128,12 @@ class Max(_Reduction):
     def backward(self, grad):
         (g,) = self.values(grad)
         x, y = self.inputs[0].data, self._kept(self.output.data)
-        # ∂y/∂x = 1/k at each of the k positions equal to the maximum, 0 elsewhere (a constant)
-        is_max = (x == y).astype(grad.dtype)
+        # ∂y/∂x = 1/k at each of the k positions equal to the maximum, 0 elsewhere (a constant);
+        # NaN equals nothing, so the NaN positions of a NaN result are matched by isnan
+        hit = x == y
+        if x.dtype.kind == "f":
+            hit |= self.xp.isnan(x) & self.xp.isnan(y)
+        is_max = hit.astype(grad.dtype)
         share = is_max / is_max.sum(axis=self.axes, keepdims=True)
         return self._kept(g) * share
 

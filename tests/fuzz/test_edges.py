@@ -95,6 +95,12 @@ DIFFERENCES = [
      lambda a, axis: _slices(lambda x: x == -np.inf, a, axis)),
     ("gelu_tanh", "gradient", "x = ±inf: 1 and 0, the tails' slopes (PyTorch: NaN)",
      lambda a: np.isinf(a)),
+    ("max", "gradient", "a slice holding NaN: its NaN elements share the gradient (PyTorch's "
+     "amax: NaN everywhere; its max() over all axes: as here)",
+     lambda a, axis, keepdims: ~_slices(lambda x: ~np.isnan(x), a, axis)),
+    ("min", "gradient", "a slice holding NaN: its NaN elements share the gradient (PyTorch's "
+     "amin: NaN everywhere)",
+     lambda a, axis, keepdims: ~_slices(lambda x: ~np.isnan(x), a, axis)),
     ("maximum", "gradient", "a NaN operand gets the gradient, the other none (PyTorch gives "
      "both operands all of it wherever either is NaN)",
      lambda a, b: np.isnan(a) | np.isnan(b)),

@@ -272,3 +272,14 @@ def test_the_euclidean_norm_is_exact_where_its_sum_of_squares_is_not(dtype, scal
     slopes = np.array([[3.0, -4.0, 12.0], [1.0, 2.0, 2.0], [0.0, 0.0, 0.0]]) / \
         np.array([[13.0], [3.0], [1.0]])
     np.testing.assert_allclose(g.numpy().astype(np.float64), slopes, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", ["max", "min", "amax", "amin"])
+def test_a_slice_holding_nan_sends_the_gradient_to_its_nans(name):
+    """max over a slice with NaN is NaN, made by the NaN elements: they share the gradient
+    (as PyTorch's max() over all axes; its amax gives NaN everywhere); other slices as before."""
+    x = mg.tensor(np.array([[np.nan, 2.0, np.nan], [1.0, 3.0, 3.0]]), requires_grad=True)
+    y = getattr(mg, name)(x, axis=1)
+    (y * mg.tensor([2.0, 4.0], dtype=np.float64)).sum().backward()
+    extreme = [0.0, 2.0, 2.0] if name in ("max", "amax") else [4.0, 0.0, 0.0]
+    np.testing.assert_array_equal(x.grad.numpy(), [[1.0, 0.0, 1.0], extreme])

@@ -40,6 +40,19 @@ def _reduction_samples(shapes, with_tuples=True):
     return tuple(out)
 
 
+def _extreme_edges(extreme):
+    """max's (or min's) gradient with ±inf and NaN in the operand: shared evenly by the
+    elements equal to the slice's extreme, or by its NaN elements when it holds any."""
+    def gradients(a, weights, axis, keepdims):
+        axes = _axes(axis, a.ndim)
+        y = extreme(a, axis=axes, keepdims=True)
+        hit = (a == y) | (np.isnan(a) & np.isnan(y))
+        share = hit / hit.sum(axis=axes, keepdims=True)
+        w = weights if keepdims else np.expand_dims(weights, axes)
+        return (share * w,)
+    return gradients
+
+
 def _std(a, axis, keepdims, ddof):
     return np.std(a, axis=axis, keepdims=keepdims, ddof=ddof)
 
@@ -132,11 +145,13 @@ def entries() -> list[OpInfo]:
     add(OpInfo("max", R.Max, mg.max, lambda a, axis, keepdims: np.max(a, axis, keepdims=keepdims),
                valid=lambda a, axis, keepdims: _no_near_ties(a, axis), nonsmooth=True,
                spell="mg.max({0}, axis={axis}, keepdims={keepdims})", **reductions,
-               edges=Edges(empty=_empty_reductions(False))))     # (a shift makes ties: kinks)
+               edges=Edges(empty=_empty_reductions(False),     # (a shift makes ties: kinks)
+                           infinite_at=(0,), infinite=_extreme_edges(np.max))))
     add(OpInfo("min", R.Min, mg.min, lambda a, axis, keepdims: np.min(a, axis, keepdims=keepdims),
                valid=lambda a, axis, keepdims: _no_near_ties(a, axis), nonsmooth=True,
                spell="mg.min({0}, axis={axis}, keepdims={keepdims})", **reductions,
-               edges=Edges(empty=_empty_reductions(False))))
+               edges=Edges(empty=_empty_reductions(False),
+                           infinite_at=(0,), infinite=_extreme_edges(np.min))))
     add(OpInfo("logsumexp", R.LogSumExp, mg.logsumexp, _logsumexp,
                spell="mg.logsumexp({0}, axis={axis}, keepdims={keepdims})",
                samples=tuple(s for s in _reduction_samples(SHAPES)

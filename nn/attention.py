@@ -541,9 +541,14 @@ def _torch_mask(mask, name: str):
     in minigrad's (bool True = allowed, or the same float)."""
     if mask is None:
         return None
-    if isinstance(mask, Tensor) and mask.dtype != np.bool_:
+    if isinstance(mask, Tensor):         # operations on it: a compiled step reads each call's
+        if mask.dtype == np.bool_:
+            return ~mask
+        if mask.dtype.kind != "f":
+            raise TypeError(f"MultiheadAttention: {name} must be bool or float, got "
+                            f"{mask.dtype}")
         return mask                                           # float: added as it is
-    host = mask.numpy() if isinstance(mask, Tensor) else np.asarray(mask)
+    host = np.asarray(mask)
     if host.dtype == np.bool_:
         return ~host
     if not np.issubdtype(host.dtype, np.floating):
@@ -556,10 +561,19 @@ def _merged_masks(attn, padding):
     forbids."""
     if attn is None or padding is None:
         return padding if attn is None else attn
-    if isinstance(attn, np.ndarray) and attn.dtype == np.bool_ and padding.dtype == np.bool_:
+    if not isinstance(attn, Tensor) and not isinstance(padding, Tensor):
+        if attn.dtype == np.bool_ and padding.dtype == np.bool_:
+            return attn & padding
+        as_float = [np.where(m, 0.0, -np.inf) if m.dtype == np.bool_ else m
+                    for m in (attn, padding)]
+        return as_float[0] + as_float[1]
+    # a Tensor among them (a mask passed as a Tensor): tensor operations throughout
+    device = (attn if isinstance(attn, Tensor) else padding).device
+    attn, padding = (m if isinstance(m, Tensor) else mg.tensor(m, device=device)
+                     for m in (attn, padding))
+    if attn.dtype == np.bool_ and padding.dtype == np.bool_:
         return attn & padding
-    as_float = [np.where(m, 0.0, -np.inf) if getattr(m, "dtype", None) == np.bool_ else m
-                for m in (attn, padding)]
+    as_float = [mg.where(m, 0.0, -np.inf) if m.dtype == np.bool_ else m for m in (attn, padding)]
     return as_float[0] + as_float[1]
 
 

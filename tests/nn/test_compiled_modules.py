@@ -47,6 +47,10 @@ def _cases():
                                 lambda m, x: square(m(x)[0])),
         "MultiheadAttention": (lambda: nn.MultiheadAttention(E, 2, dropout=0.2, batch_first=True),
                                _sequence, lambda m, x: square(m(x, x, x)[0])),
+        "MultiheadAttention, PyTorch's key padding and causal masks": (
+            lambda: nn.MultiheadAttention(E, 2, batch_first=True), _with_padding,
+            lambda m, x, allowed: square(m(x, x, x, key_padding_mask=~allowed[:, 0],
+                                           attn_mask=np.triu(np.ones((T, T), bool), 1))[0])),
         "TransformerEncoderLayer, padding mask": (
             lambda: nn.TransformerEncoderLayer(E, 2, 8, dropout=0.1),
             _with_padding, lambda m, x, allowed: square(m(x, mask=allowed))),

@@ -18,7 +18,8 @@ from .activations import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtan
 from .loss_modules import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss,
                            CosineSimilarity, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                            MSELoss, NLLLoss, SmoothL1Loss)
-from .module import Module, ModuleDict, ModuleList, Parameter, RemovableHandle, Sequential
+from .module import (Module, ModuleDict, ModuleList, Parameter, ParameterDict, ParameterList,
+                     RemovableHandle, Sequential)
 from .optim import clip_grad_norm, clip_grad_norm_, clip_grad_value_
 from .serialization import load, save
 from .attention import (AdditiveAttention, BilinearAttention, DotProductAttention,

@@ -715,6 +715,98 @@ class ModuleDict(_NamedContainer):
         return self._modules.pop(key)
 
 
+class ParameterList(Module):
+    """A list of Parameters registered as "0", "1", ... (PyTorch's ParameterList): a Tensor
+    given is wrapped as a Parameter, as PyTorch does. It has no forward."""
+
+    def __init__(self, values: Iterable | None = None):
+        super().__init__()
+        if values is not None:
+            self.extend(values)
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[Parameter]:
+        return iter(self._parameters.values())
+
+    def __getitem__(self, index):
+        values = list(self._parameters.values())
+        if isinstance(index, slice):
+            return ParameterList(values[index])
+        return values[_list_index(index, len(values), "ParameterList")]
+
+    def __setitem__(self, index: int, value) -> None:
+        index = _list_index(index, len(self), "ParameterList")
+        self.register_parameter(str(index), _as_parameter(value, "ParameterList"))
+
+    def append(self, value) -> "ParameterList":
+        """Add a Parameter (or a Tensor, wrapped) at the end; returns self."""
+        self.register_parameter(str(len(self._parameters)), _as_parameter(value, "ParameterList"))
+        return self
+
+    def extend(self, values: Iterable) -> "ParameterList":
+        """Append each of `values`; returns self."""
+        for value in values:
+            self.append(value)
+        return self
+
+
+class ParameterDict(Module):
+    """A dict of Parameters registered under their keys (PyTorch's ParameterDict): a Tensor
+    given is wrapped as a Parameter. It has no forward."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        if values is not None:
+            self.update(values)
+
+    def __getitem__(self, key: str) -> Parameter:
+        return self._parameters[key]
+
+    def __setitem__(self, key: str, value) -> None:
+        self.register_parameter(key, _as_parameter(value, "ParameterDict"))
+
+    def __delitem__(self, key: str) -> None:
+        del self._parameters[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._parameters
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._parameters)
+
+    def keys(self):
+        """The parameters' names, in insertion order."""
+        return self._parameters.keys()
+
+    def values(self):
+        """The parameters, in insertion order."""
+        return self._parameters.values()
+
+    def items(self):
+        """(name, parameter) pairs, in insertion order."""
+        return self._parameters.items()
+
+    def update(self, values) -> None:
+        """Add or replace parameters from a dict or from (name, value) pairs."""
+        items = values.items() if hasattr(values, "items") else values
+        for key, value in items:
+            self[key] = value
+
+
+def _as_parameter(value, owner: str) -> Parameter:
+    if isinstance(value, Parameter):
+        return value
+    if isinstance(value, mg.Tensor):
+        return Parameter(value)
+    raise TypeError(f"{owner}: holds Parameters (or Tensors, wrapped), got "
+                    f"{type(value).__name__}")
+
+
 def _keeping_scope_names(build: Callable[[], Module], modules: list[Module]) -> Module:
     """Build a container around `modules` (a slice) without renaming them: their name scopes
     keep the paths of the model they belong to."""

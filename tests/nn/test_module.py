@@ -444,3 +444,30 @@ def test_module_to_a_dtype_matches_torch():
     theirs.to(torch.float64)
     assert [str(p.dtype) for p in ours.parameters()] == \
         [str(p.dtype).replace("torch.", "") for p in theirs.parameters()]
+
+
+def test_parameter_list_and_dict_register_their_parameters():
+    class Mixture(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scales = nn.ParameterList([nn.Parameter(np.ones(2)), mg.zeros(3)])
+            self.biases = nn.ParameterDict({"a": mg.ones(2)})
+
+        def forward(self, x):
+            return (x * self.scales[0]).sum() + self.scales[1].sum() + self.biases["a"].sum()
+
+    model = Mixture()
+    assert [n for n, _ in model.named_parameters()] == ["scales.0", "scales.1", "biases.a"]
+    assert all(isinstance(p, nn.Parameter) and p.requires_grad for p in model.parameters())
+    model.scales.append(mg.ones(1))
+    model.biases["b"] = mg.zeros(1)
+    assert len(model.scales) == 3 and list(model.biases) == ["a", "b"] and "b" in model.biases
+    model(mg.tensor(np.array([2.0, 3.0]))).backward()
+    np.testing.assert_array_equal(model.scales[0].grad.numpy(), [2.0, 3.0])
+    np.testing.assert_array_equal(model.biases["a"].grad.numpy(), [1.0, 1.0])
+    assert set(model.state_dict()) == {"scales.0", "scales.1", "scales.2", "biases.a",
+                                       "biases.b"}
+    with pytest.raises(TypeError, match="ParameterList: holds Parameters"):
+        model.scales.append(3.0)
+    with pytest.raises(TypeError, match="ParameterDict: holds Parameters"):
+        model.biases["c"] = "x"

@@ -545,13 +545,13 @@ class Tensor:
     def __ge__(self, other): return ops.greater_equal(self, other)
     def __eq__(self, other): return ops.equal(self, other)
     def __ne__(self, other): return ops.not_equal(self, other)
-    def __invert__(self): return ops.logical_not(self)
-    def __and__(self, other): return ops.logical_and(self, other)
-    def __or__(self, other): return ops.logical_or(self, other)
-    def __xor__(self, other): return ops.logical_xor(self, other)
-    def __rand__(self, other): return ops.logical_and(other, self)
-    def __ror__(self, other): return ops.logical_or(other, self)
-    def __rxor__(self, other): return ops.logical_xor(other, self)
+    def __invert__(self): return ops.bitwise_not(self)
+    def __and__(self, other): return ops.bitwise_and(self, other)
+    def __or__(self, other): return ops.bitwise_or(self, other)
+    def __xor__(self, other): return ops.bitwise_xor(self, other)
+    def __rand__(self, other): return ops.bitwise_and(other, self)
+    def __ror__(self, other): return ops.bitwise_or(other, self)
+    def __rxor__(self, other): return ops.bitwise_xor(other, self)
 
     # -- methods: each calls the function of the same name in minigrad, which documents it ---
     def sum(self, axis=None, keepdims=False, *, dim=None, dtype=None, keepdim=None):

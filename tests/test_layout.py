@@ -29,7 +29,7 @@ LATE_BINDING = {"minigrad/tensor.py"}          # the one documented import at th
 HELPERS = {"common", "sum_to_array"}  # ops/common.py's helpers; sum_to's array form (the walk)
 TENSOR_OPERATORS = {"add", "sub", "mul", "true_divide", "neg", "pow", "getitem", "astype",
                     "to_device", "equal", "not_equal", "less", "less_equal", "greater",
-                    "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not"}
+                    "greater_equal", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}
 
 
 def _modules() -> list[str]:

@@ -12,9 +12,10 @@ from .elementwise import (abs, acos, acosh, add, arccos, arccosh, arcsin, arcsin
                           logaddexp, logit, masked_fill, maximum, minimum, mul, nan_to_num, neg,
                           pow, reciprocal, rsqrt, sin, sinh, sqrt, square, sub, tan, tanh,
                           true_divide, where, xlogy)
-from .compare import (allclose, equal, greater, greater_equal, isclose, isfinite, isinf, isnan,
-                      isneginf, isposinf, less, less_equal, logical_and, logical_not,
-                      logical_or, logical_xor, not_equal)
+from .compare import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, equal,
+                      greater, greater_equal, isclose, isfinite, isinf, isnan, isneginf,
+                      isposinf, less, less_equal, logical_and, logical_not, logical_or,
+                      logical_xor, not_equal)
 from .rounding import (ceil, copysign, div, divide, floor, floor_divide, fmod, mod, remainder,
                        round, sign, trunc)
 from .indexing import (argmax, argmin, argwhere, gather, getitem, index_select, masked_select,
@@ -46,6 +47,7 @@ __all__ = [
     "softsign",
     # comparisons and predicates
     "allclose", "isclose", "isfinite", "isinf", "isnan", "isneginf", "isposinf",
+    "logical_and", "logical_not", "logical_or", "logical_xor",
     # rounding, sign and remainders
     "ceil", "copysign", "div", "divide", "floor", "floor_divide", "fmod", "mod", "remainder",
     "round", "sign", "trunc",

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..backend import backend_of
 from ..tensor import Tensor
 from .common import constant, pair
@@ -45,15 +47,48 @@ def greater(a, b) -> Tensor: return _compare("gt", a, b)
 def greater_equal(a, b) -> Tensor: return _compare("ge", a, b)
 def equal(a, b) -> Tensor: return _compare("eq", a, b)
 def not_equal(a, b) -> Tensor: return _compare("ne", a, b)
-def logical_and(a, b) -> Tensor: return _compare("and", a, b)
-def logical_or(a, b) -> Tensor: return _compare("or", a, b)
-def logical_xor(a, b) -> Tensor: return _compare("xor", a, b)
+# the operators &, |, ^ and ~ (NumPy's and PyTorch's: logical on bool, bitwise on integers;
+# ~ takes bool only here)
+def bitwise_and(a, b) -> Tensor: return _compare("and", a, b)
+def bitwise_or(a, b) -> Tensor: return _compare("or", a, b)
+def bitwise_xor(a, b) -> Tensor: return _compare("xor", a, b)
 
 
-def logical_not(x: Tensor) -> Tensor:
+def bitwise_not(x: Tensor) -> Tensor:
     if x.data.dtype.kind != "b":
-        raise TypeError(f"logical_not (~): needs a bool tensor, got dtype {x.data.dtype}")
+        raise TypeError(f"~: needs a bool tensor, got dtype {x.data.dtype}; "
+                        f"mg.logical_not(x) is True where x is 0")
     return constant(~x.data, (x,), (_invert,))
+
+
+def _truth(x):
+    """x read as truth values: a bool tensor, True where x is nonzero."""
+    if isinstance(x, Tensor):
+        return x if x.data.dtype.kind == "b" else not_equal(x, 0)
+    return constant(np.asarray(x) != 0)
+
+
+def logical_and(a, b) -> Tensor:
+    """True where both a and b are nonzero (True), as numpy.logical_and and
+    torch.logical_and: a bool tensor, broadcasting; numbers of any dtype are read as truth
+    values."""
+    return _compare("and", _truth(a), _truth(b))
+
+
+def logical_or(a, b) -> Tensor:
+    """True where a or b is nonzero, as numpy.logical_or and torch.logical_or."""
+    return _compare("or", _truth(a), _truth(b))
+
+
+def logical_xor(a, b) -> Tensor:
+    """True where exactly one of a and b is nonzero, as numpy.logical_xor and
+    torch.logical_xor."""
+    return _compare("xor", _truth(a), _truth(b))
+
+
+def logical_not(x) -> Tensor:
+    """True where x is zero (False), as numpy.logical_not and torch.logical_not."""
+    return bitwise_not(_truth(x))
 
 
 def isfinite(x: Tensor) -> Tensor:

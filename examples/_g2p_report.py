@@ -65,8 +65,10 @@ SEEDS = {"g2p-linear-seed1": "g2p-linear",        # the same recipe and budget, 
          "g2p-location-aware-rerun": "g2p-location-aware",   # the same seed, run again
          "g2p-location-aware-seed1-rerun": "g2p-location-aware-seed1"}
 SCHEDULE = ("g2p-lr1e-3", "g2p-linear")      # two peak learning rates, the same budget
-# runs of one budget that differ in a regulariser: (with it, without it)
-REGULARISED = (("g2p-la-long-wd1", "g2p-la-long"),)
+# runs of one budget that differ in a regulariser: (with it, or more of it; the run it is set
+# against)
+REGULARISED = (("g2p-la-long-wd1", "g2p-la-long"), ("g2p-la-long-wd2", "g2p-la-long"),
+               ("g2p-la-long-wd2", "g2p-la-long-wd1"))
 
 PUBLISHED = ROOT / "examples" / "results" / "published.json"   # numbers of others, with sources
 FIT = RESULTS / "fit" / "training_words.json"   # each run's kept weights on training words
@@ -238,11 +240,18 @@ def published() -> dict:
     return json.loads(PUBLISHED.read_text(encoding="utf-8"))["g2p"]
 
 
+def _recorded_names(seeds: bool = True) -> list[str]:
+    """Every run the lists above name, each once: levers, longer and regularised runs, and
+    (with `seeds`) the runs of other seeds."""
+    names = [*LEVERS, *LONGER, *(run for pair in REGULARISED for run in pair)]
+    return list(dict.fromkeys(names + (list(SEEDS) if seeds else [])))
+
+
 def region_table(runs: dict) -> str:
     lines = ["| system | model | test WER | test PER | training cost |", "|---|---|---|---|---|"]
     lines += [f"| {r['system']} | {r['model']} | {pct(r['wer'])} | — | not stated |"
               for r in published()["references"]]
-    for name in [*LEVERS, *LONGER]:
+    for name in _recorded_names(seeds=False):
         if name not in runs:
             continue
         m = runs[name]["metrics"]
@@ -429,7 +438,8 @@ def region_seeds(runs: dict) -> str:
 
 
 def region_regularised(runs: dict) -> str:
-    """Runs of one budget with and without a regulariser, side by side and paired."""
+    """Runs of one budget with and without a regulariser (or with more and less of it), side by
+    side and paired."""
     pairs = [(a, b) for a, b in REGULARISED if a in runs and b in runs]
     if not pairs:
         return "(no regularised longer run recorded yet)"
@@ -445,8 +455,8 @@ def region_regularised(runs: dict) -> str:
                     f"{wer_se(m['test_beam'])} against {wer_se(n['test_beam'])} |")
     return ("| run | against | change | budget | steps | training words wrong (sample) | "
             "dev WER (greedy) | test WER (beam) |\n|---|---|---|---|---|---|---|---|\n"
-            + "\n".join(rows) + "\n\nPaired, with − without the regulariser, in points on the "
-            "same words:\n\n" + _paired_table(runs, pairs, "against"))
+            + "\n".join(rows) + "\n\nPaired, each run − the one it is set against, in points "
+            "on the same words:\n\n" + _paired_table(runs, pairs, "against"))
 
 
 def region_schedule(runs: dict) -> str:
@@ -587,7 +597,7 @@ def region_commands(runs: dict) -> str:
     from today's defaults, and its seed."""
     default = default_run(runs)
     lines = ["```bash"]
-    for name in [*LEVERS, *LONGER, *SEEDS]:
+    for name in _recorded_names():
         if name not in runs:
             continue
         m = runs[name]["metrics"]

@@ -669,7 +669,50 @@ class ModuleList(_NamedContainer):
         self.extend(modules)
 
 
-class ModuleDict(_NamedContainer):
+class _Entries:
+    """A dict's reading side over one of a Module's registries (`_entries` names it:
+    "_modules" or "_parameters"): ModuleDict's and ParameterDict's, in insertion order."""
+
+    _entries = "_modules"
+
+    def _registry(self) -> dict:
+        return getattr(self, self._entries)
+
+    def __getitem__(self, key: str):
+        return self._registry()[key]
+
+    def __delitem__(self, key: str) -> None:
+        del self._registry()[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._registry()
+
+    def __len__(self) -> int:
+        return len(self._registry())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._registry())
+
+    def keys(self):
+        """The names, in insertion order."""
+        return self._registry().keys()
+
+    def values(self):
+        """The entries, in insertion order."""
+        return self._registry().values()
+
+    def items(self):
+        """(name, entry) pairs, in insertion order."""
+        return self._registry().items()
+
+    def update(self, entries) -> None:
+        """Add or replace entries from a dict or from (name, entry) pairs."""
+        items = entries.items() if hasattr(entries, "items") else entries
+        for key, value in items:
+            self[key] = value
+
+
+class ModuleDict(_Entries, _NamedContainer):
     """A dict of Modules, registered under their keys ("encoder.weight", ...)."""
 
     def __init__(self, modules: dict[str, Module] | None = None):
@@ -677,38 +720,10 @@ class ModuleDict(_NamedContainer):
         if modules is not None:
             self.update(modules)
 
-    def __getitem__(self, key: str) -> Module:
-        return self._modules[key]
+    _entries = "_modules"
 
     def __setitem__(self, key: str, module: Module) -> None:
         self.add_module(key, module)
-
-    def __delitem__(self, key: str) -> None:
-        del self._modules[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._modules
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._modules)
-
-    def keys(self):
-        """The submodules' names, in insertion order."""
-        return self._modules.keys()
-
-    def values(self):
-        """The submodules, in insertion order."""
-        return self._modules.values()
-
-    def items(self):
-        """(name, submodule) pairs, in insertion order."""
-        return self._modules.items()
-
-    def update(self, modules) -> None:
-        """Add or replace submodules from a dict or from (name, module) pairs."""
-        items = modules.items() if hasattr(modules, "items") else modules
-        for key, module in items:
-            self[key] = module
 
     def pop(self, key: str) -> Module:
         """Remove the submodule `key` and return it."""
@@ -752,7 +767,7 @@ class ParameterList(Module):
         return self
 
 
-class ParameterDict(Module):
+class ParameterDict(_Entries, Module):
     """A dict of Parameters registered under their keys (PyTorch's ParameterDict): a Tensor
     given is wrapped as a Parameter. It has no forward."""
 
@@ -761,41 +776,10 @@ class ParameterDict(Module):
         if values is not None:
             self.update(values)
 
-    def __getitem__(self, key: str) -> Parameter:
-        return self._parameters[key]
+    _entries = "_parameters"
 
     def __setitem__(self, key: str, value) -> None:
         self.register_parameter(key, _as_parameter(value, "ParameterDict"))
-
-    def __delitem__(self, key: str) -> None:
-        del self._parameters[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._parameters
-
-    def __len__(self) -> int:
-        return len(self._parameters)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._parameters)
-
-    def keys(self):
-        """The parameters' names, in insertion order."""
-        return self._parameters.keys()
-
-    def values(self):
-        """The parameters, in insertion order."""
-        return self._parameters.values()
-
-    def items(self):
-        """(name, parameter) pairs, in insertion order."""
-        return self._parameters.items()
-
-    def update(self, values) -> None:
-        """Add or replace parameters from a dict or from (name, value) pairs."""
-        items = values.items() if hasattr(values, "items") else values
-        for key, value in items:
-            self[key] = value
 
 
 def _as_parameter(value, owner: str) -> Parameter:

@@ -87,7 +87,11 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
   again too.
 - Parameters are read live: an optimizer's in-place update between calls is seen. Tensors made
   inside the step from Python data (`mg.zeros`, a number) are constants of the capture; data
-  that changes from call to call must come in as an argument.
+  that changes from call to call must come in as an argument. Those constants and every
+  operation's options are compared with the ones the previous call made (the first call runs
+  under the recorder too): a difference means the step computed them from values it read
+  outside any operation (through `.data`), and the capture is refused. Two first calls on
+  equal inputs cannot tell (`check=True` can).
 - The step returns fresh Tensors (without a graph: call `backward` inside the step).
 - Learning rate and step count stay with the optimizer and are read by its live `step` at
   every replay, never frozen into the program.
@@ -197,6 +201,7 @@ class _Signature:
         self.landed: list = []          # tensors from outside whose .grad the last call set
         self.recaptures = 0
         self.eager_reason: str | None = None
+        self.fixed: list | None = None  # what the last capture took as fixed (_Recorder.fixed)
 
 
 class CompiledStep:
@@ -292,6 +297,12 @@ class CompiledStep:
                 raise CaptureRefused("random numbers drawn outside an operation (mg.randn, "
                                      "mg.rand, ...): pass them in as arguments")
             program = recorder.finish(result)
+            previous, signature.fixed = signature.fixed, recorder.fixed()
+            changed = None if previous is None else _first_change(previous, signature.fixed)
+            if changed is not None:
+                raise CaptureRefused(f"{changed} differs from the previous call's: it depends "
+                                     f"on values the step read outside any operation (through "
+                                     f".data?) and would be frozen")
         except CaptureRefused as refusal:
             signature.eager_reason = f"capture refused: {refusal}"
             signature.program = None
@@ -492,6 +503,7 @@ class _Recorder:
         self.live_results: dict[int, tuple] = {}   # id(object a live call returned) -> (call,
         self.live_kept: list = []                  #   path); the objects, so ids stay unique
         self.live_numbers: list = []               # numbers live calls returned
+        self.made: list = []       # tensors made inside the step from data (mg.tensor, ...)
 
     def refuse(self, reason: str) -> None:
         if self.refusal is None:
@@ -631,6 +643,27 @@ class _Recorder:
         ins = [self._value(x) for x in inputs]
         k = self._add(t, ("kernel", kernel, ins))
         self.events.append(("kernel", k))
+
+    def made_from_data(self, t) -> None:
+        """A tensor made inside the step from data (mg.tensor, Tensor(...), from_numpy,
+        mg.zeros, mg.full, ...): a constant of the capture, compared with the previous call's
+        (see `fixed`)."""
+        if self.walk is None:
+            self.made.append(t)
+
+    def fixed(self) -> list:
+        """What a replay takes as fixed beyond its guards, in the order the step made it:
+        each operation's class and options (an option that is a tensor's array by where it is
+        read from), and the values of the tensors made inside the step from data that
+        operations read. Data that a step reads from its inputs outside any operation (through
+        `.data`: `mg.tensor(x.data * 2)`, `x[: int(x.data.sum())]`) lands here, so it differs
+        from one call to the next, and a capture whose fixed parts differ from the previous
+        call's is refused."""
+        parts = [("op", entry.cls, [(name, entry.array_options.get(name, value))
+                                    for name, value in entry.options.items()])
+                 for entry in self.entries]
+        parts += [("made", t.data.copy()) for t in self.made if id(t) in self.index]
+        return parts
 
     def read_values(self, tensor, how: str) -> None:
         self.refuse(f"the step reads a tensor's values ({how}, .item(), float(t), bool(t) or "
@@ -844,6 +877,64 @@ class _Recorder:
             raise CaptureRefused("the step returns a number, and a live call returned one: "
                                  "return the live call's result as it is, or tensors")
         return _Program(self, outputs)
+
+
+def _first_change(before: list, now: list) -> str | None:
+    """Where two captures' fixed parts (_Recorder.fixed) first differ, in words, or None."""
+    if len(before) != len(now):
+        return "the number of operations and tensors made from data"
+    made = 0
+    for (kind, *a), (other_kind, *b) in zip(before, now):
+        if kind != other_kind:
+            return "the sequence of operations and tensors made from data"
+        if kind == "made":
+            made += 1
+            if not _same_constant(a[0], b[0]):
+                return (f"tensor {made} of those made inside the step from data (shape "
+                        f"{tuple(b[0].shape)})")
+        elif a[0] is not b[0] or len(a[1]) != len(b[1]):
+            return "the sequence of operations"
+        else:
+            for (name, x), (other, y) in zip(a[1], b[1]):
+                if name != other or not _same_constant(x, y):
+                    return f"{b[0].__name__}'s option {other!r}"
+    return None
+
+
+def _same_constant(a, b, depth: int = 0) -> bool:
+    """Equal values: arrays in shape, dtype and every element (NaN equal to NaN), tensors by
+    their arrays, sequences and dicts item by item, functions by code and closure, objects of
+    classes without an == of their own by their attributes, anything else by ==."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or depth > 8:
+        return False
+    if isinstance(a, Tensor):
+        a, b = a.data, b.data
+    if type(a) in _BY_ARRAY_TYPE:
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        backend = backend_of(a)
+        a, b = backend.to_numpy(a), backend.to_numpy(b)
+        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(_same_constant(x, y, depth + 1) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_constant(a[k], b[k], depth + 1) for k in a)
+    if isinstance(a, float) and a != a:
+        return b != b                                   # NaN
+    if callable(a) and hasattr(a, "__code__"):         # a function made anew at each call
+        cells = [[c.cell_contents for c in f.__closure__ or ()] for f in (a, b)]
+        return a.__code__ is b.__code__ and _same_constant(*cells, depth + 1)
+    if type(a).__eq__ is object.__eq__:                # compared by identity: by attributes
+        fields = [getattr(type(a), "__slots__", ())] if not hasattr(a, "__dict__") else []
+        values = [{k: getattr(x, k) for k in fields[0] if hasattr(x, k)} if fields else vars(x)
+                  for x in (a, b)]
+        return _same_constant(*values, depth + 1)
+    try:
+        return bool(a == b)
+    except Exception:                                   # no equality that answers one bool
+        return False
 
 
 def _same_view(a, b) -> bool:

@@ -25,7 +25,11 @@ def from_numpy(array: np.ndarray) -> Tensor:
     shows in the other), with its dtype; no copy, no gradient."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
-    return Tensor._from_array(array)
+    t = Tensor._from_array(array)
+    recorder = _recorder()
+    if recorder is not None:           # a step being captured: a constant of the capture
+        recorder.made_from_data(t)
+    return t
 
 
 def _shape(op: str, shape) -> tuple[int, ...]:
@@ -50,6 +54,9 @@ def _filled(fill, shape, dtype, requires_grad, device) -> Tensor:
     t = Tensor._from_array(array)
     if requires_grad:
         t.requires_grad = True
+    recorder = _recorder()
+    if recorder is not None:           # a step being captured: a constant of the capture
+        recorder.made_from_data(t)
     return t
 
 

@@ -99,6 +99,9 @@ class Tensor:
         self._fn = None
         if requires_grad:
             self.requires_grad = True
+        recorder = _recorder()
+        if recorder is not None:       # a step being captured: a constant of the capture
+            recorder.made_from_data(self)
 
     @classmethod
     def _from_array(cls, array, xp=None) -> "Tensor":

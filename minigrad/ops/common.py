@@ -7,10 +7,11 @@ import numbers
 import numpy as np
 
 from ..backend import _BY_ARRAY_TYPE, backend_of, is_array
+from ..recording import SLOT as _SLOT
 from ..recording import recorder as _recorder
+from ..tensor import DEFAULT_FLOAT, DefaultAxis, Tensor
 
 _PLAIN_NUMBERS = (float, int)
-from ..tensor import DEFAULT_FLOAT, DefaultAxis, Tensor
 
 _NumpyAxisError = np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisError
 
@@ -33,7 +34,23 @@ def lift(x, like: Tensor) -> Tensor:
     if type(x) in _PLAIN_NUMBERS and data.dtype.kind == "f":      # the common case, quickly
         backend = _BY_ARRAY_TYPE.get(type(data))
         if backend is not None and not backend.multi_device:
-            return Tensor._from_array(backend.xp.asarray(x, dtype=data.dtype))
+            t = Tensor._from_array(backend.xp.asarray(x, dtype=data.dtype))
+            return t if _SLOT.recorder is None else _made_from_data(t)
+    return _made_from_data(_lifted(x, like))
+
+
+def _made_from_data(t: Tensor) -> Tensor:
+    """t, told to a step being captured as a tensor made from data (compiled.py compares it
+    with the previous call's)."""
+    recorder = _recorder()
+    if recorder is not None:
+        recorder.made_from_data(t)
+    return t
+
+
+def _lifted(x, like: Tensor) -> Tensor:
+    """lift's less common cases: numbers next to integer tensors or on multi-device
+    backends, arrays, NumPy scalars."""
     if isinstance(x, numbers.Number):
         dtype = like.data.dtype
         if isinstance(x, bool):

@@ -458,6 +458,96 @@ def test_values_computed_outside_operations_refuse_capture():
     np.testing.assert_array_equal(w.grad.numpy(), [1.0, 0.0, 0.0])
 
 
+# values a step reads from its input through .data, outside any operation, and feeds back in
+DATA_READS = {
+    "mg.tensor of .data": lambda x, w: w * mg.tensor(x.data * 2.0),
+    "a number from .data": lambda x, w: x * w * float(x.data.max()),
+    "a 0-d tensor from .data": lambda x, w: x * w * mg.tensor(x.data.max()),
+    "mg.full from .data": lambda x, w: w * mg.full((3,), float(x.data.flat[0])),
+    "from_numpy of .data": lambda x, w: w * mg.from_numpy(x.data * 2.0),
+    "an array operand from .data": lambda x, w: w * (x.data + 1.0),
+    "an option from .data": lambda x, w: mg.roll(x * w, int(x.data.flat[0]) % 3, dims=-1),
+    "an index from .data": lambda x, w: (x * w)[..., np.argsort(x.data.ravel())],
+    "a scatter's positions from .data": lambda x, w: mg.scatter_add(
+        (x * w).reshape(-1), 0, np.argsort(x.data.ravel()), x.reshape(-1) * 3.0),
+}
+
+
+@pytest.mark.parametrize("name", list(DATA_READS))
+@pytest.mark.parametrize("shape", [(3,), (1, 3)])
+def test_values_read_through_data_refuse_capture(name, shape):
+    """What a step computes from `.data` outside any operation becomes a constant or an
+    option of the capture. It differs from the previous call's, so the capture is refused and
+    every call runs eagerly with its own values (a replay would freeze the captured ones)."""
+    read, w = DATA_READS[name], mg.tensor(np.ones(3), requires_grad=True)
+
+    def step(x):
+        loss = read(x, w).sum()
+        loss.backward()
+        return loss
+
+    compiled = mg.compile(step)
+    for i in range(5):
+        x = mg.tensor(np.array([float(i), 2.0 * i % 5, 1.5 - i]).reshape(shape))
+        w.grad = None
+        loss, grad = compiled(x).numpy(), w.grad.numpy()
+        w.grad = None
+        np.testing.assert_array_equal(loss, step(x).numpy())
+        np.testing.assert_array_equal(grad, w.grad.numpy())
+    assert compiled.stats.replays == 0, compiled.stats
+    assert "differs from the previous call's" in compiled.stats.reasons[-1], compiled.stats
+
+
+@pytest.mark.parametrize("extra", [lambda h: h * 2.0, lambda h: h.exp()])
+def test_a_step_whose_operations_change_between_its_first_calls_refuses_capture(extra):
+    """A step that branches on state its guards do not see (here a dict outside it) and so
+    runs other operations than on the previous call is not captured."""
+    w, mode = mg.tensor(np.ones(3), requires_grad=True), {"more": False}
+
+    def step(x):
+        h = x * w
+        if mode["more"]:
+            h = extra(h)
+        loss = h.sum()
+        loss.backward()
+        return loss
+
+    compiled, x = mg.compile(step), mg.tensor([1.0, 2.0, 3.0])
+    for more in (False, True, True, False):
+        mode["more"] = more
+        w.grad = None
+        loss, grad = compiled(x).numpy(), w.grad.numpy()
+        w.grad = None
+        np.testing.assert_array_equal(loss, step(x).numpy())
+        np.testing.assert_array_equal(grad, w.grad.numpy())
+    assert compiled.stats.replays == 0, compiled.stats
+    assert "differs from the previous call's" in compiled.stats.reasons[-1], compiled.stats
+
+
+def test_constants_made_alike_at_every_call_replay():
+    """Tensors, numbers and arrays made inside the step from data that does not change (and
+    options that do not) are constants of the capture: the step replays."""
+    w = mg.tensor(np.ones((3, 3)), requires_grad=True)
+    lower = np.tril(np.ones((3, 3), dtype=bool))
+
+    def step(x):
+        h = x * w * mg.tensor([1.0, 2.0, 3.0]) + mg.full((3,), 0.5) * 2.0
+        h = mg.where(mg.tensor(lower), h, 0.0) + mg.from_numpy(np.arange(3.0)) * x.shape[-1]
+        loss = mg.roll(h, 1, dims=-1)[[2, 0, 1]].sum()
+        loss.backward()
+        return loss
+
+    compiled = mg.compile(step)
+    for i in range(5):
+        x = mg.tensor(np.arange(3.0) * i - 1.0)
+        w.grad = None
+        loss, grad = compiled(x).numpy(), w.grad.numpy()
+        w.grad = None
+        np.testing.assert_array_equal(loss, step(x).numpy())
+        np.testing.assert_array_equal(grad, w.grad.numpy())
+    assert compiled.stats.replays == 3, compiled.stats
+
+
 def test_manual_seed_grad_create_graph_and_hooks_inside_refuse_capture():
     w = mg.tensor([1.5, 2.0], requires_grad=True)
     x = mg.tensor([2.0, 3.0])

@@ -68,7 +68,10 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
   inside one is a nested step (an error).
 - Refused during capture: reading values (`.item()`, `float(t)`, `bool(t)`, `.numpy()`,
   `np.asarray(t)`, so also branching on values), in-place changes outside live calls (`add_`,
-  `t[i] = v`, an optimizer step of your own: mark it `mg.compiler.disable`), random numbers drawn
+  `t[i] = v`, an optimizer step of your own: mark it `mg.compiler.disable`), writes through
+  `.data` into an argument or a tensor from outside (`p.data -= lr * p.grad`: their arrays
+  and values are compared at the end of the capture and before each live call; the tensors
+  the previous call read are watched from the start), random numbers drawn
   other than by an operation or `mg.rand`/`mg.randn` (randint, randperm: pass them in),
   `manual_seed` inside the step, a value computed from a tensor's array outside any
   operation (argmax, isnan, one_hot, an integer-to-float cast: it would be frozen),
@@ -202,6 +205,7 @@ class _Signature:
         self.recaptures = 0
         self.eager_reason: str | None = None
         self.fixed: list | None = None  # what the last capture took as fixed (_Recorder.fixed)
+        self.outside: list = []         # the tensors from outside the last capture read
 
 
 class CompiledStep:
@@ -269,7 +273,7 @@ class CompiledStep:
     def _capture(self, signature: _Signature, tensors, args, kwargs, keep: bool):
         """Run the step eagerly under the recorder; keep the program when `keep` (call 1 only
         learns which leaves get gradients)."""
-        recorder = _Recorder(tensors, signature.landed)
+        recorder = _Recorder(tensors, signature.landed, signature.outside)
         if not recording.claim(recorder):
             signature.calls -= 1                       # this call does not count: try again
             return self._eager(args, kwargs, "another thread is capturing a step: this call "
@@ -309,6 +313,7 @@ class CompiledStep:
             self.stats.note(signature.eager_reason)
             return result
         signature.landed = program.landed_leaves()
+        signature.outside = recorder.read_from_outside()
         if keep:
             signature.program = program
         return result
@@ -474,7 +479,7 @@ class _Walk:
 
 
 class _Recorder:
-    def __init__(self, arg_tensors: list, landed_before: list):
+    def __init__(self, arg_tensors: list, landed_before: list, outside_before: list = ()):
         self.thread = threading.get_ident()
         self.tensors: list = []            # value index -> Tensor (held while capturing)
         self.index: dict[int, int] = {}    # id(tensor) -> value index
@@ -504,6 +509,11 @@ class _Recorder:
         self.live_kept: list = []                  #   path); the objects, so ids stay unique
         self.live_numbers: list = []               # numbers live calls returned
         self.made: list = []       # tensors made inside the step from data (mg.tensor, ...)
+        # id(tensor) -> (tensor, its array, a copy of the values): the arguments and tensors
+        # from outside, to find writes through .data that a replay would not make
+        self.watched: dict[int, tuple] = {}
+        for t in list(arg_tensors) + list(outside_before):
+            self._watch(t)
 
     def refuse(self, reason: str) -> None:
         if self.refusal is None:
@@ -522,8 +532,30 @@ class _Recorder:
         if k is None:
             self._check_not_derived(t.data)
             self._check_not_live(t)
+            self._watch(t)
             k = self._add(t, ("ext",))
         return k
+
+    def _watch(self, t) -> None:
+        if id(t) not in self.watched:
+            self.watched[id(t)] = (t, t.data, t.data.copy())
+
+    def _check_not_written(self, when: str) -> None:
+        """Refuse when an argument or a tensor from outside was given another array, or its
+        array other values, since it was watched: `w.data = ...` or `w.data -= ...` inside
+        the step, which no replay would repeat."""
+        for t, array, values in self.watched.values():
+            if t.data is not array or not _same_constant(array, values):
+                how = "assigned" if t.data is not array else "written into"
+                self.refuse(f"the .data of a tensor {tuple(t.shape)} from outside the step (an "
+                            f"argument or parameter) was {how} {when}, which a replay would not "
+                            f"do: update it with in-place operations in a function marked "
+                            f"mg.compiler.disable, or outside the step")
+                return
+
+    def read_from_outside(self) -> list:
+        """The tensors from outside the step (parameters, constants) its operations read."""
+        return [t for k, t in enumerate(self.tensors) if self.source[k][0] == "ext"]
 
     def _check_not_live(self, t) -> None:
         """A tensor from outside must not be one the step itself set: a .grad (it is new at
@@ -681,6 +713,7 @@ class _Recorder:
             self.refuse("an in-place change inside the step outside a live call (add_, "
                         "t[i] = v): make it outside the compiled step")
         self._check_live_arguments(fn, (args, kwargs))
+        self._check_not_written(f"before the live call {_name(fn)}")
         values = [(t, t._version, t.data) for k, t in enumerate(self.tensors)
                   if self.source[k][0] != "ext"]
         grad_mode = _GRAD_STATE.grad_enabled
@@ -692,6 +725,8 @@ class _Recorder:
         finally:
             recording.resume(self)
         stamp, self.stamp = self.stamp, inplace.STATE.last
+        for key, (t, _, _) in self.watched.items():        # a live call may change them
+            self.watched[key] = (t, t.data, t.data.copy())
         live_memory = {id(_owner(t.data)) for k, t in enumerate(self.tensors)
                        if self.source[k][0] == "ext"}
         for t, version, data in values:
@@ -869,6 +904,7 @@ class _Recorder:
         if self.walk is not None:
             self.refuse("a backward walk that did not finish (minigrad.grad inside the step)")
         self.check_grads_at_end()
+        self._check_not_written("inside the step")
         if self.refusal is not None:
             raise CaptureRefused(self.refusal)
         outputs = _output_plan(result, self.index, self.source, self.by_array,

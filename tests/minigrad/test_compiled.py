@@ -524,6 +524,61 @@ def test_a_step_whose_operations_change_between_its_first_calls_refuses_capture(
     assert "differs from the previous call's" in compiled.stats.reasons[-1], compiled.stats
 
 
+def _sgd_through_data(w, x):
+    w.data = np.asarray(w.data - 0.1 * w.grad.data)        # 0-d arithmetic gives a scalar
+
+
+def _sgd_into_data(w, x):
+    w.data -= 0.1 * w.grad.data
+
+
+def _sgd_by_setitem(w, x):
+    w.data[...] = w.data - 0.1 * w.grad.data
+
+
+def _scaled_argument(w, x):
+    x.data *= 0.5
+
+
+WRITES = {"w.data = ...": (_sgd_through_data, False), "w.data -= ...": (_sgd_into_data, False),
+          "w.data[...] = ...": (_sgd_by_setitem, False), "x.data *= ...": (_scaled_argument, False),
+          "w.data -= ... first": (_sgd_into_data, True)}
+
+
+@pytest.mark.parametrize("name", list(WRITES))
+@pytest.mark.parametrize("shape", [(), (1,), (3,)])
+def test_writes_through_data_refuse_capture(name, shape):
+    """PyTorch's old idiom `p.data -= lr * p.grad` inside a step changes a parameter outside
+    any operation: a replay would not, so the capture is refused and every call updates. Also
+    when the write comes first, before any operation reads the tensor (seen from the second
+    call on: the tensors the previous call read are watched from the start), and for a
+    write into an argument."""
+    write, first = WRITES[name]
+    w = mg.tensor(np.full(shape, 1.0), requires_grad=True)     # a parameter: from outside
+
+    def step(x):
+        if first and w.grad is not None:
+            write(w, x)
+        w.grad = None
+        loss = (w * x * x).sum()
+        loss.backward()
+        if not first:
+            write(w, x)
+        return loss
+
+    results = []
+    for compiled in (False, True):
+        w.data, w.grad = np.full(shape, 1.0), None
+        run = mg.compile(step) if compiled else step
+        results.append([(run(mg.tensor(np.full(shape, 1.0 + i))).numpy(), w.numpy())
+                        for i in range(5)])
+    for (loss, w), (loss_c, w_c) in zip(*results):
+        np.testing.assert_array_equal(loss, loss_c)
+        np.testing.assert_array_equal(w, w_c)
+    assert run.stats.replays == 0, run.stats
+    assert "from outside the step" in run.stats.reasons[-1], run.stats
+
+
 def test_constants_made_alike_at_every_call_replay():
     """Tensors, numbers and arrays made inside the step from data that does not change (and
     options that do not) are constants of the capture: the step replays."""

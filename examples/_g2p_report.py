@@ -63,7 +63,8 @@ SEEDS = {"g2p-linear-seed1": "g2p-linear",        # the same recipe and budget, 
          "g2p-dropout0-seed1": "g2p-dropout0", "g2p-additive-seed1": "g2p-additive",
          "g2p-location-aware-seed1": "g2p-location-aware",
          "g2p-location-aware-rerun": "g2p-location-aware",   # the same seed, run again
-         "g2p-location-aware-seed1-rerun": "g2p-location-aware-seed1"}
+         "g2p-location-aware-seed1-rerun": "g2p-location-aware-seed1",
+         "g2p-location-aware-xeon": "g2p-location-aware"}    # the same seed, another machine
 SCHEDULE = ("g2p-lr1e-3", "g2p-linear")      # two peak learning rates, the same budget
 # runs of one budget that differ in a regulariser: (with it, or more of it; the run it is set
 # against)
@@ -225,6 +226,8 @@ def describe(c: dict) -> str:
     extra = (f", dropout {c['dropout']:g}, batch {c['batch_size']}"
              + (", locked dropout" if c.get("dropout_kind") == "locked" else "")
              + (f", weights averaged (EMA {c['ema']:g})" if c.get("ema") else "")
+             + (f", weights averaged from {100 * c['average_from']:g} % of the run"
+                if c.get("average_from") else "")
              + (f", weight decay {c['weight_decay']:g} (AdamW)" if c.get("weight_decay") else "")
              + (", one pronunciation per word" if c.get("pronunciations") == "first" else ""))
     if c.get("model") == "transformer":
@@ -365,10 +368,20 @@ def region_verdict(runs: dict) -> str:
         for other, first in seeds:
             gap = abs(runs[other]["metrics"]["dev_greedy"]["wer"]
                       - runs[first]["metrics"]["dev_greedy"]["wer"])
-            same = runs[other]["metrics"]["run"]["seed"] == runs[first]["metrics"]["run"]["seed"]
-            text += (f"\n| `{other}` | `{first}` | "
-                     f"{'the same seed' if same else 'another seed'} | {100 * gap:.2f} points |")
+            text += (f"\n| `{other}` | `{first}` | {_repeat_kind(runs, other, first)} | "
+                     f"{100 * gap:.2f} points |")
     return text
+
+
+def _repeat_kind(runs: dict, name: str, first: str, seed: bool = False) -> str:
+    """How run `name` repeats run `first`: the same seed or another (`seed`: which), and on
+    which machine when it is not the first run's."""
+    a, b = runs[name], runs[first]
+    same = a["metrics"]["run"]["seed"] == b["metrics"]["run"]["seed"]
+    how = ("the same seed" if same else f"seed {a['metrics']['run']['seed']}" if seed
+           else "another seed")
+    cpu = a["machine"]["cpu"]
+    return how if cpu == b["machine"]["cpu"] else f"{how}, on another machine ({cpu})"
 
 
 def region_longer(runs: dict) -> str:
@@ -420,8 +433,7 @@ def region_seeds(runs: dict) -> str:
         if name not in runs or first not in runs:
             continue
         a, b = runs[name]["metrics"], runs[first]["metrics"]
-        seed = a["run"]["seed"]
-        how = "the same seed" if seed == b["run"]["seed"] else f"seed {seed}"
+        how = _repeat_kind(runs, name, first, seed=True)
         rows.append(f"| `{name}` | `{first}` | {how} | {a['steps']:,} against {b['steps']:,} | "
                     f"{pct(a['dev_greedy']['wer'])} against {pct(b['dev_greedy']['wer'])} | "
                     f"{wer_se(a['test_beam'])} against {wer_se(b['test_beam'])} |")
@@ -430,7 +442,8 @@ def region_seeds(runs: dict) -> str:
         return "(no second seed recorded yet)"
     return ("A repeat with another seed draws another initialisation, dropout masks and batch "
             "order; a repeat with the same seed draws the same ones, but the budget is CPU time, "
-            "so the steps' speed moves the learning-rate schedule and the last step.\n\n"
+            "so the steps' speed moves the learning-rate schedule and the last step; on another "
+            "machine the same CPU-minutes hold another number of steps.\n\n"
             "| run | repeats | with | steps | dev WER (greedy) | test WER (beam) |\n"
             "|---|---|---|---|---|---|\n" + "\n".join(rows)
             + "\n\nPaired, repeat − first run, in points on the same words:\n\n"

@@ -21,8 +21,10 @@ Protocol: Adam (AdamW with `--weight-decay`) with warm-up and cosine decay over 
 minutes of this process (evaluation excluded); every `--eval-every` steps greedy WER on every
 dev word, and the weights with the best dev WER so far are kept (best.npz). With `--ema β` the
 weights evaluated and kept are an exponential moving average of the trained ones,
-w̄ ← w̄ + (1 − β)(w − w̄) after every step (`nn.optim.swa_utils.AveragedModel`). At the end the
-test words are scored once, with those weights, greedy and with beam search:
+w̄ ← w̄ + (1 − β)(w − w̄) after every step (`nn.optim.swa_utils.AveragedModel`); with
+`--average-from f`, from the share f of the run on, the plain mean of the weights after each
+step (stochastic weight averaging over the end of the decay). At the end the test words are
+scored once, with the weights kept, greedy and with beam search:
 
     WER = words whose output equals no reference of the word / words
     PER = Σ edit distance to the closest reference / Σ that reference's length
@@ -329,6 +331,8 @@ class Config:
     clip: float = 1.0
     ema: float = setting(0.0, "evaluate and keep a moving average of the weights with this "
                               "decay, e.g. 0.999; 0: the trained weights")
+    average_from: float = setting(0.0, "from this share of the run on (e.g. 0.75), evaluate and "
+                                       "keep the mean of the weights after each step; 0: off")
     minutes: float = setting(30.0, "training budget in minutes")
     clock: str = setting("cpu", "the budget's clock: this process's CPU time, or wall",
                          ("cpu", "wall"))
@@ -370,9 +374,15 @@ def train(model, optimizer, data: Data, config: Config, out: Path, args) -> tupl
     clock = time.process_time if config.clock == "cpu" else time.perf_counter
     state = dict(config=asdict(config), letters=data.letters.itos, phonemes=data.phonemes.itos)
     run = compiled_forward_backward(model, args)
-    average = None if not config.ema else nn.optim.swa_utils.AveragedModel(
-        model, multi_avg_fn=nn.optim.swa_utils.get_ema_multi_avg_fn(config.ema))
-    evaluated = average.module if average is not None else model     # what dev WER scores
+    if config.ema and config.average_from:
+        raise SystemExit("g2p.py: --ema and --average-from each average the weights: give one")
+    average = None if not (config.ema or config.average_from) else \
+        nn.optim.swa_utils.AveragedModel(model, multi_avg_fn=nn.optim.swa_utils.
+                                         get_ema_multi_avg_fn(config.ema) if config.ema else None)
+
+    def evaluated():                    # what dev WER scores: the average once there is one
+        started = average is not None and int(average.n_averaged.item()) > 0
+        return average.module if started else model
     # the budget (steps, minutes) may grow on --resume; every other setting must match
     checkpoint = Checkpoint(out / CHECKPOINT_NAME, args, model, optimizer,
                             config={k: v for k, v in asdict(config).items()
@@ -401,7 +411,7 @@ def train(model, optimizer, data: Data, config: Config, out: Path, args) -> tupl
                     loss = train_step(model, optimizer, (batch.src, batch.tgt_in, batch.tgt_out),
                                       config.clip, args.device, run, lr=lr,
                                       label_smoothing=config.label_smoothing)
-                    if average is not None:
+                    if average is not None and progress >= config.average_from:
                         average.update_parameters(model)
                     history["train_seconds"] += clock() - tick
                     history["wall_seconds"] += time.perf_counter() - wall
@@ -412,7 +422,7 @@ def train(model, optimizer, data: Data, config: Config, out: Path, args) -> tupl
                     due = steps % config.eval_every == 0 or run_progress(
                         config, steps, history["train_seconds"]) >= 1.0
                     if due:
-                        dev = score(evaluated, data, "dev", device=args.device)[0]
+                        dev = score(evaluated(), data, "dev", device=args.device)[0]
                         history["eval_step"].append(steps)
                         history["eval_seconds"].append(history["train_seconds"])
                         history["dev_wer"].append(dev["wer"])
@@ -421,7 +431,7 @@ def train(model, optimizer, data: Data, config: Config, out: Path, args) -> tupl
                                   f"dev WER {dev['wer']:.4f}, PER {dev['per']:.4f}")
                         if not history["best_step"] or dev["wer"] < history["best_dev_wer"]:
                             history["best_step"], history["best_dev_wer"] = steps, dev["wer"]
-                            save_checkpoint(out / BEST_NAME, evaluated, **state, step=steps)
+                            save_checkpoint(out / BEST_NAME, evaluated(), **state, step=steps)
                     checkpoint.step_end(due=due, **state, history=history, **(
                         {} if average is None else {"average": average.state_dict()}))
                 else:                                   # the epoch is done

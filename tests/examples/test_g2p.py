@@ -331,6 +331,23 @@ def test_quick_run_learns_keeps_the_best_resumes_and_says(g2p, tmp_path, capsys,
         g2p.main(["--out", str(out), "--say", "w0rd"])
 
 
+def test_average_from_keeps_the_mean_of_the_last_steps_weights(g2p, tmp_path):
+    """--average-from 0.5 on 60 steps: the mean of the weights after steps 31..60 (progress
+    30/60 and on), scored at step 60 and kept when best; the step-30 evaluation still scores
+    the trained weights. --ema beside it is refused."""
+    out = tmp_path / "run"
+    saved = g2p.main(["--quick", "--out", str(out), "--average-from", "0.5"])
+    checkpoint, best = nn.load(out / "checkpoint.npz"), nn.load(out / "best.npz")
+    average = checkpoint["state"]["average"]
+    assert int(average["n_averaged"]) == 30 and saved["config"]["average_from"] == 0.5
+    if saved["best_step"] == 60:
+        for name, weight in best["model"].items():
+            np.testing.assert_array_equal(weight, average["module." + name])
+    with pytest.raises(SystemExit, match="give one"):
+        g2p.main(["--quick", "--out", str(tmp_path / "both"), "--ema", "0.9",
+                  "--average-from", "0.5"])
+
+
 def test_transformer_quick_run_trains_resumes_and_says(g2p, tmp_path):
     out = tmp_path / "run"
     saved = g2p.main(["--quick", "--out", str(out), "--model", "transformer", "--steps", "30",

@@ -486,16 +486,23 @@ def test_values_read_through_data_refuse_capture(name, shape):
         loss.backward()
         return loss
 
+    compiled = _against_eager(step, w, (mg.tensor(np.array([float(i), 2.0 * i % 5, 1.5 - i])
+                                                  .reshape(shape)) for i in range(5)))
+    assert compiled.stats.replays == 0, compiled.stats
+    assert "differs from the previous call's" in compiled.stats.reasons[-1], compiled.stats
+
+
+def _against_eager(step, w, inputs):
+    """`step` compiled, called on each of `inputs` in turn and then eagerly on the same one:
+    the same loss and the same w.grad every time. Returns the compiled step."""
     compiled = mg.compile(step)
-    for i in range(5):
-        x = mg.tensor(np.array([float(i), 2.0 * i % 5, 1.5 - i]).reshape(shape))
+    for x in inputs:
         w.grad = None
         loss, grad = compiled(x).numpy(), w.grad.numpy()
         w.grad = None
         np.testing.assert_array_equal(loss, step(x).numpy())
         np.testing.assert_array_equal(grad, w.grad.numpy())
-    assert compiled.stats.replays == 0, compiled.stats
-    assert "differs from the previous call's" in compiled.stats.reasons[-1], compiled.stats
+    return compiled
 
 
 @pytest.mark.parametrize("extra", [lambda h: h * 2.0, lambda h: h.exp()])
@@ -512,14 +519,12 @@ def test_a_step_whose_operations_change_between_its_first_calls_refuses_capture(
         loss.backward()
         return loss
 
-    compiled, x = mg.compile(step), mg.tensor([1.0, 2.0, 3.0])
-    for more in (False, True, True, False):
-        mode["more"] = more
-        w.grad = None
-        loss, grad = compiled(x).numpy(), w.grad.numpy()
-        w.grad = None
-        np.testing.assert_array_equal(loss, step(x).numpy())
-        np.testing.assert_array_equal(grad, w.grad.numpy())
+    def calls():
+        for more in (False, True, True, False):
+            mode["more"] = more
+            yield mg.tensor([1.0, 2.0, 3.0])
+
+    compiled = _against_eager(step, w, calls())
     assert compiled.stats.replays == 0, compiled.stats
     assert "differs from the previous call's" in compiled.stats.reasons[-1], compiled.stats
 
@@ -592,14 +597,7 @@ def test_constants_made_alike_at_every_call_replay():
         loss.backward()
         return loss
 
-    compiled = mg.compile(step)
-    for i in range(5):
-        x = mg.tensor(np.arange(3.0) * i - 1.0)
-        w.grad = None
-        loss, grad = compiled(x).numpy(), w.grad.numpy()
-        w.grad = None
-        np.testing.assert_array_equal(loss, step(x).numpy())
-        np.testing.assert_array_equal(grad, w.grad.numpy())
+    compiled = _against_eager(step, w, (mg.tensor(np.arange(3.0) * i - 1.0) for i in range(5)))
     assert compiled.stats.replays == 3, compiled.stats
 
 

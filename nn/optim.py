@@ -287,6 +287,45 @@ class RMSprop(Optimizer):
             p.sub_(group["lr"] * (g / denom))
 
 
+class Adagrad(Optimizer):
+    """Adagrad (Duchi, Hazan & Singer 2011), as PyTorch, with t the parameter's step count
+    and s the sum of its squared gradients:
+
+        g ← −g                                       (maximize)
+        g ← g + λ w                                  (weight_decay λ)
+        s ← s + g²                                   (s starts at initial_accumulator_value)
+        w ← w − lr / (1 + (t − 1) · lr_decay) · g / (√s + eps)
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-2, lr_decay: float = 0.0,
+                 weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
+                 eps: float = 1e-10, *, maximize: bool = False):
+        values = dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                      initial_accumulator_value=initial_accumulator_value, eps=eps)
+        negative = {k: v for k, v in values.items() if v < 0}
+        if negative:
+            raise ValueError(f"Adagrad: {', '.join(negative)} must be >= 0, got "
+                             + ", ".join(f"{k}={v}" for k, v in negative.items()))
+        if not isinstance(maximize, bool):
+            raise TypeError(f"Adagrad: maximize must be True or False, got {maximize!r}")
+        super().__init__(params, dict(values, maximize=maximize))
+
+    def _update(self, p, g, state, group, xp):
+        w = p.data
+        if group["maximize"]:
+            g = -g
+        if group["weight_decay"]:
+            g = g + group["weight_decay"] * w
+        if "step" not in state:
+            state["step"] = 0
+            state["sum"] = xp.full_like(w, group["initial_accumulator_value"])
+        state["step"] += 1
+        total = state["sum"]
+        total += g * g                               # s ← s + g², in place
+        rate = group["lr"] / (1.0 + (state["step"] - 1) * group["lr_decay"])
+        p.sub_(rate * (g / (xp.sqrt(total) + group["eps"])))
+
+
 class Adam(Optimizer):
     """Adam (Kingma & Ba 2015), as PyTorch, with t the parameter's step count:
 

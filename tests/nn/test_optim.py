@@ -333,9 +333,9 @@ def test_rmsprop_first_step_from_its_equation():
     assert opt.state[0]["step"] == 1
 
 
-def test_rmsprop_resumes_exactly(tmp_path):
+def _resumes_exactly(make, tmp_path):
+    """Training 5 batches, saving, 5 more equals loading the save and training those 5."""
     model, batches = _model_and_batches()
-    make = lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True)
     opt = make(model.parameters())
     _train(model, opt, batches[:5])
     nn.save({"model": model.state_dict(), "optim": opt.state_dict()}, tmp_path / "c.npz")
@@ -350,20 +350,90 @@ def test_rmsprop_resumes_exactly(tmp_path):
         np.testing.assert_array_equal(a, b, err_msg=name)
 
 
+def test_rmsprop_resumes_exactly(tmp_path):
+    _resumes_exactly(lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.5, centered=True), tmp_path)
+
+
+def _run_cubic_torch(torch, make, steps=6):
+    """_run_cubic with PyTorch's optimizer `make(params)`."""
+    w = torch.nn.Parameter(torch.tensor([0.5, -1.5, 2.0], dtype=torch.float64))
+    c = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
+    topt = make([w])
+    for _ in range(steps):
+        topt.zero_grad()
+        ((w ** 3).sum() / 3 + (c * w).sum()).backward()
+        topt.step()
+    return w.detach().numpy()
+
+
 @pytest.mark.parametrize("case", sorted(OPTIMIZERS))
 def test_optimizer_matches_live_torch(case):
     torch = pytest.importorskip("torch")
     kinds = {"rmsprop": torch.optim.RMSprop, "sgd": torch.optim.SGD}
-    w = torch.nn.Parameter(torch.tensor([0.5, -1.5, 2.0], dtype=torch.float64))
-    c = torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64)
     ours = OPTIMIZERS[case]([nn.Parameter(np.zeros(1))])
     options = {k: v for k, v in ours.param_groups[0].items() if k != "params"}
-    topt = kinds[case.split("_")[0]]([w], **options)
-    for _ in range(6):
-        topt.zero_grad()
-        ((w ** 3).sum() / 3 + (c * w).sum()).backward()
-        topt.step()
-    np.testing.assert_allclose(_run_cubic(OPTIMIZERS[case]), w.detach().numpy(), rtol=1e-12)
+    theirs = _run_cubic_torch(torch, lambda ps: kinds[case.split("_")[0]](ps, **options))
+    np.testing.assert_allclose(_run_cubic(OPTIMIZERS[case]), theirs, rtol=1e-12)
+
+
+# -- Adagrad: against its equations in NumPy, and PyTorch's where it is installed ------------
+
+ADAGRAD = {"defaults": dict(lr=0.1), "maximize": dict(lr=0.05, maximize=True),
+           "decay_and_accumulator": dict(lr=0.2, lr_decay=0.3, weight_decay=0.1,
+                                         initial_accumulator_value=0.5, eps=1e-6)}
+
+
+def _adagrad_reference(w, c, steps, lr, lr_decay=0.0, weight_decay=0.0,
+                       initial_accumulator_value=0.0, eps=1e-10, maximize=False):
+    """Adagrad's equations on the cubic of _run_cubic, written out in NumPy."""
+    s = np.full_like(w, initial_accumulator_value)
+    for t in range(1, steps + 1):
+        g = (-1.0 if maximize else 1.0) * (w * w + c) + weight_decay * w
+        s = s + g * g
+        w = w - lr / (1.0 + (t - 1) * lr_decay) * g / (np.sqrt(s) + eps)
+    return w
+
+
+@pytest.mark.parametrize("case", sorted(ADAGRAD))
+def test_adagrad_follows_its_equations(case):
+    expected = _adagrad_reference(np.array([0.5, -1.5, 2.0]), np.array([1.0, -2.0, 0.5]), 6,
+                                  **ADAGRAD[case])
+    got = _run_cubic(lambda ps: optim.Adagrad(ps, **ADAGRAD[case]))
+    np.testing.assert_allclose(got, expected, rtol=1e-13)
+
+
+@pytest.mark.parametrize("case", sorted(ADAGRAD))
+def test_adagrad_matches_live_torch(case):
+    torch = pytest.importorskip("torch")
+    theirs = _run_cubic_torch(torch, lambda ps: torch.optim.Adagrad(ps, **ADAGRAD[case]))
+    np.testing.assert_allclose(_run_cubic(lambda ps: optim.Adagrad(ps, **ADAGRAD[case])),
+                               theirs, rtol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(), (1,)])
+def test_adagrad_steps_zero_d_and_one_element_parameters(shape):
+    w = nn.Parameter(np.full(shape, 2.0))
+    opt = optim.Adagrad([w], lr=0.5, initial_accumulator_value=1.0)
+    for _ in range(2):
+        opt.zero_grad()
+        (w * w).sum().backward()
+        opt.step()
+    s, expected = 1.0, 2.0
+    for _ in range(2):
+        g = 2 * expected
+        s += g * g
+        expected -= 0.5 * g / (np.sqrt(s) + 1e-10)
+    assert w.shape == shape and opt.state[0]["sum"].shape == shape
+    np.testing.assert_allclose(w.numpy(), np.full(shape, expected), rtol=1e-14)
+
+
+def test_adagrad_refuses_negative_settings_and_resumes_exactly(tmp_path):
+    with pytest.raises(ValueError, match="Adagrad: lr_decay, eps must be >= 0"):
+        optim.Adagrad([nn.Parameter(np.zeros(2))], lr_decay=-0.1, eps=-1.0)
+    with pytest.raises(TypeError, match="maximize"):
+        optim.Adagrad([nn.Parameter(np.zeros(2))], maximize=1)
+    _resumes_exactly(lambda ps: optim.Adagrad(ps, lr=0.05, lr_decay=0.01, weight_decay=0.01),
+                     tmp_path)
 
 
 def test_clip_grad_norm_underscore_returns_a_tensor_and_clip_grad_value():
@@ -387,3 +457,19 @@ def test_clip_grad_norm_error_if_nonfinite_keeps_the_gradients():
     with pytest.raises(RuntimeError, match="clip_grad_norm.*inf"):
         nn.utils.clip_grad_norm_(p, 1.0, error_if_nonfinite=True)
     np.testing.assert_array_equal(p.grad.numpy(), [np.inf, 1.0])
+
+
+def test_adagrad_on_another_device_matches_the_host(sim_device):
+    """The update runs on the parameter's device through its array module (the simulated
+    device refuses NumPy), with the host's numbers."""
+    results = []
+    for device in ("cpu", sim_device):
+        w = nn.Parameter(mg.tensor(np.array([0.5, -1.5, 2.0]), device=device))
+        opt = optim.Adagrad([w], lr=0.1, lr_decay=0.1, initial_accumulator_value=0.2)
+        for _ in range(3):
+            opt.zero_grad()
+            (w ** 3).sum().backward()
+            opt.step()
+        assert w.device == ("cpu" if device == "cpu" else "sim")
+        results.append(w.numpy())
+    np.testing.assert_array_equal(*results)

@@ -749,6 +749,36 @@ class Tensor:
         """−x (PyTorch's name for unary minus)."""
         return ops.neg(self)
 
+    negative = neg
+
+    def add(self, other, *, alpha=1):
+        """x + alpha·other; see `minigrad.add`."""
+        return ops.add(self, other, alpha=alpha)
+
+    def sub(self, other, *, alpha=1):
+        """x − alpha·other; see `minigrad.sub`."""
+        return ops.sub(self, other, alpha=alpha)
+
+    subtract = sub
+
+    def mul(self, other):
+        """x ⊙ other; see `minigrad.mul`."""
+        return ops.mul(self, other)
+
+    multiply = mul
+
+    def true_divide(self, other):
+        """x / other, always a float; see `minigrad.true_divide`."""
+        return ops.true_divide(self, other)
+
+    def dot(self, other):
+        """Σ x_i other_i of two 1-D tensors; see `minigrad.dot`."""
+        return ops.dot(self, other)
+
+    def trace(self):
+        """Σ x[i, i] of a 2-D tensor; see `minigrad.trace`."""
+        return ops.trace(self)
+
     def pow(self, exponent):
         """x ** exponent; see `minigrad.pow`."""
         return ops.pow(self, exponent)

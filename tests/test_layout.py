@@ -27,9 +27,8 @@ LATE_BINDING = {"minigrad/tensor.py"}          # the one documented import at th
 # the functions behind Python's operators and conversions (a + b, x[i], x.astype): called by
 # Tensor's methods, not public names of minigrad
 HELPERS = {"common", "sum_to_array"}  # ops/common.py's helpers; sum_to's array form (the walk)
-TENSOR_OPERATORS = {"add", "sub", "mul", "true_divide", "neg", "pow", "getitem", "astype",
-                    "to_device", "equal", "not_equal", "less", "less_equal", "greater",
-                    "greater_equal", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"}
+TENSOR_OPERATORS = {"getitem", "astype", "to_device", "equal", "bitwise_and", "bitwise_or",
+                    "bitwise_xor", "bitwise_not"}
 
 
 def _modules() -> list[str]:

@@ -9,13 +9,13 @@ from .common import AxisError
 from .elementwise import (abs, acos, acosh, add, arccos, arccosh, arcsin, arcsinh, arctan,
                           arctan2, arctanh, asin, asinh, atan, atan2, atanh, clamp, clip, cos,
                           cosh, exp, exp2, expm1, hypot, lerp, log, log1p, log2, log10,
-                          logaddexp, logit, masked_fill, maximum, minimum, mul, nan_to_num, neg,
-                          pow, reciprocal, rsqrt, sin, sinh, sqrt, square, sub, tan, tanh,
-                          true_divide, where, xlogy)
-from .compare import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, equal,
-                      greater, greater_equal, isclose, isfinite, isinf, isnan, isneginf,
-                      isposinf, less, less_equal, logical_and, logical_not, logical_or,
-                      logical_xor, not_equal)
+                          logaddexp, logit, masked_fill, maximum, minimum, mul, multiply,
+                          nan_to_num, neg, negative, pow, reciprocal, rsqrt, sin, sinh, sqrt,
+                          square, sub, subtract, tan, tanh, true_divide, where, xlogy)
+from .compare import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, equal,
+                      ge, greater, greater_equal, gt, isclose, isfinite, isinf, isnan, isneginf,
+                      isposinf, le, less, less_equal, logical_and, logical_not, logical_or,
+                      logical_xor, lt, ne, not_equal)
 from .rounding import (ceil, copysign, div, divide, floor, floor_divide, fmod, mod, remainder,
                        round, sign, trunc)
 from .indexing import (argmax, argmin, argwhere, gather, getitem, index_select, masked_select,
@@ -27,7 +27,7 @@ from .shape import (astype, broadcast_to, cat, chunk, clone, concat, diag, diago
 from .reduce import (MaxResult, all, amax, amin, any, cummax, cummin, cumprod, cumsum,
                      logcumsumexp, logsumexp, max, mean, min, norm, prod, std, std_mean, sum,
                      var, var_mean, vector_norm)
-from .linalg import addmm, bmm, einsum, matmul, mm, outer
+from .linalg import addmm, bmm, dot, einsum, matmul, mm, outer, trace
 from .sorting import SortResult, argsort, kthvalue, sort, topk
 from .nn_ops import dropout, log_softmax, softmax
 from .activations import (celu, elu, erf, erfc, gelu, glu, hardsigmoid, hardswish, hardtanh,
@@ -36,6 +36,7 @@ from .activations import (celu, elu, erf, erfc, gelu, glu, hardsigmoid, hardswis
 
 __all__ = [
     # elementwise arithmetic and elementary functions
+    "add", "sub", "subtract", "mul", "multiply", "neg", "negative", "pow", "true_divide",
     "abs", "clip", "exp", "log", "maximum", "masked_fill", "minimum", "sqrt", "tanh", "where",
     "acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh",
     "asin", "asinh", "atan", "atan2", "atanh", "cos", "cosh", "exp2", "expm1", "hypot", "lerp",
@@ -47,6 +48,8 @@ __all__ = [
     "softsign",
     # comparisons and predicates
     "allclose", "isclose", "isfinite", "isinf", "isnan", "isneginf", "isposinf",
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+    "not_equal",
     "logical_and", "logical_not", "logical_or", "logical_xor",
     # rounding, sign and remainders
     "ceil", "copysign", "div", "divide", "floor", "floor_divide", "fmod", "mod", "remainder",
@@ -64,7 +67,7 @@ __all__ = [
     "argmax", "argmin", "one_hot", "argwhere", "gather", "index_select", "masked_select",
     "nonzero", "scatter", "scatter_add", "scatter_reduce", "take_along_axis",
     # linear algebra
-    "addmm", "bmm", "einsum", "matmul", "mm", "outer",
+    "addmm", "bmm", "dot", "einsum", "matmul", "mm", "outer", "trace",
     # sorting
     "argsort", "kthvalue", "sort", "SortResult", "topk",
     # layers' primitives

@@ -41,12 +41,38 @@ def _test(name, x):
     return getattr(xp, name)(x)
 
 
-def less(a, b) -> Tensor: return _compare("lt", a, b)
-def less_equal(a, b) -> Tensor: return _compare("le", a, b)
-def greater(a, b) -> Tensor: return _compare("gt", a, b)
-def greater_equal(a, b) -> Tensor: return _compare("ge", a, b)
-def equal(a, b) -> Tensor: return _compare("eq", a, b)
-def not_equal(a, b) -> Tensor: return _compare("ne", a, b)
+def less(a, b) -> Tensor:
+    """a < b elementwise, broadcasting: a bool tensor (`a < b`; PyTorch's lt)."""
+    return _compare("lt", a, b)
+
+
+def less_equal(a, b) -> Tensor:
+    """a ≤ b elementwise, broadcasting: a bool tensor (`a <= b`; PyTorch's le)."""
+    return _compare("le", a, b)
+
+
+def greater(a, b) -> Tensor:
+    """a > b elementwise, broadcasting: a bool tensor (`a > b`; PyTorch's gt)."""
+    return _compare("gt", a, b)
+
+
+def greater_equal(a, b) -> Tensor:
+    """a ≥ b elementwise, broadcasting: a bool tensor (`a >= b`; PyTorch's ge)."""
+    return _compare("ge", a, b)
+
+
+def equal(a, b) -> Tensor:
+    """a = b elementwise, broadcasting: a bool tensor (`a == b`; PyTorch's eq)."""
+    return _compare("eq", a, b)
+
+
+def not_equal(a, b) -> Tensor:
+    """a ≠ b elementwise, broadcasting: a bool tensor (`a != b`; PyTorch's ne)."""
+    return _compare("ne", a, b)
+
+
+# PyTorch's short names (its `equal` is another thing: one bool, are the tensors the same)
+lt, le, gt, ge, eq, ne = less, less_equal, greater, greater_equal, equal, not_equal
 # the operators &, |, ^ and ~ (NumPy's and PyTorch's: logical on bool, bitwise on integers;
 # ~ takes bool only here)
 def bitwise_and(a, b) -> Tensor: return _compare("and", a, b)

@@ -27,8 +27,22 @@ class Add(Function):
         return g, g
 
 
-def add(a, b) -> Tensor:
+def add(a, b, *, alpha=1) -> Tensor:
+    """a + alpha·b, PyTorch's add (`a + b` on tensors)."""
+    if alpha != 1:
+        b = _times_alpha("add", a, b, alpha)
     return Add.apply(*pair(a, b))
+
+
+def _times_alpha(op: str, a, b, alpha):
+    """alpha·b for add's and sub's alpha. A float alpha with two integer or bool operands is
+    an error, as in PyTorch (the sum would have to change kind)."""
+    if isinstance(alpha, float) and not any(
+            isinstance(x, float) or (isinstance(x, Tensor) and x.dtype.kind in "fc")
+            for x in (a, b)):
+        raise TypeError(f"{op}: alpha={alpha!r} is a float, but both operands are integers or "
+                        f"bools; give an integer alpha or a float operand")
+    return b * alpha
 
 
 class Sub(Function):
@@ -44,8 +58,14 @@ class Sub(Function):
         return g, (-g if self.inputs[1]._requires_grad else None)
 
 
-def sub(a, b) -> Tensor:
+def sub(a, b, *, alpha=1) -> Tensor:
+    """a − alpha·b, PyTorch's sub (`a - b` on tensors)."""
+    if alpha != 1:
+        b = _times_alpha("sub", a, b, alpha)
     return Sub.apply(*pair(a, b))
+
+
+subtract = sub        # PyTorch's and NumPy's other name
 
 
 class Mul(Function):
@@ -63,7 +83,11 @@ class Mul(Function):
 
 
 def mul(a, b) -> Tensor:
+    """a ⊙ b, elementwise with broadcasting (`a * b` on tensors)."""
     return Mul.apply(*pair(a, b))
+
+
+multiply = mul        # PyTorch's and NumPy's other name
 
 
 class Div(Function):
@@ -102,7 +126,11 @@ class Neg(Function):
 
 
 def neg(x: Tensor) -> Tensor:
+    """−x (`-x` on tensors)."""
     return Neg.apply(x)
+
+
+negative = neg        # PyTorch's and NumPy's other name
 
 
 class PowScalar(Function):
@@ -153,6 +181,8 @@ class Pow(Function):
 
 
 def pow(a, b) -> Tensor:
+    """a ** b (`a ** b` on tensors): a tensor to a number's power (one primitive whose
+    derivative needs no log), or tensors and numbers to tensors' powers, broadcasting."""
     if isinstance(a, Tensor) and not isinstance(b, Tensor) and isinstance(b, (int, float)):
         if isinstance(b, float):
             a = as_float(a)                     # int32 ** 0.5 is float32, as int32 * 0.5

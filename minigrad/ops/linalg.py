@@ -303,6 +303,24 @@ def outer(a: Tensor, b: Tensor) -> Tensor:
     return a.reshape(-1, 1) * b.reshape(1, -1)
 
 
+def dot(a: Tensor, b: Tensor) -> Tensor:
+    """torch.dot: Σ_i a_i b_i for two 1-D tensors of one length, a 0-d tensor (numpy.dot's
+    other cases are matmul's)."""
+    a, b = pair(a, b)
+    if a.ndim != 1 or b.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"dot: expects two 1-D tensors of the same length, got shapes "
+                         f"{tuple(a.shape)} and {tuple(b.shape)}")
+    return matmul(a, b)
+
+
+def trace(x: Tensor) -> Tensor:
+    """torch.trace: Σ_i x[i, i] of a 2-D tensor (square or not), a 0-d tensor; the gradient is
+    the identity's pattern."""
+    if x.ndim != 2:
+        raise ValueError(f"trace: expects a 2-D tensor, got shape {tuple(x.shape)}")
+    return x.diagonal().sum()
+
+
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """torch.addmm: beta · input + alpha · (mat1 @ mat2), mat1 (n, m), mat2 (m, p), input
     broadcasting to (n, p). With beta = 0, input is ignored (NaN in it does not spread)."""

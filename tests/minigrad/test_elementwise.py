@@ -52,6 +52,78 @@ def test_binary_op(name, shape_a, shape_b, device, rng):
     check_primitive(op, reference, [a, b], device)
 
 
+# PyTorch's function spellings of the operators, and add's and sub's alpha
+SPELLED = {  # name: (function, the operator it spells, NumPy reference with alpha 2.5)
+    "add": (lambda a, b: mg.add(a, b, alpha=2.5), lambda a, b: a + b,
+            lambda a, b: a + 2.5 * b),
+    "sub": (lambda a, b: mg.sub(a, b, alpha=2.5), lambda a, b: a - b,
+            lambda a, b: a - 2.5 * b),
+    "subtract": (lambda a, b: mg.subtract(a, b, alpha=2.5), lambda a, b: a - b,
+                 lambda a, b: a - 2.5 * b),
+    "mul": (mg.mul, operator.mul, np.multiply), "multiply": (mg.multiply, operator.mul,
+                                                              np.multiply),
+    "true_divide": (mg.true_divide, operator.truediv, np.divide),
+    "pow": (mg.pow, operator.pow, np.power),
+}
+
+
+@pytest.mark.parametrize("shape_a, shape_b", BROADCAST_PAIRS)
+@pytest.mark.parametrize("name", list(SPELLED))
+def test_function_spellings_of_the_operators(name, shape_a, shape_b, device, rng):
+    """mg.add(a, b, alpha=2.5) is a + 2.5·b (gradient 2.5·g to b), mg.sub likewise; the others
+    are their operator: the same numbers and gradients, bit for bit."""
+    function, operator_form, reference = SPELLED[name]
+    a = _positive(rng, shape_a) if name == "pow" else rng.standard_normal(shape_a)
+    b = _away_from_zero(rng, shape_b) if name == "true_divide" else rng.standard_normal(shape_b)
+    check_primitive(function, reference, [a, b], device)
+    if name in ("add", "sub", "subtract"):
+        function = getattr(mg, name)                     # alpha 1: the operator itself
+    got, expected = [f(leaf(a, device), leaf(b, device)) for f in (function, operator_form)]
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    assert type(got._fn) is type(expected._fn)
+
+
+@pytest.mark.parametrize("shape", UNARY_SHAPES)
+def test_neg_negative_and_the_methods_spell_the_operators(shape, device, rng):
+    x, y = leaf(rng.standard_normal(shape), device), leaf(rng.standard_normal(shape), device)
+    for got, expected in [(mg.neg(x), -x), (mg.negative(x), -x), (x.negative(), -x),
+                          (x.add(y, alpha=-2), x + (-2) * y), (x.sub(y), x - y),
+                          (x.subtract(y, alpha=3), x - 3 * y), (x.mul(y), x * y),
+                          (x.multiply(2.0), x * 2.0), (x.true_divide(2.0), x / 2.0),
+                          (mg.add(x, 1.5), x + 1.5), (mg.sub(1.5, x), 1.5 - x),
+                          (mg.pow(2.0, x), 2.0 ** x)]:
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+def test_alpha_keeps_integers_and_refuses_a_float_with_integers():
+    """As PyTorch: an integer alpha keeps integer operands integer; a float alpha with integer
+    or bool operands on both sides is an error naming the operation, and with a float operand
+    it is fine."""
+    a, b = mg.tensor([1, 2, 3]), mg.tensor([4, 5, 6])
+    got = mg.add(a, b, alpha=2)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got.numpy(), [9, 12, 15])
+    np.testing.assert_array_equal(mg.sub(a, b, alpha=-1).numpy(), [5, 7, 9])
+    for op in (mg.add, mg.sub):
+        with pytest.raises(TypeError, match=f"{op.__name__}: alpha=0.5 is a float"):
+            op(a, b, alpha=0.5)
+        with pytest.raises(TypeError, match="alpha=0.5 is a float"):
+            op(a, 3, alpha=0.5)
+    np.testing.assert_allclose(mg.add(a, 1.0, alpha=0.5).numpy(), [1.5, 2.5, 3.5])
+    np.testing.assert_allclose(mg.add(a, b.float(), alpha=0.5).numpy(), [3.0, 4.5, 6.0])
+
+
+def test_function_spellings_match_live_torch(rng):
+    torch = pytest.importorskip("torch")
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal(3)
+    for ours, theirs in [(mg.add(mg.tensor(a), mg.tensor(b), alpha=-1.5),
+                          torch.add(torch.tensor(a), torch.tensor(b), alpha=-1.5)),
+                         (mg.sub(mg.tensor(a), mg.tensor(b), alpha=0.25),
+                          torch.sub(torch.tensor(a), torch.tensor(b), alpha=0.25)),
+                         (mg.pow(2.0, mg.tensor(b)), torch.pow(2.0, torch.tensor(b)))]:
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-15)
+
+
 @pytest.mark.parametrize("shape_a, shape_b", BROADCAST_PAIRS)
 def test_pow_tensor_tensor(shape_a, shape_b, device, rng):
     a, b = _positive(rng, shape_a), rng.standard_normal(shape_b)
@@ -374,6 +446,20 @@ def test_comparisons_with_numbers_on_either_side(op, device):
     x = np.array([-1.0, 0.0, 1.0])
     assert_forward(op(leaf(x, device), 0.0), op(x, 0.0), device)
     assert_forward(op(0, leaf(x, device)), op(0, x), device)
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+def test_comparison_functions_spell_the_operators(shape, device, rng):
+    """PyTorch's mg.eq/ne/lt/le/gt/ge and NumPy's greater, ..., not_equal are the operators."""
+    a = rng.integers(-1, 2, size=shape).astype(np.float64)
+    b = rng.integers(-1, 2, size=shape).astype(np.float64)
+    ta, tb = mg.tensor(a, device=device), mg.tensor(b, device=device)
+    for names, op in [(("eq",), operator.eq), (("ne", "not_equal"), operator.ne),
+                      (("lt", "less"), operator.lt), (("le", "less_equal"), operator.le),
+                      (("gt", "greater"), operator.gt), (("ge", "greater_equal"), operator.ge)]:
+        for name in names:
+            assert_forward(getattr(mg, name)(ta, tb), op(a, b), device)
+            assert_forward(getattr(mg, name)(ta, 0.0), op(a, 0.0), device)
 
 
 def test_comparison_errors_name_the_op(device, sim_device):

@@ -9,7 +9,7 @@ import pytest
 
 import minigrad as mg
 
-from .primitive_checks import check_primitive
+from .primitive_checks import check_primitive, leaf
 
 
 def _matmul_reference(a, b):
@@ -92,3 +92,46 @@ def test_batch_times_matrix_of_another_dtype(rng):
     assert ta.grad.dtype == np.float32 and tb.grad.dtype == np.float64
     np.testing.assert_allclose(ta.grad.numpy(), g @ b.T, rtol=1e-6)
     np.testing.assert_allclose(tb.grad.numpy(), np.einsum("tik,tin->kn", a, g), rtol=1e-6)
+
+
+# -- dot and trace ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_dot_of_two_vectors(n, device, rng):
+    """torch.dot: Σ a_i b_i, a 0-d tensor (0 for empty vectors); gradient b to a and a to b."""
+    check_primitive(mg.dot, np.dot, [rng.standard_normal(n), rng.standard_normal(n)], device)
+    a = mg.tensor(rng.standard_normal(n), device=device)
+    np.testing.assert_array_equal(a.dot(a).numpy(), mg.dot(a, a).numpy())
+
+
+@pytest.mark.parametrize("shape_a, shape_b", [((3,), (4,)), ((2, 3), (3,)), ((), ()),
+                                              ((3,), (3, 1))])
+def test_dot_refuses_anything_but_two_vectors_of_one_length(shape_a, shape_b):
+    with pytest.raises(ValueError, match=r"dot: expects two 1-D tensors of the same length, "
+                                         rf"got shapes {re.escape(str(shape_a))}"):
+        mg.dot(mg.zeros(shape_a), mg.zeros(shape_b))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 3), (2, 4), (4, 2), (0, 3)])
+def test_trace_of_a_matrix(shape, device, rng):
+    """Σ x[i, i] over the shorter side, square or not; the gradient is the identity's pattern."""
+    check_primitive(mg.trace, np.trace, [rng.standard_normal(shape)], device)
+    x = leaf(rng.standard_normal(shape), device)
+    x.trace().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.eye(*shape))
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (2, 2, 2)])
+def test_trace_refuses_other_than_two_dimensions(shape):
+    with pytest.raises(ValueError, match=rf"trace: expects a 2-D tensor, got shape "
+                                         rf"{re.escape(str(shape))}"):
+        mg.trace(mg.zeros(shape))
+
+
+def test_dot_and_trace_match_live_torch(rng):
+    torch = pytest.importorskip("torch")
+    a, b, m = rng.standard_normal(4), rng.standard_normal(4), rng.standard_normal((3, 5))
+    np.testing.assert_allclose(mg.dot(mg.tensor(a), mg.tensor(b)).numpy(),
+                               torch.dot(torch.tensor(a), torch.tensor(b)).numpy(), rtol=1e-14)
+    np.testing.assert_allclose(mg.trace(mg.tensor(m)).numpy(),
+                               torch.trace(torch.tensor(m)).numpy(), rtol=1e-14)

@@ -55,7 +55,7 @@ LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3", "g2p-dropout3", "g2p-dropout0"
           "g2p-location-aware", "g2p-ls2", "g2p-la-hidden192", "g2p-la-enc1",
           "g2p-la-wd5e-2", "g2p-la-first", "g2p-la-ema", "g2p-la-fed",
           "g2p-la-ls2", "g2p-la-lr2e-3", "g2p-la-embed128", "g2p-la-enc3",
-          "g2p-la-wd1")
+          "g2p-la-wd1", "g2p-la-swa")
 # runs with a longer budget: {run: the 30-minute run it is compared with}
 LONGER = {"g2p-long": "g2p-linear", "g2p-long-dropout2": "g2p-additive",
           "g2p-la-long": "g2p-location-aware", "g2p-la-long-wd1": "g2p-la-wd1"}
@@ -64,12 +64,17 @@ SEEDS = {"g2p-linear-seed1": "g2p-linear",        # the same recipe and budget, 
          "g2p-location-aware-seed1": "g2p-location-aware",
          "g2p-location-aware-rerun": "g2p-location-aware",   # the same seed, run again
          "g2p-location-aware-seed1-rerun": "g2p-location-aware-seed1",
-         "g2p-location-aware-xeon": "g2p-location-aware"}    # the same seed, another machine
+         "g2p-location-aware-xeon": "g2p-location-aware",    # the same seed, another machine
+         "g2p-la-swa-seed1": "g2p-la-swa"}
+# settings added after runs were recorded whose effect, absent from a record, was not today's
+# default: {setting: the value the older runs had}
+BEFORE_THE_SETTING = {"average_from": 0.0}
 SCHEDULE = ("g2p-lr1e-3", "g2p-linear")      # two peak learning rates, the same budget
 # runs of one budget that differ in a regulariser: (with it, or more of it; the run it is set
 # against)
 REGULARISED = (("g2p-la-long-wd1", "g2p-la-long"), ("g2p-la-long-wd2", "g2p-la-long"),
-               ("g2p-la-long-wd2", "g2p-la-long-wd1"))
+               ("g2p-la-long-wd2", "g2p-la-long-wd1"),
+               ("g2p-la-swa", "g2p-location-aware-xeon"))    # the weights' mean, one machine
 
 PUBLISHED = ROOT / "examples" / "results" / "published.json"   # numbers of others, with sources
 FIT = RESULTS / "fit" / "training_words.json"   # each run's kept weights on training words
@@ -295,7 +300,7 @@ def _flags(config: dict) -> list[str]:
                             else {}))
     flags = []
     for f in fields(g2p.Config):
-        value = config.get(f.name, getattr(default, f.name))
+        value = config.get(f.name, BEFORE_THE_SETTING.get(f.name, getattr(default, f.name)))
         if value != getattr(default, f.name):
             flags.append(_flag(f.name, value))
     return flags
@@ -309,9 +314,10 @@ def _flag(name: str, value) -> str:
 def _changed_flags(config: dict, reference: dict) -> str:
     """The flags, besides the budget and how often dev is scored, that turn the recipe of
     `reference` into that of `config`. A setting a run's record lacks (recorded before the
-    setting existed) had its default's effect."""
+    setting existed) had the effect BEFORE_THE_SETTING gives, else its default's."""
     return " ".join(_flag(f.name, config[f.name]) for f in fields(g2p.Config)
-                    if f.name in config and config[f.name] != reference.get(f.name, f.default)
+                    if f.name in config and config[f.name] != reference.get(
+                        f.name, BEFORE_THE_SETTING.get(f.name, f.default))
                     and f.name not in ("minutes", "eval_every"))
 
 
@@ -526,7 +532,9 @@ def region_model(runs: dict) -> str:
             f", Adam with a "
             f"{100 * c['warmup']:g} % warm-up and cosine decay to 5 % of the peak {c['lr']:g}, "
             f"gradient norm clipped at {c['clip']:g}, batches of {c['batch_size']} words of one "
-            f"exact length (no source padding)")
+            f"exact length (no source padding)"
+            + (f"; the weights scored and kept are the mean of those after each step from "
+               f"{100 * c['average_from']:g} % of the run on" if c.get("average_from") else ""))
 
 
 def region_curve(runs: dict) -> str:

@@ -19,12 +19,12 @@ one length (no source padding).
 
 Protocol: Adam (AdamW with `--weight-decay`) with warm-up and cosine decay over a budget of CPU
 minutes of this process (evaluation excluded); every `--eval-every` steps greedy WER on every
-dev word, and the weights with the best dev WER so far are kept (best.npz). With `--ema β` the
-weights evaluated and kept are an exponential moving average of the trained ones,
-w̄ ← w̄ + (1 − β)(w − w̄) after every step (`nn.optim.swa_utils.AveragedModel`); with
-`--average-from f`, from the share f of the run on, the plain mean of the weights after each
-step (stochastic weight averaging over the end of the decay). At the end the test words are
-scored once, with the weights kept, greedy and with beam search:
+dev word, and the weights with the best dev WER so far are kept (best.npz). From three
+quarters of the run on (`--average-from 0.75`) the weights evaluated and kept are the plain mean
+of the weights after each step since (stochastic weight averaging over the end of the decay,
+`nn.optim.swa_utils.AveragedModel`); with `--ema β` instead, an exponential moving average,
+w̄ ← w̄ + (1 − β)(w − w̄) after every step. At the end the test words are scored once, with the
+weights kept, greedy and with beam search:
 
     WER = words whose output equals no reference of the word / words
     PER = Σ edit distance to the closest reference / Σ that reference's length
@@ -331,8 +331,9 @@ class Config:
     clip: float = 1.0
     ema: float = setting(0.0, "evaluate and keep a moving average of the weights with this "
                               "decay, e.g. 0.999; 0: the trained weights")
-    average_from: float = setting(0.0, "from this share of the run on (e.g. 0.75), evaluate and "
-                                       "keep the mean of the weights after each step; 0: off")
+    average_from: float = setting(0.75, "from this share of the run on, evaluate and keep the "
+                                        "mean of the weights after each step; 0: the trained "
+                                        "weights (--ema alone sets it to 0)")
     minutes: float = setting(30.0, "training budget in minutes")
     clock: str = setting("cpu", "the budget's clock: this process's CPU time, or wall",
                          ("cpu", "wall"))
@@ -482,8 +483,11 @@ def config_from_args(args, saved: dict | None = None) -> Config:
     """Defaults (the Transformer's own where it has them, or --quick's), then a resumed
     checkpoint's values, then explicit flags."""
     model = getattr(args, "model", None) or (saved or {}).get("model", "gru")
-    return make_config(Config, args, QUICK if args.quick else
-                       TRANSFORMER_DEFAULTS if model == "transformer" else None, saved)
+    config = make_config(Config, args, QUICK if args.quick else
+                         TRANSFORMER_DEFAULTS if model == "transformer" else None, saved)
+    if getattr(args, "ema", None) and getattr(args, "average_from", None) is None:
+        config.average_from = 0.0          # --ema asks for the moving average in its place
+    return config
 
 
 def say(args) -> dict:

@@ -346,6 +346,10 @@ def test_average_from_keeps_the_mean_of_the_last_steps_weights(g2p, tmp_path):
     with pytest.raises(SystemExit, match="give one"):
         g2p.main(["--quick", "--out", str(tmp_path / "both"), "--ema", "0.9",
                   "--average-from", "0.5"])
+    config = lambda *flags: g2p.config_from_args(g2p.parse_args(g2p.build_parser(), list(flags)))
+    assert config().average_from == 0.75 and config().ema == 0.0          # the default
+    assert config("--ema", "0.9").average_from == 0.0                     # in its place
+    assert config("--average-from", "0").average_from == 0.0
 
 
 def test_transformer_quick_run_trains_resumes_and_says(g2p, tmp_path):

@@ -963,14 +963,18 @@ def _same_constant(a, b, depth: int = 0) -> bool:
         cells = [[c.cell_contents for c in f.__closure__ or ()] for f in (a, b)]
         return a.__code__ is b.__code__ and _same_constant(*cells, depth + 1)
     if type(a).__eq__ is object.__eq__:                # compared by identity: by attributes
-        fields = [getattr(type(a), "__slots__", ())] if not hasattr(a, "__dict__") else []
-        values = [{k: getattr(x, k) for k in fields[0] if hasattr(x, k)} if fields else vars(x)
-                  for x in (a, b)]
-        return _same_constant(*values, depth + 1)
+        return _same_constant(_attributes(a), _attributes(b), depth + 1)
     try:
         return bool(a == b)
     except Exception:                                   # no equality that answers one bool
         return False
+
+
+def _attributes(x) -> dict:
+    """An object's attributes: its __dict__, else those of its __slots__ that are set."""
+    if hasattr(x, "__dict__"):
+        return vars(x)
+    return {k: getattr(x, k) for k in getattr(type(x), "__slots__", ()) if hasattr(x, k)}
 
 
 def _same_view(a, b) -> bool:

@@ -377,9 +377,11 @@ def train(model, optimizer, data: Data, config: Config, out: Path, args) -> tupl
     run = compiled_forward_backward(model, args)
     if config.ema and config.average_from:
         raise SystemExit("g2p.py: --ema and --average-from each average the weights: give one")
-    average = None if not (config.ema or config.average_from) else \
-        nn.optim.swa_utils.AveragedModel(model, multi_avg_fn=nn.optim.swa_utils.
-                                         get_ema_multi_avg_fn(config.ema) if config.ema else None)
+    swa, average = nn.optim.swa_utils, None
+    if config.ema:                      # the moving average, or (no function) the plain mean
+        average = swa.AveragedModel(model, multi_avg_fn=swa.get_ema_multi_avg_fn(config.ema))
+    elif config.average_from:
+        average = swa.AveragedModel(model)
 
     def evaluated():                    # what dev WER scores: the average once there is one
         started = average is not None and int(average.n_averaged.item()) > 0

@@ -74,7 +74,8 @@ SCHEDULE = ("g2p-lr1e-3", "g2p-linear")      # two peak learning rates, the same
 # against)
 REGULARISED = (("g2p-la-long-wd1", "g2p-la-long"), ("g2p-la-long-wd2", "g2p-la-long"),
                ("g2p-la-long-wd2", "g2p-la-long-wd1"),
-               ("g2p-la-swa", "g2p-location-aware-xeon"))    # the weights' mean, one machine
+               ("g2p-la-swa", "g2p-location-aware-xeon"),    # the weights' mean, one machine
+               ("g2p-la-swa", "g2p-la-swa-off"))
 
 PUBLISHED = ROOT / "examples" / "results" / "published.json"   # numbers of others, with sources
 FIT = RESULTS / "fit" / "training_words.json"   # each run's kept weights on training words

@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from .backend import CPU, parse_device
+from .recording import made_from_data
 from .recording import recorder as _recorder
 from .tensor import DEFAULT_FLOAT, Tensor
 
@@ -25,11 +26,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     shows in the other), with its dtype; no copy, no gradient."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
-    t = Tensor._from_array(array)
-    recorder = _recorder()
-    if recorder is not None:           # a step being captured: a constant of the capture
-        recorder.made_from_data(t)
-    return t
+    return made_from_data(Tensor._from_array(array))
 
 
 def _shape(op: str, shape) -> tuple[int, ...]:
@@ -54,10 +51,7 @@ def _filled(fill, shape, dtype, requires_grad, device) -> Tensor:
     t = Tensor._from_array(array)
     if requires_grad:
         t.requires_grad = True
-    recorder = _recorder()
-    if recorder is not None:           # a step being captured: a constant of the capture
-        recorder.made_from_data(t)
-    return t
+    return made_from_data(t)
 
 
 def zeros(*shape, dtype=None, requires_grad: bool = False, device="cpu") -> Tensor:

@@ -4,7 +4,8 @@ step (see compiled.py).
 While a step is captured, `SLOT.recorder` is its recorder, else None. The engine reads the slot
 at the few places a capture must know about: `Function.apply` (every operation), the backward
 walk (its visits, edges and landings), `Tensor.numpy`/`__array__` (values read), `mg.rand` and
-`mg.randn` (random tensors) and `constant` (tensors computed outside a Function).
+`mg.randn` (random tensors), `constant` (tensors computed outside a Function) and
+`made_from_data` (tensors made from data: Tensor(), mg.tensor, a lifted number, mg.full, ...).
 
 One thread at a time captures: `claim` takes the slot for a recorder, `release` frees it, and
 only the claiming thread writes the slot in between (`pause`/`resume` around what it runs
@@ -65,3 +66,13 @@ def pause() -> None:
 
 def resume(active) -> None:
     SLOT.recorder = active
+
+
+def made_from_data(t):
+    """Tell the step being captured in this thread, if any, that `t` was made from data
+    (mg.tensor, a number lifted next to a tensor, mg.full, ...): a constant of the capture,
+    which compiled.py compares with the previous call's. Returns t."""
+    active = recorder()
+    if active is not None:
+        active.made_from_data(t)
+    return t

@@ -18,6 +18,7 @@ from .backend import _BY_ARRAY_TYPE as _ARRAY_TYPES
 from .backend import CPU, backend_of, is_array, parse_device
 from ._axes import FIRST_AXIS, LAST_AXIS, DefaultAxis  # noqa: F401  (re-exported)
 from .grad_mode import STATE as _grad_state
+from .recording import made_from_data
 from .recording import recorder as _recorder
 
 DEFAULT_FLOAT = np.float32
@@ -99,9 +100,7 @@ class Tensor:
         self._fn = None
         if requires_grad:
             self.requires_grad = True
-        recorder = _recorder()
-        if recorder is not None:       # a step being captured: a constant of the capture
-            recorder.made_from_data(self)
+        made_from_data(self)           # a step being captured: a constant of the capture
 
     @classmethod
     def _from_array(cls, array, xp=None) -> "Tensor":

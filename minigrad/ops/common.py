@@ -8,6 +8,7 @@ import numpy as np
 
 from ..backend import _BY_ARRAY_TYPE, backend_of, is_array
 from ..recording import SLOT as _SLOT
+from ..recording import made_from_data
 from ..recording import recorder as _recorder
 from ..tensor import DEFAULT_FLOAT, DefaultAxis, Tensor
 
@@ -35,17 +36,8 @@ def lift(x, like: Tensor) -> Tensor:
         backend = _BY_ARRAY_TYPE.get(type(data))
         if backend is not None and not backend.multi_device:
             t = Tensor._from_array(backend.xp.asarray(x, dtype=data.dtype))
-            return t if _SLOT.recorder is None else _made_from_data(t)
-    return _made_from_data(_lifted(x, like))
-
-
-def _made_from_data(t: Tensor) -> Tensor:
-    """t, told to a step being captured as a tensor made from data (compiled.py compares it
-    with the previous call's)."""
-    recorder = _recorder()
-    if recorder is not None:
-        recorder.made_from_data(t)
-    return t
+            return t if _SLOT.recorder is None else made_from_data(t)
+    return made_from_data(_lifted(x, like))
 
 
 def _lifted(x, like: Tensor) -> Tensor:

@@ -73,6 +73,8 @@ def not_equal(a, b) -> Tensor:
 
 # PyTorch's short names (its `equal` is another thing: one bool, are the tensors the same)
 lt, le, gt, ge, eq, ne = less, less_equal, greater, greater_equal, equal, not_equal
+
+
 # the operators &, |, ^ and ~ (NumPy's and PyTorch's: logical on bool, bitwise on integers;
 # ~ takes bool only here)
 def bitwise_and(a, b) -> Tensor: return _compare("and", a, b)

@@ -584,6 +584,22 @@ def test_writes_through_data_refuse_capture(name, shape):
     assert "from outside the step" in run.stats.reasons[-1], run.stats
 
 
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")    # 0·inf, discarded by where
+def test_constants_holding_nan_inf_and_huge_values_replay():
+    """Constants equal from call to call, NaN, ±inf and 1e20 among them, compare as equal
+    (NaN to NaN), so the step still replays, and the replay equals eager."""
+    w = mg.tensor(np.ones(4), requires_grad=True)
+
+    def step(x):
+        edges = mg.tensor([np.nan, np.inf, -np.inf, 1e20])
+        loss = mg.where(mg.isfinite(edges), x * w * edges, x * w).sum() * mg.tensor(0.0).exp()
+        loss.backward()
+        return loss
+
+    compiled = _against_eager(step, w, (mg.tensor(np.arange(4.0) - i) for i in range(5)))
+    assert compiled.stats.replays == 3, compiled.stats
+
+
 def test_constants_made_alike_at_every_call_replay():
     """Tensors, numbers and arrays made inside the step from data that does not change (and
     options that do not) are constants of the capture: the step replays."""

@@ -67,7 +67,7 @@ SPELLED = {  # name: (function, the operator it spells, NumPy reference with alp
 }
 
 
-@pytest.mark.parametrize("shape_a, shape_b", BROADCAST_PAIRS)
+@pytest.mark.parametrize("shape_a, shape_b", BROADCAST_PAIRS + [((1,), (3,)), ((1,), ())])
 @pytest.mark.parametrize("name", list(SPELLED))
 def test_function_spellings_of_the_operators(name, shape_a, shape_b, device, rng):
     """mg.add(a, b, alpha=2.5) is a + 2.5·b (gradient 2.5·g to b), mg.sub likewise; the others

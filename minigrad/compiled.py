@@ -71,7 +71,10 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
   `t[i] = v`, an optimizer step of your own: mark it `mg.compiler.disable`), writes through
   `.data` into an argument or a tensor from outside (`p.data -= lr * p.grad`: their arrays
   and values are compared at the end of the capture and before each live call; the tensors
-  the previous call read are watched from the start), random numbers drawn
+  the previous call read are watched from the start) or into a value the step computed
+  (`scores.data[mask] = 0`: each operation's result is copied as it is recorded and compared
+  likewise, except views of arguments and parameters, which change with them; the copies
+  cost one more set of the step's activations, during capture only), random numbers drawn
   other than by an operation or `mg.rand`/`mg.randn` (randint, randperm: pass them in),
   `manual_seed` inside the step, a value computed from a tensor's array outside any
   operation (argmax, isnan, one_hot, an integer-to-float cast: it would be frozen),
@@ -514,6 +517,9 @@ class _Recorder:
         self.watched: dict[int, tuple] = {}
         for t in list(arg_tensors) + list(outside_before):
             self._watch(t)
+        # (tensor, its array, a copy of the values) for each value the step computed (an
+        # operation's result, a comparison, a random draw), to find writes through .data
+        self.computed: list = []
 
     def refuse(self, reason: str) -> None:
         if self.refusal is None:
@@ -525,6 +531,8 @@ class _Recorder:
         self.index[id(t)] = k
         self.source.append(source)
         self.by_array.setdefault(id(t.data), k)
+        if source[0] not in ("arg", "ext"):
+            self.computed.append((t, t.data, t.data.copy()))
         return k
 
     def _value(self, t) -> int:
@@ -551,6 +559,18 @@ class _Recorder:
                             f"argument or parameter) was {how} {when}, which a replay would not "
                             f"do: update it with in-place operations in a function marked "
                             f"mg.compiler.disable, or outside the step")
+                return
+        # a view of an argument or parameter changes with it (a live call's update): not here
+        watched = {id(_owner(a)) for t, a, _ in self.watched.values()} | {
+            id(_owner(t.data)) for t, _, _ in self.watched.values()}
+        for t, array, values in self.computed:
+            if id(_owner(array)) in watched:
+                continue
+            if t.data is not array or not _same_constant(array, values):
+                how = "assigned" if t.data is not array else "written into"
+                self.refuse(f"the .data of a tensor {tuple(t.shape)} the step computed was "
+                            f"{how} {when}, which a replay would not do: change values with "
+                            f"operations (mg.where, masked_fill, ...)")
                 return
 
     def read_from_outside(self) -> list:

@@ -584,6 +584,65 @@ def test_writes_through_data_refuse_capture(name, shape):
     assert "from outside the step" in run.stats.reasons[-1], run.stats
 
 
+# writes through .data into values the step computed, before later operations read them
+INTERMEDIATE_WRITES = {
+    "h.data[...] = ... (a mask)": lambda h, mask: h.data.__setitem__(h.data < 2.0, 0.0),
+    "h.data *= ...": lambda h, mask: h.data.__imul__(3.0),
+    "h.data = ...": lambda h, mask: setattr(h, "data", np.asarray(h.data * 3.0)),
+    "the comparison's .data[...] = ...": lambda h, mask: mask.data.__setitem__(..., True),
+}
+
+
+@pytest.mark.parametrize("name", list(INTERMEDIATE_WRITES))
+@pytest.mark.parametrize("shape", [(), (1,), (3,)])
+def test_writes_through_data_into_computed_values_refuse_capture(name, shape):
+    """`scores.data[mask] = 0` inside a step changes a value the step computed outside any
+    operation: the later operations and the backward read the changed values eagerly, a
+    replay would not write, so the capture is refused and every call runs eagerly."""
+    write, w = INTERMEDIATE_WRITES[name], mg.tensor(np.full(shape, 1.5), requires_grad=True)
+
+    def step(x):
+        h = x * w
+        mask = h > 2.0
+        write(h, mask)
+        loss = (mg.where(mask, h, 0.0) * w).sum()
+        loss.backward()
+        return loss
+
+    compiled = _against_eager(step, w, (mg.tensor(np.full(shape, 1.0 + i)) for i in range(5)))
+    assert compiled.stats.replays == 0, compiled.stats
+    assert "the step computed was" in compiled.stats.reasons[-1], compiled.stats
+
+
+def test_views_of_parameters_changed_by_a_live_update_still_replay():
+    """A value the step computed that is a view of a parameter (w.T, w[0]) changes when the
+    optimizer inside the step updates the parameter in place: not a write through .data, the
+    step replays, equal to eager."""
+    results = []
+    for compiled in (False, True):
+        w = mg.tensor(np.arange(6.0).reshape(2, 3) / 7.0, requires_grad=True)
+
+        @mg.compiler.disable
+        @mg.no_grad()
+        def sgd():
+            w.sub_(0.1 * w.grad)
+            w.grad = None
+
+        def step(x):
+            loss = (x @ w.T).sum() + (w[0] * w[1]).sum()
+            loss.backward()
+            sgd()
+            return loss
+
+        run = mg.compile(step) if compiled else step
+        results.append([(run(mg.tensor(np.ones((4, 3)) * i)).numpy(), w.numpy().copy())
+                        for i in range(5)])
+    assert run.stats.replays == 3, run.stats
+    for (loss, w_eager), (loss_c, w_c) in zip(*results):
+        np.testing.assert_array_equal(loss, loss_c)
+        np.testing.assert_array_equal(w_eager, w_c)
+
+
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")    # 0·inf, discarded by where
 def test_constants_holding_nan_inf_and_huge_values_replay():
     """Constants equal from call to call, NaN, ±inf and 1e20 among them, compare as equal

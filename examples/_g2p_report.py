@@ -2,6 +2,8 @@
 
     python examples/_g2p_report.py run NAME [g2p.py flags]   # train, keep the result as
                                                              # examples/results/NAME.json
+    python examples/_g2p_report.py resume NAME               # go on with a run that stopped
+                                                             # (its checkpoint), then keep it
     python examples/_g2p_report.py ship NAME                 # its best-on-dev weights, float16,
                                                              # as examples/data/g2p-model.npz,
                                                              # and its figures
@@ -80,6 +82,8 @@ REGULARISED = (("g2p-la-long-wd1", "g2p-la-long"), ("g2p-la-long-wd2", "g2p-la-l
 PUBLISHED = ROOT / "examples" / "results" / "published.json"   # numbers of others, with sources
 FIT = RESULTS / "fit" / "training_words.json"   # each run's kept weights on training words
 FIT_WORDS = 5000                                       # the fixed sample of training words
+RUNS = ROOT / "runs" / "docs"      # the recorded runs' folders (weights, logs, figures)
+STARTED = "started.json"            # in a run's folder: its record as known at the start
 
 
 # -- recording -------------------------------------------------------------------------------
@@ -91,42 +95,81 @@ def _git(*args) -> str:
 
 def record(name: str, arguments: list[str]) -> Path:
     """Run `python examples/g2p.py ARGUMENTS` into runs/docs/NAME (output in run.log) and keep
-    its metrics with the command, commit, machine and load in examples/results/NAME.json."""
-    out = ROOT / "runs" / "docs" / name
+    its metrics with the command, commit, machine and load in examples/results/NAME.json.
+    What is known at the start is kept in runs/docs/NAME/started.json, for `resume`."""
+    out, result = start(name, arguments)
+    return _train(out, result, arguments, "w")
+
+
+def start(name: str, arguments: list[str]) -> tuple[Path, dict]:
+    """A fresh folder RUNS/NAME holding started.json: the record as known before training."""
+    out = RUNS / name
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    cpu = next((line.split(":", 1)[1].strip() for line in
-                Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
     result = {"run": name, "command": " ".join(["python3", "examples/g2p.py", *arguments]),
-              "commit": _git("rev-parse", "HEAD"),
-              "uncommitted_changes": bool(_git("status", "--porcelain", "--", "minigrad", "nn",
-                                               "examples/g2p.py", "examples/_common.py")),
-              "machine": {"cpu": cpu, "logical_cpus": os.cpu_count(),
-                          "python": platform.python_version(), "numpy": np.__version__,
-                          "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "1")},
-              "niceness": os.nice(0),
+              **_revision(), "machine": _machine(), "niceness": os.nice(0),
               "load_average_before": [round(x, 2) for x in os.getloadavg()]}
+    _write(out / STARTED, json.dumps({**result, "arguments": arguments}, indent=1) + "\n")
+    return out, result
+
+
+def resume(name: str) -> Path:
+    """Go on with the recorded run runs/docs/NAME that stopped before its end (a killed
+    process, a machine that went down): g2p.py with the run's own flags and --resume from its
+    checkpoint, which restores the weights, optimizer, weight mean, history and place in the
+    epoch, so the run ends as it would have without the stop. The result says when and at
+    which commit it went on."""
+    out = RUNS / name
+    if not (out / STARTED).is_file() or not (out / g2p.CHECKPOINT_NAME).is_file():
+        raise SystemExit(f"_g2p_report.py resume: {out} holds no run started by "
+                         f"`_g2p_report.py run {name}` with a checkpoint to go on from")
+    started = json.loads((out / STARTED).read_text(encoding="utf-8"))
+    arguments = started.pop("arguments")
+    resumed = started.setdefault("resumed", [])
+    resumed.append({"date": _now(), **_revision(), "machine": _machine()})
+    _write(out / STARTED, json.dumps({**started, "arguments": arguments}, indent=1) + "\n")
+    return _train(out, started, [*arguments, "--resume", str(out / g2p.CHECKPOINT_NAME)], "a")
+
+
+def _train(out: Path, result: dict, arguments: list[str], mode: str) -> Path:
     start = time.perf_counter()
-    with open(out / "run.log", "w", encoding="utf-8") as log:
+    with open(out / "run.log", mode, encoding="utf-8") as log:
         subprocess.run([sys.executable, str(ROOT / "examples" / "g2p.py"), *arguments, "--out",
                         str(out)], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=True,
                        env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    result.update(date=datetime.datetime.now(datetime.timezone.utc).isoformat(
-        timespec="seconds"), process_wall_seconds=round(time.perf_counter() - start, 1),
-        load_average_after=[round(x, 2) for x in os.getloadavg()],
-        metrics=json.loads((out / "metrics.json").read_text(encoding="utf-8")))
+    # of this process only, when the run was resumed (the history has the whole run's)
+    result.update(date=_now(), process_wall_seconds=round(time.perf_counter() - start, 1),
+                  load_average_after=[round(x, 2) for x in os.getloadavg()],
+                  metrics=json.loads((out / "metrics.json").read_text(encoding="utf-8")))
     RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / f"{name}.json"
+    path = RESULTS / f"{result['run']}.json"
     _write(path, json.dumps(result, indent=1) + "\n")
     return path
+
+
+def _revision() -> dict:
+    return {"commit": _git("rev-parse", "HEAD"),
+            "uncommitted_changes": bool(_git("status", "--porcelain", "--", "minigrad", "nn",
+                                             "examples/g2p.py", "examples/_common.py"))}
+
+
+def _machine() -> dict:
+    cpu = next((line.split(":", 1)[1].strip() for line in
+                Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor())
+    return {"cpu": cpu, "logical_cpus": os.cpu_count(), "python": platform.python_version(),
+            "numpy": np.__version__, "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "1")}
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def ship(name: str) -> Path:
     """The recorded run's best-on-dev weights as float16, for `g2p.py --say` after install, and
     its figures as examples/figures/g2p_*.png."""
-    run = ROOT / "runs" / "docs" / name
+    run = RUNS / name
     for figure in ("curves", "attention"):
         shutil.copyfile(run / f"{figure}.png", FIGURES / f"g2p_{figure}.png")
     saved = nn.load(run / "best.npz")
@@ -673,8 +716,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["run"] and len(argv) > 1:
         print(record(argv[1], argv[2:]))
+    elif argv[:1] == ["resume"] and len(argv) == 2:
+        print(resume(argv[1]))
     elif argv[:1] == ["fit"]:
-        print(fit([Path(f) for f in argv[1:]] or [ROOT / "runs" / "docs"]))
+        print(fit([Path(f) for f in argv[1:]] or [RUNS]))
     elif argv[:1] == ["ship"] and len(argv) == 2:
         print(ship(argv[1]))
     elif argv[:1] == ["docs"]:

@@ -9,6 +9,10 @@ import hashlib
 import importlib
 import json
 import math
+import signal
+import subprocess
+import sys
+import time
 from dataclasses import fields
 from pathlib import Path
 
@@ -25,7 +29,6 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 @pytest.fixture(scope="module")
 def g2p():
-    import sys
     sys.path.insert(0, str(EXAMPLES))
     return importlib.import_module("g2p")
 
@@ -350,6 +353,43 @@ def test_average_from_keeps_the_mean_of_the_last_steps_weights(g2p, tmp_path):
     assert config().average_from == 0.75 and config().ema == 0.0          # the default
     assert config("--ema", "0.9").average_from == 0.0                     # in its place
     assert config("--average-from", "0").average_from == 0.0
+
+
+def test_report_resumes_a_stopped_run_to_the_same_end(g2p, report, tmp_path, monkeypatch):
+    """A recorded run stopped after a checkpoint (Ctrl-C here; a killed process leaves the
+    last periodic one) and gone on with by `_g2p_report.py resume` ends where the same run
+    made at one go ends: the same dev curve, losses, best step and test words; its record
+    keeps the command, start and the resumption."""
+    monkeypatch.setattr(report, "RUNS", tmp_path / "runs")
+    monkeypatch.setattr(report, "RESULTS", tmp_path / "results")
+    arguments = ["--quick", "--steps", "24", "--eval-every", "8", "--average-from", "0.5"]
+    whole = g2p.main([*arguments, "--out", str(tmp_path / "whole")])
+    out, _ = report.start("stopped", arguments)
+    child = subprocess.Popen([sys.executable, str(EXAMPLES / "g2p.py"), *arguments, "--out",
+                              str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not (out / g2p.CHECKPOINT_NAME).exists() and child.poll() is None and \
+            time.monotonic() < deadline:
+        time.sleep(0.05)
+    child.send_signal(signal.SIGINT)
+    assert child.wait(timeout=120) == 130              # stopped, with a checkpoint saved
+    stopped_at = len(nn.load(out / g2p.CHECKPOINT_NAME)["state"]["history"]["loss"])
+    assert 8 <= stopped_at < 24
+    record = json.loads(report.resume("stopped").read_text(encoding="utf-8"))
+    assert record["command"] == "python3 examples/g2p.py " + " ".join(arguments)
+    assert len(record["resumed"]) == 1 and "arguments" not in record
+    assert f"resumed from {out / g2p.CHECKPOINT_NAME}" in (out / "run.log").read_text()
+    resumed = record["metrics"]
+    assert resumed["steps"] == whole["steps"] == 24
+    for key in ("curve", "final_loss", "best_step"):
+        expected, got = whole[key], resumed[key]
+        if key == "curve":
+            expected, got = ({k: v for k, v in c.items() if k != "eval_seconds"}
+                             for c in (expected, got))
+        assert got == expected, key
+    assert resumed["test_beam"]["per_word"] == whole["test_beam"]["per_word"]
+    with pytest.raises(SystemExit, match="no run started"):
+        report.resume("never")
 
 
 def test_transformer_quick_run_trains_resumes_and_says(g2p, tmp_path):

@@ -19,8 +19,8 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, name_scope
                         set_grad_enabled)
 from .backend import Backend, cuda_available, manual_seed, register_backend, unregister_backend
 from .creation import (arange, empty, eye, from_numpy, full, full_like, get_rng_state, linspace,
-                       logspace, ones, ones_like, rand, rand_like, randint, randn, randn_like,
-                       randperm, set_rng_state, tensor, tril_indices, triu_indices, zeros,
+                       logspace, multinomial, ones, ones_like, rand, rand_like, randint, randn,
+                       randn_like, randperm, set_rng_state, tensor, tril_indices, triu_indices, zeros,
                        zeros_like)
 from .threads import get_num_threads, set_num_threads
 from .gradcheck import GradcheckError, check_backward, gradcheck
@@ -36,7 +36,7 @@ float32, float64, int32, int64, bool = "float32", "float64", "int32", "int64", "
 __all__ = [
     "Tensor", "Function", "FusedFunction", "tensor", "zeros", "ones", "full", "empty",
     "zeros_like", "ones_like", "full_like", "arange", "eye", "linspace", "logspace", "rand",
-    "rand_like", "randint", "randn", "randn_like", "randperm", "tril_indices", "triu_indices", "manual_seed", "get_rng_state",
+    "rand_like", "randint", "randn", "randn_like", "randperm", "multinomial", "tril_indices", "triu_indices", "manual_seed", "get_rng_state",
     "set_rng_state", "get_num_threads", "set_num_threads",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "grad",
     "name_scope", "detect_anomaly", "tune_malloc", "compile", "compiler",

@@ -238,6 +238,51 @@ def randperm(n: int, *, dtype="int64", device="cpu") -> Tensor:
     return Tensor._from_array(backend.xp.argsort(keys).astype(np.int64)).astype(dtype)
 
 
+def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
+    """Category indices drawn with the probabilities in each row of `input` (1-D (C,) or 2-D
+    (B, C) weights: finite, non-negative, each row with a positive sum; they need not sum to
+    one), as torch.multinomial. Each draw inverts the row's cumulative weights at a uniform
+    number from minigrad's RNG (see manual_seed); without replacement a category drawn is not
+    drawn again, so a row needs num_samples categories of positive weight. Returns int64
+    (num_samples,) or (B, num_samples) on input's device; no gradient flows."""
+    t = input if isinstance(input, Tensor) else Tensor(input)
+    if t.ndim not in (1, 2) or t.shape[-1] == 0:
+        raise ValueError(f"multinomial: input must be (C,) or (B, C) weights with C >= 1, got "
+                         f"shape {tuple(t.shape)}")
+    if isinstance(num_samples, bool) or not isinstance(num_samples, numbers.Integral) or \
+            num_samples < 1:
+        raise ValueError(f"multinomial: num_samples must be a positive int, got "
+                         f"{num_samples!r}")
+    backend, index = parse_device(t.device)
+    xp = backend.xp
+    weights = t.data.reshape(-1, t.shape[-1]).astype(np.float64)          # (B, C), a copy
+    if not bool(xp.isfinite(weights).all()) or bool((weights < 0).any()):
+        raise ValueError(f"multinomial: weights must be finite and >= 0 (input shape "
+                         f"{tuple(t.shape)})")
+    positive = (weights > 0).sum(axis=1)
+    if bool((positive == 0).any()):
+        raise ValueError(f"multinomial: a row of input (shape {tuple(t.shape)}) has no "
+                         f"positive weight")
+    if not replacement and num_samples > int(positive.min()):
+        raise ValueError(f"multinomial: {num_samples} samples without replacement, but a row "
+                         f"of input (shape {tuple(t.shape)}) has only {int(positive.min())} "
+                         f"categories of positive weight")
+    rows, categories = weights.shape
+    # the last category of positive weight: where a draw rounding up to the total lands
+    last = categories - 1 - (weights[:, ::-1] > 0).argmax(axis=1)
+    picked = xp.empty((rows, int(num_samples)), dtype=np.int64)
+    for k in range(int(num_samples)):
+        cumulative = xp.cumsum(weights, axis=1)                             # (B, C)
+        u = backend.random("uniform", (rows, 1), np.float64, index) * cumulative[:, -1:]
+        # the first category whose cumulative weight exceeds u (one of weight 0 never does)
+        drawn = xp.minimum((cumulative <= u).sum(axis=1), last)
+        picked[:, k] = drawn
+        if not replacement:
+            weights[xp.arange(rows), drawn] = 0.0
+            last = categories - 1 - (weights[:, ::-1] > 0).argmax(axis=1)
+    return Tensor._from_array(picked.reshape(tuple(t.shape[:-1]) + (int(num_samples),)))
+
+
 def get_rng_state(device="cpu") -> Tensor:
     """The state of minigrad's random numbers on `device` (randn, rand, dropout, initialisers)
     as a uint8 tensor, as torch.get_rng_state; save it with a checkpoint and give it back to

@@ -11,7 +11,8 @@
 """
 
 from . import functional, init, lr_scheduler, optim, utils
-from .layers import Dropout, Dropout1d, Embedding, Flatten, Identity, LayerNorm, Linear, RMSNorm
+from .layers import (BatchNorm1d, Dropout, Dropout1d, Embedding, Flatten, Identity, LayerNorm,
+                     Linear, RMSNorm)
 from .activations import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
                           LogSigmoid, LogSoftmax, Mish, ReLU, ReLU6, Sigmoid, SiLU, Softmax,
                           Softmin, Softplus, Softsign, Tanh)

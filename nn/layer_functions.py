@@ -161,22 +161,36 @@ class LayerNorm(mg.FusedFunction):
     def _gradient_formula(self, grad, x, weight, mu, inv_sigma):
         """The gradients from x, γ, μ and 1/σ: the same formulas on arrays and on Tensors."""
         needs = [t.requires_grad for t in self.inputs]
-        axes = self._axes(x.ndim)
-        leading = tuple(range(x.ndim - self.n_axes))
-        x_hat = (x - mu) * inv_sigma
-        g_hat = grad * weight if weight is not None else grad
-        # ∂L/∂x = (1/σ)(ĝ − mean(ĝ) − x̂ ⊙ mean(ĝ ⊙ x̂)), ĝ = g ⊙ γ
-        grads = [None]
-        if needs[0]:
-            grads[0] = (g_hat - g_hat.mean(axis=axes, keepdims=True)
-                        - x_hat * (g_hat * x_hat).mean(axis=axes, keepdims=True)) * inv_sigma
-        if self.has_weight:
-            # ∂L/∂γ = Σ over leading positions of g ⊙ x̂
-            grads.append((grad * x_hat).sum(axis=leading) if needs[1] else None)
-        if self.has_bias:
-            # ∂L/∂β = Σ over leading positions of g
-            grads.append(grad.sum(axis=leading) if needs[-1] else None)
-        return tuple(grads) if len(grads) > 1 else grads[0]
+        grads = normalised_gradients(
+            grad, x, weight, mu, inv_sigma, self._axes(x.ndim),
+            tuple(range(x.ndim - self.n_axes)), needs[0],
+            (self.has_weight and needs[1], self.has_bias and needs[-1]))
+        return _present(grads, self.has_weight, self.has_bias)
+
+
+def _present(grads: tuple, has_weight: bool, has_bias: bool):
+    """(∂x, ∂γ, ∂β) as a Function returns them: one per input present."""
+    kept = [grads[0]] + [g for g, present in zip(grads[1:], (has_weight, has_bias)) if present]
+    return tuple(kept) if len(kept) > 1 else kept[0]
+
+
+def normalised_gradients(grad, x, weight, mu, inv_sigma, stat_axes, param_axes, needs_x,
+                         needs_affine):
+    """∂L/∂x, ∂L/∂γ and ∂L/∂β of y = γ ⊙ x̂ + β, x̂ = (x − μ)/σ, where μ and σ² are x's
+    mean and (biased) variance over `stat_axes`, γ and β broadcast against x and are summed
+    back over `param_axes` (layer norm and batch norm alike): the same formulas on arrays and
+    on Tensors. `weight` None is γ = 1; `needs_affine` says for γ and β whether to compute."""
+    x_hat = (x - mu) * inv_sigma
+    g_hat = grad * weight if weight is not None else grad
+    grad_x = None
+    if needs_x:
+        # ∂L/∂x = (1/σ)(ĝ − mean(ĝ) − x̂ ⊙ mean(ĝ ⊙ x̂)), ĝ = g ⊙ γ, the means over stat_axes
+        grad_x = (g_hat - g_hat.mean(axis=stat_axes, keepdims=True)
+                  - x_hat * (g_hat * x_hat).mean(axis=stat_axes, keepdims=True)) * inv_sigma
+    # ∂L/∂γ = Σ over param_axes of g ⊙ x̂;  ∂L/∂β = Σ over param_axes of g
+    grad_weight = (grad * x_hat).sum(axis=param_axes) if needs_affine[0] else None
+    grad_bias = grad.sum(axis=param_axes) if needs_affine[1] else None
+    return grad_x, grad_weight, grad_bias
 
 
 def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
@@ -199,6 +213,156 @@ def layer_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
     eps = check_constant("layer_norm", "eps", eps)
     return LayerNorm.apply(*inputs, n_axes=len(shape), eps=eps,
                            has_weight=weight is not None, has_bias=bias is not None)
+
+
+# ---------------------------------------------------------------------------------------------
+# batch_norm
+
+class BatchNorm(mg.FusedFunction):
+    """y = γ ⊙ x̂ + β per channel c (axis 1), x̂ = (x − μ_c)/σ_c, σ_c = √(σ²_c + eps): with
+    `batch_stats`, μ and σ² are the batch's mean and biased variance over every axis but 1,
+    else the running mean and variance given as inputs (their gradients too, should they
+    require grad).
+
+    Inputs: x (N, C, *), then the running mean and variance (C,) unless `batch_stats`, then γ
+    and β (C,) when present.
+    """
+
+    needs_output = False
+
+    def __init__(self, batch_stats: bool, eps: float, has_weight: bool, has_bias: bool):
+        self.batch_stats, self.eps = batch_stats, eps
+        self.has_weight, self.has_bias = has_weight, has_bias
+
+    @staticmethod
+    def _axes(ndim: int) -> tuple[int, ...]:
+        return (0,) + tuple(range(2, ndim))
+
+    @staticmethod
+    def _per_channel(a, ndim: int):
+        """(C,) -> (1, C, 1, …): broadcast against x (N, C, *)."""
+        return a.reshape((1, -1) + (1,) * (ndim - 2))
+
+    def _affine(self, inputs: tuple) -> tuple:
+        return inputs[1:] if self.batch_stats else inputs[3:]
+
+    def forward(self, x, *rest):
+        """x (N, C, *), the running statistics unless batch_stats, γ and β: arrays. Returns
+        x's shape."""
+        xp = self.xp
+        dtype = np.result_type(x.dtype, *[a.dtype for a in rest])     # mixed dtypes promote
+        if self.batch_stats:
+            axes = self._axes(x.ndim)
+            mu = x.mean(axis=axes, keepdims=True)
+            y = (x - mu).astype(dtype, copy=False)           # the one full-size buffer
+            var = (y * y).mean(axis=axes, keepdims=True)
+            affine = rest
+        else:
+            mu, var = (self._per_channel(a, x.ndim) for a in rest[:2])
+            y = (x - mu).astype(dtype, copy=False)
+            affine = rest[2:]
+        inv_sigma = (1.0 / xp.sqrt(var + self.eps)).astype(dtype, copy=False)
+        self.save_for_backward(mu, inv_sigma)                # small: (1, C, 1, …)
+        y *= inv_sigma                                       # x̂, in place
+        if self.has_weight:
+            y *= self._per_channel(affine[0], x.ndim)
+        if self.has_bias:
+            y += self._per_channel(affine[-1], x.ndim)
+        return y
+
+    def array_backward(self, grad):
+        mu, inv_sigma = self.saved_tensors
+        return self._gradient_formula(grad, [t.data for t in self.inputs], mu, inv_sigma)
+
+    def recorded_backward(self, grad):
+        # recording a graph (create_graph): μ and 1/σ must stay functions of their inputs
+        x, *rest = self.inputs
+        if self.batch_stats:
+            axes = self._axes(x.ndim)
+            mu = x.mean(axis=axes, keepdims=True)
+            var = x.var(axis=axes, keepdims=True, ddof=0)
+        else:
+            mu, var = (self._per_channel(t, x.ndim) for t in rest[:2])
+        return self._gradient_formula(grad, self.inputs, mu, 1.0 / mg.sqrt(var + self.eps))
+
+    def _gradient_formula(self, grad, inputs, mu, inv_sigma):
+        """The gradients from the inputs, μ and 1/σ: the same formulas on arrays and on
+        Tensors."""
+        needs = [t.requires_grad for t in self.inputs]
+        x, ndim = inputs[0], inputs[0].ndim
+        axes = self._axes(ndim)
+        affine = self._affine(inputs)
+        weight = self._per_channel(affine[0], ndim) if self.has_weight else None
+        needs_affine = (self.has_weight and needs[-1 - self.has_bias],
+                        self.has_bias and needs[-1])
+        if self.batch_stats:
+            grads = normalised_gradients(grad, x, weight, mu, inv_sigma, axes, axes, needs[0],
+                                         needs_affine)
+            return _present(grads, self.has_weight, self.has_bias)
+        # the statistics are inputs: x̂ = (x − μ)/σ is affine in x, ĝ = g ⊙ γ
+        x_hat = (x - mu) * inv_sigma
+        g_hat = grad * weight if weight is not None else grad
+        grads = [g_hat * inv_sigma if needs[0] else None]           # ∂L/∂x = ĝ/σ
+        # ∂L/∂μ = −Σ ĝ/σ;  ∂L/∂σ² = −½ Σ ĝ ⊙ x̂/σ²  (sums over every axis but 1)
+        grads.append(-(g_hat * inv_sigma).sum(axis=axes) if needs[1] else None)
+        grads.append((g_hat * x_hat * inv_sigma * inv_sigma).sum(axis=axes) * -0.5
+                     if needs[2] else None)
+        if self.has_weight:
+            # ∂L/∂γ = Σ g ⊙ x̂;  ∂L/∂β = Σ g
+            grads.append((grad * x_hat).sum(axis=axes) if needs_affine[0] else None)
+        if self.has_bias:
+            grads.append(grad.sum(axis=axes) if needs_affine[1] else None)
+        return tuple(grads)
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Batch normalisation (Ioffe & Szegedy 2015), as torch.nn.functional.batch_norm: per
+    channel c (axis 1), y = γ_c (x − μ_c)/√(σ²_c + eps) + β_c.
+
+    training: μ and σ² are the batch's mean and biased variance over every axis but 1, and
+    the running statistics, when given, move towards the batch's in place (under no_grad):
+    r ← (1 − momentum) r + momentum b, with the unbiased variance (n/(n − 1)) for σ².
+    Otherwise the running statistics are used (and required).
+
+    input: (N, C, *); running_mean, running_var, weight, bias: (C,) or None. Returns input's
+    shape.
+    """
+    x = _floating(_as_tensor(input, weight), weight)
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: input shape {tuple(x.shape)} needs a batch and a channel "
+                         f"axis: (N, C) or (N, C, *)")
+    channels = x.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != (channels,):
+            raise ValueError(f"batch_norm: {name} shape {tuple(t.shape)} must be (C,) = "
+                             f"({channels},) for input shape {tuple(x.shape)}")
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("batch_norm: give both running_mean and running_var, or neither")
+    eps = check_constant("batch_norm", "eps", eps)
+    affine = [t for t in (weight, bias) if t is not None]
+    options = dict(eps=eps, has_weight=weight is not None, has_bias=bias is not None)
+    if not training:
+        if running_mean is None:
+            raise ValueError("batch_norm: running_mean and running_var are needed when not "
+                             "training (training=False)")
+        return BatchNorm.apply(x, running_mean, running_var, *affine, batch_stats=False,
+                               **options)
+    per_channel = x.size // channels if channels else 0
+    if per_channel <= 1:
+        raise ValueError(f"batch_norm: training needs more than one value per channel, got "
+                         f"input shape {tuple(x.shape)}")
+    y = BatchNorm.apply(x, *affine, batch_stats=True, **options)
+    if running_mean is not None:
+        momentum = check_constant("batch_norm", "momentum", momentum)
+        axes = BatchNorm._axes(x.ndim)
+        with mg.no_grad():
+            var, mean = mg.var_mean(x.detach(), axis=axes, ddof=1)
+            for running, batch in ((running_mean, mean), (running_var, var)):
+                running.mul_(1.0 - momentum).add_(batch.astype(running.dtype) * momentum)
+    return y
 
 
 def _as_tensor(x, like: Tensor | None) -> Tensor:

@@ -1,4 +1,4 @@
-"""Basic layers: Linear, Embedding, LayerNorm, Dropout and Identity (activation modules are in
+"""Basic layers: Linear, Embedding, LayerNorm, BatchNorm1d, RMSNorm, Dropout and Identity (activation modules are in
 activations.py, loss modules in loss_modules.py).
 
 Parameter layouts match PyTorch's, so state dicts can be exchanged. Every layer allocates its
@@ -162,6 +162,85 @@ class LayerNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")
+
+
+class BatchNorm1d(Module):
+    """Batch normalisation over the channels of (N, C) or (N, C, L) (Ioffe & Szegedy 2015), as
+    torch.nn.BatchNorm1d: y = γ (x − μ)/√(σ² + eps) + β per channel, one fused primitive.
+
+    In training, μ and σ² are the batch's (over N, and L), and the running statistics move
+    towards them: r ← (1 − momentum) r + momentum b (the variance's unbiased); momentum None
+    takes the plain mean of all batches so far. In eval, the running statistics are used.
+    Without track_running_stats there are none, and the batch's are used in eval too.
+
+    weight γ: ones, bias β: zeros (C,) with affine; buffers running_mean (zeros), running_var
+    (ones) and num_batches_tracked (0, int64) with track_running_stats. Updating the running
+    statistics is an in-place change: a compiled step that trains this layer runs eagerly.
+    """
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = True, track_running_stats: bool = True, device="cpu",
+                 dtype=None):
+        super().__init__()
+        self.num_features = check_size("BatchNorm1d", "num_features", num_features)
+        self.eps = float(eps)
+        self.momentum = None if momentum is None else float(momentum)
+        self.affine = check_flag("BatchNorm1d", "affine", affine)
+        self.track_running_stats = check_flag("BatchNorm1d", "track_running_stats",
+                                              track_running_stats)
+        if affine:
+            self.weight = _empty_parameter(num_features, dtype=dtype, device=device)
+            self.bias = _empty_parameter(num_features, dtype=dtype, device=device)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", mg.zeros(num_features, dtype=dtype,
+                                                          device=device))
+            self.register_buffer("running_var", mg.ones(num_features, dtype=dtype,
+                                                        device=device))
+            self.register_buffer("num_batches_tracked", mg.zeros((), dtype="int64",
+                                                                 device=device))
+        else:
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
+        self.reset_parameters()
+
+    def reset_running_stats(self) -> None:
+        """running_mean to zeros, running_var to ones, num_batches_tracked to 0."""
+        if self.track_running_stats:
+            with mg.no_grad():
+                self.running_mean.fill_(0.0)
+                self.running_var.fill_(1.0)
+                self.num_batches_tracked.fill_(0)
+
+    def reset_parameters(self) -> None:
+        """The running statistics reset, weight γ back to ones and bias β to zeros."""
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x: (N, C) or (N, C, L). Returns the same shape."""
+        if x.ndim not in (2, 3):
+            raise ValueError(f"BatchNorm1d: input must be (N, C) or (N, C, L), got shape "
+                             f"{tuple(x.shape)}")
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            with mg.no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:                    # the mean of all batches so far
+                factor = 1.0 / self.num_batches_tracked.item()
+        batch_stats = self.training or self.running_mean is None
+        running = not self.training or self.track_running_stats
+        return F.batch_norm(x, self.running_mean if running else None,
+                            self.running_var if running else None, self.weight, self.bias,
+                            batch_stats, factor, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
 
 
 class RMSNorm(Module):

@@ -533,16 +533,13 @@ class TransformerLM(Module):
 
     @staticmethod
     def _pick(logits: np.ndarray, temperature: float, top_k: int | None, device) -> np.ndarray:
-        """One token per row of logits (B, V): greedy, or sampled by inverting the CDF at a
-        uniform number drawn from minigrad's RNG. Returns int64 (B, 1)."""
+        """One token per row of logits (B, V): greedy, or sampled with minigrad.multinomial
+        (from minigrad's RNG). Returns int64 (B, 1)."""
         if temperature == 0:
             return logits.argmax(axis=-1)[:, None]
         logits = logits / temperature
         if top_k is not None:
             kth = np.sort(logits, axis=-1)[:, -top_k][:, None]               # (B, 1)
             logits = np.where(logits < kth, -math.inf, logits)
-        probs = np.exp(logits - logits.max(axis=-1, keepdims=True))
-        cdf = np.cumsum(probs / probs.sum(axis=-1, keepdims=True), axis=-1)  # (B, V)
-        u = mg.rand(logits.shape[0], 1, dtype=np.float64, device=device).numpy()   # (B, 1)
-        picked = (cdf < u).sum(axis=-1)                # first index whose CDF reaches u
-        return np.minimum(picked, logits.shape[-1] - 1)[:, None].astype(np.int64)
+        weights = np.exp(logits - logits.max(axis=-1, keepdims=True))        # (B, V)
+        return mg.multinomial(mg.tensor(weights, device=device), 1).numpy()

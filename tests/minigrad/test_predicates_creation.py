@@ -1,5 +1,5 @@
 """Predicates (isclose, allclose, isinf, isposinf, isneginf) and creation (linspace, logspace,
-eye(n, m, k), tril/triu_indices, randint, randperm, where with two numbers): against NumPy,
+eye(n, m, k), tril/triu_indices, randint, randperm, multinomial, where with two numbers): against NumPy,
 devices, dtypes, seeding, errors."""
 
 import numpy as np
@@ -70,6 +70,57 @@ def test_randint_and_randperm_are_seeded_and_in_range(device):
     perm = mg.randperm(10, device=device)
     assert sorted(perm.numpy().tolist()) == list(range(10)) and perm.dtype == np.int64
     assert mg.randperm(0).shape == (0,)
+
+
+@pytest.mark.parametrize("replacement", [True, False])
+def test_multinomial_frequencies_follow_the_weights(device, replacement):
+    """Each row's first draw follows its normalised weights (a chi-square bound far from
+    chance failure); weight 0 is never drawn; seeded draws repeat."""
+    weights = np.array([[0.1, 0.0, 0.6, 0.3], [0.0, 0.0, 0.0, 2.0], [1.0, 1.0, 1.0, 1.0]])
+    mg.manual_seed(11)
+    drawn = mg.multinomial(mg.tensor(weights, device=device), 1, replacement=replacement)
+    assert drawn.shape == (3, 1) and drawn.dtype == np.int64 and drawn.device == device
+    n = 6000
+    first = mg.multinomial(mg.tensor(np.repeat(weights, n, axis=0), device=device), 1,
+                           replacement=replacement).numpy().reshape(3, n)
+    for row, probabilities in zip(first, weights / weights.sum(axis=1, keepdims=True)):
+        counts = np.bincount(row, minlength=4)
+        assert counts[probabilities == 0].sum() == 0
+        expected = n * probabilities[probabilities > 0]
+        chi2 = ((counts[probabilities > 0] - expected) ** 2 / expected).sum()
+        assert chi2 < 25.0, (counts, expected)               # df <= 3: p < 1e-4 by chance
+    mg.manual_seed(11)
+    again = mg.multinomial(mg.tensor(weights, device=device), 1, replacement=replacement)
+    np.testing.assert_array_equal(again.numpy(), drawn.numpy())
+
+
+def test_multinomial_without_replacement_draws_each_category_once(device):
+    mg.manual_seed(12)
+    weights = mg.tensor([[1.0, 2.0, 0.0, 3.0]] * 500, device=device)
+    drawn = mg.multinomial(weights, 3).numpy()
+    assert drawn.shape == (500, 3)
+    assert all(sorted(row) == [0, 1, 3] for row in drawn.tolist())
+    # the second draw: P(0) = P(1 first)/4 + P(3 first)/3 = 1/12 + 1/6 = 1/4 (of 500)
+    assert 90 <= (drawn[:, 1] == 0).sum() <= 160
+    single = mg.multinomial(mg.tensor([0.0, 5.0], device=device), 1)
+    assert single.shape == (1,) and single.tolist() == [1]
+    many = mg.multinomial(mg.tensor([0.2, 0.8]), 50, replacement=True)
+    assert many.shape == (50,) and set(many.tolist()) <= {0, 1}
+
+
+def test_multinomial_refuses_what_torch_refuses():
+    with pytest.raises(ValueError, match=r"multinomial: input must be \(C,\) or \(B, C\)"):
+        mg.multinomial(mg.ones(2, 2, 2), 1)
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        mg.multinomial(mg.tensor([1.0, -1.0]), 1)
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        mg.multinomial(mg.tensor([1.0, np.nan]), 1)
+    with pytest.raises(ValueError, match="no positive weight"):
+        mg.multinomial(mg.tensor([[1.0, 1.0], [0.0, 0.0]]), 1)
+    with pytest.raises(ValueError, match="only 2 categories of positive weight"):
+        mg.multinomial(mg.tensor([1.0, 0.0, 1.0]), 3)
+    with pytest.raises(ValueError, match="num_samples must be a positive int"):
+        mg.multinomial(mg.tensor([1.0, 1.0]), 0)
 
 
 def test_where_with_two_numbers_makes_a_default_dtype_tensor(device):

@@ -153,6 +153,46 @@ def _layer_norm_spell(names, o):
             f"{o['n_axes']}:], {weight}, {bias})")
 
 
+def _batch_norm(x, *rest, batch_stats, has_weight, has_bias, eps=1e-5):
+    """Per channel (axis 1): the batch's mean and biased variance over the other axes, or the
+    running ones given first."""
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    if batch_stats:
+        mu, var = x.mean(axis=axes, keepdims=True), x.var(axis=axes, keepdims=True)
+    else:
+        mu, var, rest = rest[0].reshape(shape), rest[1].reshape(shape), rest[2:]
+    y = (x - mu) / np.sqrt(var + eps)
+    if has_weight:
+        y = y * rest[0].reshape(shape)
+    if has_bias:
+        y = y + rest[-1].reshape(shape)
+    return y
+
+
+def _batch_norm_call(x, *rest, batch_stats, has_weight, has_bias):
+    running = [None, None] if batch_stats else list(rest[:2])
+    affine = rest if batch_stats else rest[2:]
+    weight = affine[0] if has_weight else None
+    bias = affine[-1] if has_bias else None
+    return F.batch_norm(x, *running, weight, bias, training=batch_stats)
+
+
+def _batch_norm_valid(x, *rest, batch_stats, **_):
+    """In training, each channel spreads enough for x̂ to be well conditioned."""
+    axes = (0,) + tuple(range(2, x.ndim))
+    return not batch_stats or bool(np.var(x, axis=axes).min() > 0.05)
+
+
+def _batch_norm_spell(names, o):
+    running = "None, None" if o["batch_stats"] else f"{names[1]}, {names[2]}"
+    affine = names[1:] if o["batch_stats"] else names[3:]
+    weight = affine[0] if o["has_weight"] else None
+    bias = affine[-1] if o["has_bias"] else None
+    return (f"nn.functional.batch_norm({names[0]}, {running}, {weight}, {bias}, "
+            f"training={o['batch_stats']})")
+
+
 def _targets_options(logits_shape, fixed):
     def make(rng):
         classes = logits_shape[-1]
@@ -305,6 +345,22 @@ def entries() -> list[OpInfo]:
                                             "has_bias": has_bias}))
     add(OpInfo("layer_norm", F.LayerNorm, _layer_norm_call, _layer_norm, tuple(norm_samples),
                valid=_layer_norm_valid, spell=_layer_norm_spell))
+    # batch norm: x (N, C, *) with γ and β (C,) when present; in eval the running mean and
+    # variance (C,) come after x, the variance positive
+    bn_cases = [((4, 3), True, True), ((3, 2, 4), True, True), ((2, 1), False, False),
+                ((3, 2), True, False), ((2, 2, 1), False, True), ((1, 2, 3), True, True),
+                ((5, 1, 2), True, True)]
+    for batch_stats in (True, False):
+        samples = []
+        for x_shape, has_weight, has_bias in bn_cases:
+            channels = (x_shape[1],)
+            shapes = (x_shape,) + (channels,) * (2 * (not batch_stats) + has_weight + has_bias)
+            samples.append(Sample(shapes, {"batch_stats": batch_stats,
+                                           "has_weight": has_weight, "has_bias": has_bias}))
+        add(OpInfo("batch_norm" + ("" if batch_stats else "_running"), F.BatchNorm,
+                   _batch_norm_call, _batch_norm, tuple(samples), valid=_batch_norm_valid,
+                   domains=(REAL,) if batch_stats else (REAL, REAL, POSITIVE, REAL, REAL),
+                   spell=_batch_norm_spell))
     ce_cases = [((2, 3), {}), ((3,), {}), ((1, 3), {"reduction": "sum"}),
                 ((2, 3), {"reduction": "none"}), ((2, 2), {"label_smoothing": 0.1}),
                 ((2, 3), {"ignore_index": -1}), ((1, 2, 3), {"reduction": "none"}),

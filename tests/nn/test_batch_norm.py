@@ -1,0 +1,225 @@
+"""Batch normalisation: F.batch_norm and nn.BatchNorm1d against a plain-NumPy reference from
+the equations (training and eval, running statistics), float64 gradchecks of every input in
+both modes, errors, state dicts, compiled steps, and PyTorch's numbers when it is installed."""
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+import nn
+import nn.functional as F
+
+SHAPES = [(4, 3), (5, 3, 7), (2, 1), (3, 2, 1), (1, 2, 3)]
+
+
+def f64(array, requires_grad=True):
+    return mg.tensor(np.asarray(array, dtype=np.float64), requires_grad=requires_grad)
+
+
+def batch_norm_numpy(x, mean, var, weight=None, bias=None, eps=1e-5):
+    """y = γ (x − μ)/√(σ² + eps) + β with μ, σ², γ, β per channel (axis 1)."""
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    y = (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def batch_statistics(x):
+    """Per channel: the mean, the biased and the unbiased variance over every axis but 1."""
+    per_channel = np.moveaxis(x, 1, 0).reshape(x.shape[1], -1)
+    return per_channel.mean(axis=1), per_channel.var(axis=1), per_channel.var(axis=1, ddof=1)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("affine", [True, False])
+def test_training_normalises_with_the_batch_and_moves_the_running_statistics(shape, affine):
+    rng = np.random.default_rng(sum(shape))
+    x = rng.normal(size=shape) * 3.0 + 2.0
+    if x.size // shape[1] < 2:
+        pytest.skip("training needs two values per channel (tested below)")
+    weight, bias = rng.normal(size=shape[1]), rng.normal(size=shape[1])
+    running_mean, running_var = rng.normal(size=shape[1]), rng.uniform(0.5, 2, shape[1])
+    rm, rv = f64(running_mean, False), f64(running_var, False)
+    y = F.batch_norm(f64(x), rm, rv, *([f64(weight), f64(bias)] if affine else []),
+                     training=True, momentum=0.3, eps=1e-3)
+    mean, var, unbiased = batch_statistics(x)
+    expected = batch_norm_numpy(x, mean, var, *((weight, bias) if affine else ()), eps=1e-3)
+    np.testing.assert_allclose(y.numpy(), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(rm.numpy(), 0.7 * running_mean + 0.3 * mean, rtol=1e-12)
+    np.testing.assert_allclose(rv.numpy(), 0.7 * running_var + 0.3 * unbiased, rtol=1e-12)
+    assert rm._version == rv._version == 2                  # changed in place, seen by graphs
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_eval_uses_the_running_statistics(shape):
+    rng = np.random.default_rng(1)
+    x, weight, bias = rng.normal(size=shape), rng.normal(size=shape[1]), rng.normal(size=shape[1])
+    mean, var = rng.normal(size=shape[1]), rng.uniform(0.5, 2, shape[1])
+    y = F.batch_norm(f64(x), f64(mean, False), f64(var, False), f64(weight), f64(bias))
+    np.testing.assert_allclose(y.numpy(), batch_norm_numpy(x, mean, var, weight, bias),
+                               rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 2, 5), (2, 1), (2, 1, 1)])
+@pytest.mark.parametrize("present", ["both", "weight", "bias", "neither"])
+def test_gradcheck_training(shape, present):
+    rng = np.random.default_rng(2)
+    x = f64(rng.normal(size=shape) * 2.0 + 1.0)
+    affine = {"weight": f64(rng.normal(size=shape[1])), "bias": f64(rng.normal(size=shape[1]))}
+    if present != "both":
+        affine = {k: (v if k == present else None) for k, v in affine.items()}
+
+    def fn(x, *params):
+        given = iter(params)
+        w, b = (next(given) if affine[k] is not None else None for k in ("weight", "bias"))
+        return F.batch_norm(x, None, None, w, b, training=True, eps=1e-2)
+    assert mg.gradcheck(fn, [x] + [t for t in affine.values() if t is not None])
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 2, 5), (1, 1), (1, 2, 1)])
+def test_gradcheck_eval_of_every_input_the_running_statistics_included(shape):
+    rng = np.random.default_rng(3)
+    inputs = [f64(rng.normal(size=shape)), f64(rng.normal(size=shape[1])),
+              f64(rng.uniform(0.5, 2.0, shape[1])), f64(rng.normal(size=shape[1])),
+              f64(rng.normal(size=shape[1]))]
+    assert mg.gradcheck(lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, eps=1e-2), inputs)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_second_derivative_under_create_graph(training):
+    """The recorded backward's gradient, differentiated again, against finite differences of
+    the plain gradient."""
+    rng = np.random.default_rng(4)
+    x, w = f64(rng.normal(size=(4, 2, 3))), f64(rng.normal(size=2))
+    stats = [None, None] if training else [f64(rng.normal(size=2), False),
+                                           f64(rng.uniform(0.5, 2, 2), False)]
+    probe = rng.normal(size=(4, 2, 3))
+
+    def grad_of_x(x, w):
+        y = F.batch_norm(x, *stats, w, None, training=training, eps=1e-2)
+        (g,) = mg.grad((y * y * mg.tensor(probe)).sum(), [x], create_graph=True)
+        return g
+    assert mg.gradcheck(grad_of_x, [x, w])
+
+
+def test_momentum_none_takes_the_mean_of_all_batches():
+    rng = np.random.default_rng(5)
+    layer = nn.BatchNorm1d(2, momentum=None, dtype="float64")
+    batches = [rng.normal(size=(6, 2)) * (k + 1) + k for k in range(3)]
+    for batch in batches:
+        layer(f64(batch))
+    means = [batch_statistics(b)[0] for b in batches]
+    variances = [batch_statistics(b)[2] for b in batches]
+    np.testing.assert_allclose(layer.running_mean.numpy(), np.mean(means, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(layer.running_var.numpy(), np.mean(variances, axis=0),
+                               rtol=1e-12)
+    assert layer.num_batches_tracked.item() == 3
+
+
+def test_module_modes_buffers_and_state_dict():
+    layer = nn.BatchNorm1d(3)
+    assert list(layer.state_dict()) == ["weight", "bias", "running_mean", "running_var",
+                                        "num_batches_tracked"]
+    np.testing.assert_array_equal(layer.weight.numpy(), np.ones(3, np.float32))
+    np.testing.assert_array_equal(layer.running_var.numpy(), np.ones(3, np.float32))
+    x = mg.tensor(np.random.default_rng(6).normal(size=(8, 3, 4)).astype(np.float32))
+    trained = layer(x)                                     # batch statistics
+    per_channel = trained.numpy().transpose(1, 0, 2).reshape(3, -1)
+    np.testing.assert_allclose(per_channel.mean(axis=1), 0.0, atol=1e-5)
+    layer.eval()
+    before = layer.running_mean.numpy().copy()
+    evaluated = layer(x)                                   # running statistics, no update
+    np.testing.assert_array_equal(layer.running_mean.numpy(), before)
+    np.testing.assert_allclose(evaluated.numpy(), batch_norm_numpy(
+        x.numpy(), before, layer.running_var.numpy()), rtol=1e-5, atol=1e-6)
+    plain = nn.BatchNorm1d(3, affine=False, track_running_stats=False).eval()
+    assert list(plain.state_dict()) == [] and plain.running_mean is None
+    np.testing.assert_allclose(plain(x).numpy(), trained.numpy(), rtol=1e-5, atol=1e-6)
+    layer.reset_running_stats()
+    np.testing.assert_array_equal(layer.running_mean.numpy(), np.zeros(3, np.float32))
+    assert layer.num_batches_tracked.item() == 0
+
+
+def test_errors_name_the_operation_and_shapes():
+    x = mg.tensor(np.ones((4, 3)))
+    with pytest.raises(ValueError, match=r"batch_norm: weight shape \(2,\) must be \(C,\)"):
+        F.batch_norm(x, None, None, mg.ones(2), training=True)
+    with pytest.raises(ValueError, match="more than one value per channel.*\\(1, 3\\)"):
+        F.batch_norm(mg.ones(1, 3), None, None, training=True)
+    with pytest.raises(ValueError, match="needed when not training"):
+        F.batch_norm(x, None, None)
+    with pytest.raises(ValueError, match="both running_mean and running_var"):
+        F.batch_norm(x, mg.zeros(3), None, training=True)
+    with pytest.raises(ValueError, match=r"input shape \(3,\) needs a batch and a channel axis"):
+        F.batch_norm(mg.ones(3), None, None, training=True)
+    with pytest.raises(ValueError, match=r"BatchNorm1d: input must be \(N, C\) or \(N, C, L\)"):
+        nn.BatchNorm1d(3)(mg.ones(2, 3, 4, 5))
+    with pytest.raises(TypeError, match="num_features must be an int"):
+        nn.BatchNorm1d(3.0)
+    layer = nn.BatchNorm1d(3)
+    with pytest.raises(ValueError, match="more than one value per channel"):
+        layer(mg.ones(1, 3))
+
+
+def test_a_compiled_step_that_trains_it_runs_eagerly_and_eval_replays():
+    """Training moves the running statistics in place: not something a replay repeats, so the
+    step stays eager (and equals eager). In eval the running statistics are read live at
+    every replay: a new state loaded between calls is seen."""
+    rng = np.random.default_rng(7)
+    batches = [mg.tensor(rng.normal(size=(6, 3)).astype(np.float32)) for _ in range(5)]
+    results = []
+    for compiled in (False, True):
+        mg.manual_seed(0)
+        model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 1))
+        optimizer = nn.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x):
+            optimizer.zero_grad()
+            loss = (model(x) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+            return loss
+        run = mg.compile(step) if compiled else step
+        results.append([run(x).numpy() for x in batches] + [model[1].running_var.numpy()])
+    assert run.stats.replays == 0 and "in-place" in run.stats.reasons[-1], run.stats
+    for eager, replayed in zip(*results):
+        np.testing.assert_array_equal(eager, replayed)
+
+    model.eval()
+    evaluate = mg.compile(lambda x: model(x))
+    outputs = [evaluate(batches[0]).numpy() for _ in range(4)]
+    assert evaluate.stats.replays == 2, evaluate.stats
+    state = model.state_dict()
+    state["1.running_mean"] = state["1.running_mean"] + 1.0
+    model.load_state_dict(state)
+    np.testing.assert_array_equal(evaluate(batches[0]).numpy(), model(batches[0]).numpy())
+    assert not np.array_equal(outputs[-1], model(batches[0]).numpy())
+
+
+def test_against_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    for shape in [(4, 3), (5, 3, 7)]:
+        for momentum in (0.1, None):
+            ours = nn.BatchNorm1d(3, momentum=momentum, dtype="float64")
+            theirs = torch.nn.BatchNorm1d(3, momentum=momentum, dtype=torch.float64)
+            weight, bias = rng.normal(size=3), rng.normal(size=3)
+            ours.load_state_dict({**ours.state_dict(), "weight": weight, "bias": bias})
+            theirs.load_state_dict({**theirs.state_dict(), "weight": torch.tensor(weight),
+                                    "bias": torch.tensor(bias)})
+            for mode in ("train", "train", "eval"):
+                ours.train(mode == "train")
+                theirs.train(mode == "train")
+                x, g = rng.normal(size=shape) * 2 + 1, rng.normal(size=shape)
+                a, b = f64(x), torch.tensor(x, requires_grad=True)
+                ours(a).backward(mg.tensor(g))
+                theirs(b).backward(torch.tensor(g))
+                np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-10,
+                                           atol=1e-12)
+            for key, value in theirs.state_dict().items():
+                np.testing.assert_allclose(ours.state_dict()[key], value.numpy(), rtol=1e-12)
+            np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(),
+                                       rtol=1e-10)

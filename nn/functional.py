@@ -1,7 +1,8 @@
 """nn.functional: every stateless function of nn under one name, as PyTorch's
 torch.nn.functional (`import nn.functional as F`). This module only gathers names: the
 functions live in layer_functions.py (linear, layer_norm, batch_norm, embedding, pad, dropout
-in PyTorch's signature), losses.py (every loss), attention_functional.py (attention), activations.py
+in PyTorch's signature), convolution.py (conv1d, max_pool1d, avg_pool1d, adaptive_avg_pool1d),
+losses.py (every loss), attention_functional.py (attention), activations.py
 (softmax, log_softmax and softmin, which refuse to guess PyTorch's implicit dim) and minigrad
 (the other activations).
 """
@@ -19,6 +20,8 @@ from minigrad import glu  # noqa: F401
 from .layer_functions import (Affine, BatchNorm, LayerNorm, batch_norm,  # noqa: F401
                               dropout, dropout1d, embedding, layer_norm, linear, normalize,
                               one_hot, pad, rms_norm)
+from .convolution import (adaptive_avg_pool1d, avg_pool1d, conv1d,  # noqa: F401
+                          max_pool1d)
 from .layer_functions import Linear  # noqa: F401  (Affine's name before; nn.Linear is the layer)
 from .losses import (BinaryCrossEntropyWithLogits, CrossEntropy,  # noqa: F401
                      binary_cross_entropy, binary_cross_entropy_with_logits,

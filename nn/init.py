@@ -116,6 +116,17 @@ def kaiming_uniform_(tensor: mg.Tensor, a: float = 0.0, mode: str = "fan_in",
     return uniform_(tensor, -bound, bound)
 
 
+def fan_in_uniform_(weight: mg.Tensor, bias: mg.Tensor | None = None) -> mg.Tensor:
+    """PyTorch's default for nn.Linear and nn.Conv1d: weight from kaiming_uniform_ with a = √5,
+    which is U(−1/√fan_in, 1/√fan_in), and bias (when given) from the same interval."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = calculate_fan_in_and_fan_out(weight)
+        bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+        uniform_(bias, -bound, bound)
+    return weight
+
+
 def kaiming_normal_(tensor: mg.Tensor, a: float = 0.0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu") -> mg.Tensor:
     """He et al. (2015): N(0, std²), std = gain / √fan."""

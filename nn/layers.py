@@ -8,8 +8,6 @@ minigrad's RNG (reproducible after `minigrad.manual_seed`).
 
 from __future__ import annotations
 
-import math
-
 import minigrad as mg
 
 from . import functional as F
@@ -46,12 +44,9 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """Draw weight and bias again from U(−1/√I, 1/√I) (minigrad's RNG)."""
-        # kaiming_uniform with a = √5 gives U(−1/√I, 1/√I), PyTorch's default
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            bound = 1.0 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
-            init.uniform_(self.bias, -bound, bound)
+        """Draw weight and bias again from U(−1/√I, 1/√I) (minigrad's RNG), PyTorch's
+        default."""
+        init.fan_in_uniform_(self.weight, self.bias)
 
     def forward(self, x: mg.Tensor) -> mg.Tensor:
         """x: (..., I). Returns (..., O)."""

@@ -36,6 +36,18 @@ def _query_and_memory(rng, call):
     return [mg.tensor(rng.standard_normal((B, 2, E))), mg.tensor(rng.standard_normal((B, T, E)))]
 
 
+def _channels(rng, call):
+    """(B, E, T): E channels of length T, PyTorch's layout for convolution and pooling."""
+    return [mg.tensor(rng.standard_normal((B, E, T)))]
+
+
+def _gathered_at_pooled_maxima(y):
+    """y's elements read again at the positions max_pool1d returns: the indices must be
+    computed from each call's y, not frozen."""
+    _, indices = F.max_pool1d(y, 2, ceil_mode=True, return_indices=True)
+    return mg.take_along_axis(y, indices, axis=-1)
+
+
 def _cases():
     """name -> (make the module, make one call's inputs, the loss of module and inputs)."""
     square = lambda y: (y * y).sum()                                          # noqa: E731
@@ -67,6 +79,15 @@ def _cases():
                                        lambda m, ids: square(m(ids))),
         "LayerNorm": (lambda: nn.LayerNorm(E), _sequence, lambda m, x: (m(x) ** 3).sum()),
         "RMSNorm": (lambda: nn.RMSNorm(E), _sequence, lambda m, x: (m(x) ** 3).sum()),
+        "Conv1d, MaxPool1d, AvgPool1d": (
+            lambda: nn.Sequential(nn.Conv1d(E, 6, 3, padding=1), nn.ReLU(),
+                                  nn.MaxPool1d(2, ceil_mode=True),
+                                  nn.Conv1d(6, 4, 2, padding="same", groups=2),
+                                  nn.AvgPool1d(2, padding=1, count_include_pad=False)),
+            _channels, lambda m, x: square(m(x))),
+        "Conv1d, then the maxima's indices": (
+            lambda: nn.Conv1d(E, 4, 2, stride=2, padding=1, dilation=2), _channels,
+            lambda m, x: square(_gathered_at_pooled_maxima(m(x)))),
         "CosineSimilarity of a projection": (
             lambda: nn.Linear(E, E), _sequence,
             lambda m, x: F.cosine_similarity(m(x), x * 1e3, dim=-1).sum()),

@@ -11,7 +11,7 @@ import minigrad as mg
 from minigrad.ops import elementwise as E
 from minigrad.ops import nn_ops
 from nn import attention as nn_attention
-from nn import attention_functional, losses, recurrent
+from nn import attention_functional, convolution, losses, recurrent
 from nn import functional as F
 
 from .core import (CHECK_SHAPES, KINK_MARGIN, PAIRS, POSITIVE, REAL, SHAPES, UNIT, Domain, Edges,
@@ -470,4 +470,148 @@ def entries() -> list[OpInfo]:
                tuple(Sample((s, s), {"label_smoothing": 0.1}) for s in [(1,), (2, 3)]),
                domains=(REAL, UNIT),
                spell="nn.functional.cross_entropy({0}, {1}, label_smoothing={label_smoothing})"))
+    ops.extend(_convolution_entries())
+    return ops
+
+
+# -- convolution and pooling over one axis (nn/convolution.py) ----------------------------------
+
+def _unbatched_too(reference):
+    """`reference` of an (N, C, L) input applied to an unbatched (C, L) one as to (1, C, L)."""
+    def run(x, *rest, **options):
+        if x.ndim == 2:
+            return reference(x[None], *rest, **options)[0]
+        return reference(x, *rest, **options)
+    return run
+
+
+@_unbatched_too
+def _conv1d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    """y[n, o, l] = b[o] + Σ_c Σ_k w[o, c, k] x[n, g·C_g + c, l·s + k·d − p_left] (g the group
+    of o, C_g = w.shape[1]), one output position at a time."""
+    c_out, c_group, k = w.shape
+    span = dilation * (k - 1) + 1
+    if padding == "same":                       # output length L; the odd one on the right
+        left, right = (span - 1) // 2, (span - 1) - (span - 1) // 2
+    elif padding == "valid":
+        left = right = 0
+    else:
+        left = right = padding
+    x = np.pad(x, ((0, 0), (0, 0), (left, right)))
+    out_length = (x.shape[-1] - span) // stride + 1
+    dtype = np.result_type(x, w) if b is None else np.result_type(x, w, b)
+    y = np.zeros((x.shape[0], c_out, out_length), dtype=dtype)
+    per_group = c_out // groups
+    for o in range(c_out):
+        group = o // per_group
+        channels = slice(group * c_group, (group + 1) * c_group)
+        for l in range(out_length):
+            window = x[:, channels, l * stride:l * stride + span:dilation]      # (N, C_g, K)
+            y[:, o, l] = (window * w[o]).sum(axis=(1, 2)) + (0 if b is None else b[o])
+    return y
+
+
+def _pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode, fill):
+    """The windows of x (N, C, L) as PyTorch's pooling lays them out, (N, C, L_out, K), with
+    `fill` at positions outside the input: L_out = ⌊(L + 2p − d(K − 1) − 1)/s⌋ + 1, rounded up
+    with ceil_mode unless the last window would start past L + p."""
+    length = x.shape[-1]
+    stride = kernel_size if stride is None else stride
+    span = dilation * (kernel_size - 1) + 1
+    extra = stride - 1 if ceil_mode else 0
+    out_length = (length + 2 * padding - span + extra) // stride + 1
+    if ceil_mode and (out_length - 1) * stride >= length + padding:
+        out_length -= 1
+    windows = np.full(x.shape[:2] + (out_length, kernel_size), fill, dtype=x.dtype)
+    for l in range(out_length):
+        for k in range(kernel_size):
+            i = l * stride - padding + k * dilation
+            if 0 <= i < length:
+                windows[:, :, l, k] = x[:, :, i]
+    return windows
+
+
+@_unbatched_too
+def _max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    return _pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode, -np.inf).max(-1)
+
+
+@_unbatched_too
+def _avg_pool1d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
+                count_include_pad=True):
+    """Each window's sum over the count of its positions inside the padded input (or, without
+    count_include_pad, inside the input)."""
+    stride = kernel_size if stride is None else stride
+    total = _pool_windows(x, kernel_size, stride, padding, 1, ceil_mode, 0).sum(-1)
+    starts = np.arange(total.shape[-1])[:, None] * stride - padding + np.arange(kernel_size)
+    low, high = (-padding, x.shape[-1] + padding) if count_include_pad else (0, x.shape[-1])
+    count = ((starts >= low) & (starts < high)).sum(-1)                 # (L_out,)
+    return total / count.astype(x.dtype)
+
+
+def _max_pool_valid(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """In every window the largest element leads the next by more than the margin, so that
+    the maximum stays put under the finite-difference steps."""
+    if kernel_size < 2:
+        return True
+    x = x[None] if x.ndim == 2 else x
+    windows = np.sort(_pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode,
+                                    -np.inf), axis=-1)
+    top, second = windows[..., -1], windows[..., -2]
+    return bool(np.all((second == -np.inf) | (top - second > KINK_MARGIN)))
+
+
+def _keywords_spell(function):
+    def spell(names, options):
+        given = ", ".join(f"{k}={literal(v)}" for k, v in options.items())
+        return f"nn.functional.{function}({', '.join(names)}{', ' if given else ''}{given})"
+    return spell
+
+
+def _convolution_entries() -> list[OpInfo]:
+    ops: list[OpInfo] = []
+    # conv1d: x (N, C_in, L) or (C_in, L), weight (C_out, C_in/groups, K), bias (C_out,)
+    conv_cases = [(((2, 3), (2, 2, 2), (2,)), {}),
+                  (((1, 1), (1, 1, 1), (1,)), {}),
+                  (((1, 2, 4), (3, 2, 2), (3,)), {"stride": 2}),
+                  (((2, 2, 3), (2, 1, 2)), {"padding": 1, "groups": 2}),
+                  (((1, 1, 5), (1, 1, 2), (1,)), {"padding": "same", "dilation": 2}),
+                  (((1, 3), (2, 1, 2)), {"padding": "valid"}),
+                  (((1, 4, 3), (4, 1, 3), (4,)), {"groups": 4, "padding": 1, "stride": 2}),
+                  (((2, 1, 4), (1, 1, 2), (1,)), {"padding": "same"}),
+                  (((2, 1), (3, 2, 1), (3,)), {}),
+                  (((1, 1, 2), (1, 1, 2), (1,)), {"padding": 1}),
+                  (((1, 2, 5), (2, 2, 2), (2,)), {"stride": 2, "padding": 1, "dilation": 2})]
+    ops.append(OpInfo("conv1d", convolution.Correlate1d,
+                      lambda x, w, b=None, **o: F.conv1d(x, w, b, **o), _conv1d,
+                      tuple(Sample(shapes, options) for shapes, options in conv_cases),
+                      spell=_keywords_spell("conv1d")))
+    # pooling: x (N, C, L) or (C, L)
+    max_cases = [((2, 3), {"kernel_size": 2}),
+                 ((1, 1), {"kernel_size": 1}),
+                 ((2, 1, 5), {"kernel_size": 3, "stride": 2, "padding": 1}),
+                 ((1, 2, 5), {"kernel_size": 2, "ceil_mode": True}),
+                 ((1, 1, 6), {"kernel_size": 2, "stride": 1, "padding": 1, "dilation": 2}),
+                 ((2, 3), {"kernel_size": 3, "stride": 1, "padding": 1}),
+                 ((1, 2, 7), {"kernel_size": 3, "stride": 2, "padding": 1, "dilation": 2,
+                              "ceil_mode": True}),
+                 ((3, 2), {"kernel_size": 2, "stride": 1})]
+    ops.append(OpInfo("max_pool1d", convolution.WindowMax1d,
+                      lambda x, **o: F.max_pool1d(x, **o), _max_pool1d,
+                      tuple(Sample((shape,), options) for shape, options in max_cases),
+                      valid=_max_pool_valid, nonsmooth=True, spell=_keywords_spell("max_pool1d")))
+    avg_cases = [((2, 3), {"kernel_size": 2}),
+                 ((1, 1), {"kernel_size": 1}),
+                 ((2, 1, 5), {"kernel_size": 3, "stride": 2, "padding": 1}),
+                 ((1, 2, 5), {"kernel_size": 2, "ceil_mode": True}),
+                 ((1, 2, 7), {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True,
+                              "count_include_pad": False}),
+                 ((2, 3), {"kernel_size": 3, "stride": 1, "padding": 1,
+                           "count_include_pad": False}),
+                 ((1, 1, 6), {"kernel_size": 4, "stride": 3, "padding": 2, "ceil_mode": True}),
+                 ((3, 2), {"kernel_size": 2, "stride": 1})]
+    ops.append(OpInfo("avg_pool1d", convolution.WindowMean1d,
+                      lambda x, **o: F.avg_pool1d(x, **o), _avg_pool1d,
+                      tuple(Sample((shape,), options) for shape, options in avg_cases),
+                      spell=_keywords_spell("avg_pool1d")))
     return ops

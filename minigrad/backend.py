@@ -271,6 +271,8 @@ def backend_of(array) -> Backend:
         for array_type, candidate in _BY_ARRAY_TYPE.items():
             if isinstance(array, array_type):
                 return candidate
+        if isinstance(array, np.generic):        # a NumPy scalar (0-d reductions give them)
+            return CPU
         raise TypeError(f"minigrad cannot hold data of type {type(array).__name__}")
     return backend
 

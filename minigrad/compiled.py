@@ -77,7 +77,9 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
   cost one more set of the step's activations, during capture only), random numbers drawn
   other than by an operation or `mg.rand`/`mg.randn` (randint, randperm: pass them in),
   `manual_seed` inside the step, a value computed from a tensor's array outside any
-  operation (argmax, isnan, one_hot, an integer-to-float cast: it would be frozen),
+  operation without a kernel to compute it again (positions `nonzero` and `argwhere` found:
+  their count depends on the values; comparisons, argmax, isnan, any, all, one_hot, tril,
+  integer-to-float casts and the like have kernels and are computed again at replay),
   `minigrad.grad` and
   `backward(create_graph=True)` inside the step, hooks and `retain_grad`, a backward that reaches
   operations made outside the step, an option array of an operation that shares memory with a
@@ -597,8 +599,9 @@ class _Recorder:
         t = self.derived.get(id(array))
         if t is not None:
             self.refuse(f"an operation reads a tensor {tuple(t.shape)} {t.dtype} computed from "
-                        f"values outside any operation (argmax, isnan, one_hot, any, an "
-                        f"integer-to-float cast, ...): it would be frozen at its captured value")
+                        f"values outside any operation without a kernel to compute it again "
+                        f"(positions nonzero or argwhere found, ...): it would be frozen at its "
+                        f"captured value")
 
     # -- forward ------------------------------------------------------------------------
     def apply(self, cls, inputs, options):

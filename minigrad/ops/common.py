@@ -83,9 +83,9 @@ def _same_float_kind(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
     """(a, b) with an integer or bool one cast to the other's float dtype."""
     kind_a, kind_b = a.data.dtype.kind, b.data.dtype.kind
     if kind_a in "iub" and kind_b == "f":
-        return constant(a.data.astype(b.data.dtype)), b
+        return cast(a, b.data.dtype), b
     if kind_b in "iub" and kind_a == "f":
-        return a, constant(b.data.astype(a.data.dtype))
+        return a, cast(b, a.data.dtype)
     return a, b
 
 
@@ -93,7 +93,7 @@ def _as_default_float(t: Tensor, number) -> Tensor:
     """t as float32 when it is integer or bool and `number` is a Python float, else t."""
     if t.data.dtype.kind in "iub" and isinstance(number, numbers.Real) and \
             not isinstance(number, numbers.Integral):
-        return constant(t.data.astype(DEFAULT_FLOAT))
+        return cast(t, DEFAULT_FLOAT)
     return t
 
 
@@ -102,8 +102,18 @@ def as_float(t: Tensor) -> Tensor:
     input of a float-valued function of integers (exp, sqrt, true division), whose result is
     minigrad's default float as in PyTorch, not NumPy's float64."""
     if t.data.dtype.kind in "iub":
-        return constant(t.data.astype(DEFAULT_FLOAT))
+        return cast(t, DEFAULT_FLOAT)
     return t
+
+
+def cast(t: Tensor, dtype) -> Tensor:
+    """An integer or bool t as floats of `dtype`: a constant, computed again at every replay of
+    a compiled step."""
+    return constant(t.data.astype(dtype), (t,), (_astype, dtype))
+
+
+def _astype(dtype, array):
+    return array.astype(dtype)
 
 
 def zero_gradient(fn, x: Tensor, dtype):

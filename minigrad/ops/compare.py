@@ -93,7 +93,7 @@ def _truth(x):
     """x read as truth values: a bool tensor, True where x is nonzero."""
     if isinstance(x, Tensor):
         return x if x.data.dtype.kind == "b" else not_equal(x, 0)
-    return constant(np.asarray(x) != 0)
+    return Tensor(np.asarray(x) != 0)          # made from data, as mg.tensor(...)
 
 
 def logical_and(a, b) -> Tensor:
@@ -139,11 +139,16 @@ def isclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = Fa
     if a.device != b.device:
         raise RuntimeError(f"isclose: operands on different devices, {a.device} and {b.device}")
     try:
-        close = a.xp.isclose(a.data, b.data, rtol=rtol, atol=atol, equal_nan=equal_nan)
+        close = _isclose(rtol, atol, equal_nan, a.data, b.data)
     except ValueError as error:
         raise ValueError(f"isclose: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
                          f"broadcast ({error})") from error
-    return constant(close)
+    return constant(close, (a, b), (_isclose, rtol, atol, equal_nan))
+
+
+def _isclose(rtol, atol, equal_nan, a, b):
+    """isclose on two arrays (a compiled step computes it again at replay)."""
+    return backend_of(a).xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
 def allclose(a, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:

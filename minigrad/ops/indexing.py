@@ -121,14 +121,20 @@ def one_hot(indices, num_classes: int, dtype=np.float32) -> Tensor:
     """y[..., c] = 1 where indices == c: shape indices.shape + (num_classes,). No gradient."""
     if not isinstance(indices, Tensor):
         indices = Tensor(indices)        # lists, NumPy or device arrays, where they are
-    data = indices.data
-    if data.dtype.kind not in "iu":
-        raise TypeError(f"one_hot: indices must be integers, got dtype {data.dtype}")
+    if indices.data.dtype.kind not in "iu":
+        raise TypeError(f"one_hot: indices must be integers, got dtype {indices.data.dtype}")
+    return constant(_one_hot(num_classes, dtype, indices.data), [indices],
+                    (_one_hot, num_classes, dtype))
+
+
+def _one_hot(num_classes: int, dtype, data):
+    """one_hot on an integer array, its range checked (a compiled step computes it again, and
+    checks again, at replay)."""
     if data.size and (int(data.min()) < 0 or int(data.max()) >= num_classes):
         raise ValueError(f"one_hot: indices must lie in [0, {num_classes}), got values from "
                          f"{int(data.min())} to {int(data.max())}")
-    classes = indices.xp.arange(num_classes)
-    return constant((data[..., None] == classes).astype(dtype))
+    classes = backend_of(data).xp.arange(num_classes)
+    return (data[..., None] == classes).astype(dtype)
 
 
 def argmax(x: Tensor, axis=None, keepdims: bool = False, *, dim=None,

@@ -584,7 +584,8 @@ def any(x: Tensor, axis=None, keepdims: bool = False, *, dim=None,
     gradient."""
     axis = axis_or_dim(axis, dim, "any")
     keepdims = keepdims_or_keepdim(keepdims, keepdim, "any")
-    return constant(x.data.any(axis=axis, keepdims=keepdims))
+    return constant(x.data.any(axis=axis, keepdims=keepdims), (x,),
+                    (_truth_reduction, "any", axis, keepdims))
 
 
 def all(x: Tensor, axis=None, keepdims: bool = False, *, dim=None,
@@ -593,7 +594,13 @@ def all(x: Tensor, axis=None, keepdims: bool = False, *, dim=None,
     gradient."""
     axis = axis_or_dim(axis, dim, "all")
     keepdims = keepdims_or_keepdim(keepdims, keepdim, "all")
-    return constant(x.data.all(axis=axis, keepdims=keepdims))
+    return constant(x.data.all(axis=axis, keepdims=keepdims), (x,),
+                    (_truth_reduction, "all", axis, keepdims))
+
+
+def _truth_reduction(name, axis, keepdims, array):
+    """any or all on an array (a compiled step computes it again at replay)."""
+    return getattr(array, name)(axis=axis, keepdims=keepdims)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -902,6 +909,12 @@ class PNorm(_Reduction):
         return xp.where(cone, 0.0, self._kept(g) * xp.sign(x) * ratio ** (self.p - 1.0))
 
 
+def _count_nonzero(axes, keepdims, array):
+    """How many elements of `array` are nonzero over `axes`, in its dtype: the norm of order 0
+    (a compiled step computes it again at replay)."""
+    return (array != 0).sum(axis=axes, keepdims=keepdims).astype(array.dtype)
+
+
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False) -> Tensor:
     """torch.linalg.vector_norm: (Σ |x|^ord)^(1/ord) over `dim` (all axes when None).
 
@@ -922,7 +935,8 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False) -> Tensor:
     if ord == -math.inf:
         return min(magnitude(x), axis=axes, keepdims=keepdim)
     if ord == 0:
-        return constant((x.data != 0).sum(axis=axes, keepdims=keepdim).astype(x.dtype))
+        return constant(_count_nonzero(axes, keepdim, x.data), (x,),
+                        (_count_nonzero, axes, keepdim))
     if not isinstance(ord, numbers.Real) or ord < 0:
         raise ValueError(f"vector_norm: ord must be a non-negative number or ±inf, got {ord!r}")
     return PNorm.apply(x, axes=axes, keepdims=keepdim, p=float(ord))

@@ -655,11 +655,22 @@ def _triangle(x: Tensor, k: int, lower: bool, op: str) -> Tensor:
                          f"{tuple(x.shape)}")
     if not isinstance(k, numbers.Integral):
         raise TypeError(f"{op}: the diagonal offset must be an int, got {k!r}")
-    xp = x.xp
-    rows, cols = xp.arange(x.shape[-2])[:, None], xp.arange(x.shape[-1])[None, :]
-    keep = cols - rows <= k if lower else cols - rows >= k       # (N, M), a constant
-    zero = constant(xp.zeros((), dtype=x.dtype))                  # x's dtype, bool included
-    return where(constant(keep), x, zero)
+    keep = constant(_triangle_of(k, lower, x.data), [x], (_triangle_of, k, lower))   # (N, M)
+    zero = constant(_zero_of(x.data), [x], (_zero_of,))       # x's dtype, bool included
+    return where(keep, x, zero)
+
+
+def _triangle_of(k: int, lower: bool, array):
+    """The bool (N, M) mask of the triangle of `array` (..., N, M) on and below (`lower`) or on
+    and above the k-th diagonal (a compiled step makes it again at replay)."""
+    xp = backend_of(array).xp
+    rows, cols = xp.arange(array.shape[-2])[:, None], xp.arange(array.shape[-1])[None, :]
+    return cols - rows <= k if lower else cols - rows >= k
+
+
+def _zero_of(array):
+    """0 in `array`'s dtype, 0-d, on its device."""
+    return backend_of(array).xp.zeros((), dtype=array.dtype)
 
 
 def tril(x: Tensor, k: int = 0, *, diagonal: int | None = None) -> Tensor:

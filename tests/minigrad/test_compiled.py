@@ -442,20 +442,69 @@ def test_scatters_at_positions_from_a_tensor_refuse_and_from_constants_replay(na
     assert constant.stats.replays == 2
 
 
+# constants computed from a step's values outside any Function, each with a kernel: computed
+# again from each replay's values
+RECOMPUTED = {
+    "tril": lambda h: mg.tril(h),
+    "triu": lambda h: mg.triu(h, 1),
+    "any": lambda h: mg.where(mg.any(h > 1.2, axis=-1, keepdims=True), h, 0.0),
+    "all": lambda h: mg.where(mg.all(h > 0.4, axis=-1, keepdims=True), h, 0.0),
+    "an integer-to-float cast": lambda h: h * mg.exp(mg.argmax(h, axis=-1, keepdims=True)),
+    "one_hot": lambda h: h * mg.one_hot(mg.argmax(h, axis=-1), 3, dtype=np.float64),
+    "isclose": lambda h: mg.where(mg.isclose(h, mg.tensor(1.5), atol=0.3), h, 0.0),
+    "vector_norm of order 0": lambda h: h * mg.linalg.vector_norm(h - 1.5, ord=0, dim=-1,
+                                                                  keepdim=True),
+}
+
+
+@pytest.mark.parametrize("name", list(RECOMPUTED))
+@pytest.mark.parametrize("shape", [(3, 3), (1, 3)])
+def test_constants_computed_from_values_are_computed_again_at_replay(name, shape):
+    """Masks, casts and counts made from the step's values outside any Function replay, each
+    computed again from the replay's values: equal to eager on inputs that change them."""
+    w = mg.tensor(np.linspace(0.5, 1.5, 3), requires_grad=True)
+
+    def step(x):
+        loss = RECOMPUTED[name](x * w).sum()
+        loss.backward()
+        return loss
+
+    rng = np.random.default_rng(len(name))
+    compiled = _against_eager(step, w, (mg.tensor(rng.uniform(0.0, 2.0, shape))
+                                        for _ in range(6)))
+    assert compiled.stats.replays == 4, compiled.stats
+
+
+def test_one_hot_checks_its_range_again_at_replay():
+    w = mg.tensor(np.ones(3), requires_grad=True)
+
+    @mg.compile
+    def step(labels):
+        loss = (mg.one_hot(labels, 3, dtype=np.float64) * w).sum()
+        loss.backward()
+        return loss
+
+    for _ in range(3):
+        step(mg.tensor([0, 2]))
+    assert step.stats.replays == 1
+    with pytest.raises(ValueError, match=r"one_hot: indices must lie in \[0, 3\)"):
+        step(mg.tensor([0, 3]))
+
+
 def test_values_computed_outside_operations_refuse_capture():
-    """argmax and a cast made from a tensor's array outside any Function would be frozen."""
+    """Positions whose count the values decide (nonzero), computed from a tensor's array
+    outside any Function, would be frozen: refused."""
     w = mg.tensor(np.ones(3), requires_grad=True)
 
     def step(x):
         w.grad = None
-        picked = mg.one_hot(mg.argmax(x), 3, dtype=np.float64)
-        loss = (picked * w).sum()
+        loss = (x * w)[mg.nonzero(x > 1.5, as_tuple=True)].sum()
         loss.backward()
         return loss
 
     run = _refused(step, mg.tensor([1.0, 3.0, 2.0]), message="computed from values outside")
-    run(mg.tensor([3.0, 1.0, 2.0]))
-    np.testing.assert_array_equal(w.grad.numpy(), [1.0, 0.0, 0.0])
+    run(mg.tensor([3.0, 1.0, 1.0]))
+    np.testing.assert_array_equal(w.grad.numpy(), [3.0, 0.0, 0.0])
 
 
 # values a step reads from its input through .data, outside any operation, and feeds back in

@@ -93,6 +93,11 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
   `mg.randn` where the step made them, from the same generator in the same order as eager, so
   a seeded replay equals a seeded eager run bit for bit. Comparisons (`x > 0`) are computed
   again too.
+- An operation whose forward changes some inputs in place (`Function.updates`: a batch norm's
+  running statistics and batch count) changes them again at every replay, as its forward runs
+  again on their live arrays (and marks them changed, as eagerly); they must be tensors from
+  outside the step (buffers). `check=True` puts them back between the replay and the eager run
+  and compares them too.
 - Parameters are read live: an optimizer's in-place update between calls is seen. Tensors made
   inside the step from Python data (`mg.zeros`, a number) are constants of the capture; data
   that changes from call to call must come in as an argument. Those constants and every
@@ -354,18 +359,27 @@ class CompiledStep:
                                f"outside it")
         leaves = program.leaves(tensors)
         before_grads = [t.grad for t in leaves]
+        updated = list({id(t): t for t in program.updated}.values())
+        before_updates = [t.data.copy() for t in updated]
         rng = _rng_states()
         replayed = program.run(tensors)
         replay_grads = [t.grad for t in leaves]
+        replay_updates = [t.data.copy() for t in updated]
         rng_after = _rng_states()
         for t, g in zip(leaves, before_grads):
             t.grad = g
+        for t, values in zip(updated, before_updates):
+            t.data[...] = values                    # the running statistics as they were
         _set_rng_states(rng)
         self.stats.replays += 1
         expected = self.fn(*args, **kwargs)
         problems = _differences("output", replayed, expected)
         for i, (t, g) in enumerate(zip(leaves, replay_grads)):
             problems += _differences(f".grad of leaf {i} {tuple(t.shape)}", g, t.grad)
+        for t, values in zip(updated, replay_updates):
+            if not _same_constant(values, t.data):
+                problems.append(f"the tensor {tuple(t.shape)} an operation changes in place "
+                                f"differs")
         if problems:
             raise RuntimeError(f"minigrad.compile(check=True): the replay of {_name(self.fn)} "
                                f"differs from the eager step: " + "; ".join(problems[:5]))
@@ -466,11 +480,12 @@ class _Entry:
     """One Function application: class, options, array module, input and output values."""
 
     __slots__ = ("cls", "options", "xp", "inputs", "output", "array_options", "fn", "state",
-                 "bare")
+                 "bare", "updates")
 
-    def __init__(self, cls, options, xp, inputs, output, array_options):
+    def __init__(self, cls, options, xp, inputs, output, array_options, updates=()):
         self.cls, self.options, self.xp = cls, options, xp
         self.inputs, self.output, self.array_options = inputs, output, array_options
+        self.updates = updates               # positions of the inputs forward changes in place
         self.fn = None
 
 
@@ -606,6 +621,8 @@ class _Recorder:
     # -- forward ------------------------------------------------------------------------
     def apply(self, cls, inputs, options):
         """Function.apply while capturing: run it eagerly, then record it."""
+        updates = (cls(**options) if options else cls()).updates if self.walk is None else ()
+        stamp = inplace.STATE.last
         recording.pause()
         try:
             before = DRAWS.count
@@ -617,16 +634,34 @@ class _Recorder:
         if self.walk is not None:          # an operation of a backward formula
             return out
         ins = [self._value(t) for t in inputs]
+        if updates:
+            self._updated_by(cls, inputs, ins, updates, stamp)
         if self.live_numbers:
             self._check_options_not_live(cls, options)
         array_options = self._array_options(cls, options)
         entry = _Entry(cls, dict(options), backend_of(out.data).xp, ins,
-                       self._add(out, ("out", len(self.entries))), array_options)
+                       self._add(out, ("out", len(self.entries))), array_options, updates)
         if out._fn is not None:
             self.entry_of_fn[id(out._fn)] = len(self.entries)
         self.events.append(("forward", len(self.entries)))
         self.entries.append(entry)
         return out
+
+    def _updated_by(self, cls, inputs, ins, updates, before: int) -> None:
+        """The operation just changed some inputs in place (its `updates`, a batch norm's
+        running statistics): a replay runs its forward again on their live arrays, so they
+        must be tensors from outside the step; their new values are the watched ones, and its
+        in-place stamps are the step's own."""
+        if before != self.stamp:                  # a change of the step's own came first
+            self.refuse("an in-place change inside the step outside a live call (add_, "
+                        "t[i] = v): make it outside the compiled step")
+        for position in updates:
+            t = inputs[position]
+            if self.source[ins[position]][0] != "ext":
+                self.refuse(f"{cls.__name__} changes its input {position} {tuple(t.shape)} in "
+                            f"place, which is not a tensor from outside the step (a buffer)")
+            self.watched[id(t)] = (t, t.data, t.data.copy())
+        self.stamp = inplace.STATE.last
 
     def _check_options_not_live(self, cls, options) -> None:
         for name, value in options.items():
@@ -1116,6 +1151,9 @@ class _Program:
             holder.data = None
         self.array_types = [type(t.data) for t in recorder.tensors]
         arg_of = {id(recorder.tensors[k]): s[1] for k, s in enumerate(sources) if s[0] == "arg"}
+        # the tensors from outside that operations change in place (running statistics)
+        self.updated = [self.holders[entry.inputs[p]] for entry in self.entries
+                        for p in entry.updates]
         self.lives = [(fn, _template(args, arg_of), _template(kwargs, arg_of), mode)
                       for fn, args, kwargs, mode in recorder.lives]
         self.source, self.run = _Writer(self).function()
@@ -1298,6 +1336,9 @@ class _Writer:
             self.name(f"op{e}", entry.fn)
         arguments = ", ".join(f"v{i}" for i in entry.inputs)
         self.emit(f"v{k} = op{e}.forward({arguments})  # {entry.cls.__name__}", 3)
+        for position in entry.updates:        # changed in place: as eagerly, a new version
+            self.name("_mark_changed", inplace.mark_changed)
+            self.emit(f"_mark_changed(p{entry.inputs[position]})", 3)
         array_type = p.array_types[k]
         if not (_built_in(entry.cls) and p.shapes[k]):   # NumPy gives 0-d results as scalars
             self.name(_type_name(array_type), array_type)

@@ -51,6 +51,11 @@ class Function:
     broadcasting made it larger. Written with minigrad operations, `backward` records its own
     graph under `create_graph=True`, so it can be differentiated again.
 
+    A forward that also changes some inputs' arrays in place (a batch norm's running
+    statistics) names their positions in `updates` (a class attribute, or set in `__init__`):
+    those inputs must not require grad, are marked changed after forward (a graph that saved
+    them refuses backward, as after `add_`), and a compiled step's replay changes them again.
+
     Available inside: `self.inputs` (input Tensors), `self.output` (the output Tensor, held
     weakly; a class whose backward never reads it may set `needs_output = False`), `self.xp`
     (the array module of the inputs' device), `self.save_for_backward(*a)` and
@@ -71,6 +76,7 @@ class Function:
     differentiable = True      # False in a subclass whose output never carries a gradient
     needs_output = True        # False: backward never reads self.output, so no weakref is made
     needs_inputs = True        # False: the `gradients` formula is given no input values
+    updates: tuple = ()        # positions of the inputs forward changes in place (see above)
     # True: `backward` may be given the gradient as a bare array when no graph of it is recorded
     # (it reads grad only through `values`, or as an array would be read), which spares a
     # Tensor per node; minigrad's own backwards (see __init_subclass__) and FusedFunction's
@@ -169,6 +175,9 @@ class Function:
         fn = cls(**options) if options else cls()
         if backend is not _CPU:
             fn.xp = backend.xp                       # NumPy is the class default
+        updates = fn.updates
+        if updates:
+            _check_updates(fn, inputs)
         try:
             if len(arrays) == 2:                 # written out: cheaper than a call with *
                 out = fn.forward(arrays[0], arrays[1])
@@ -181,6 +190,9 @@ class Function:
             raise restated(error, f"{cls.__name__}: {error} (inputs: {shapes})") from error
         if type(out) is not _ndarray and type(out) not in _BY_ARRAY_TYPE:
             out = backend.xp.asarray(out)           # NumPy returns scalars from 0-d operands
+        if updates:
+            for position in updates:
+                inplace.mark_changed(inputs[position])
         result = _new_tensor(Tensor)                 # Tensor._from_array(out), checked above
         result.data, result._requires_grad, result._fn = out, False, None
         if anomaly.STATE.enabled:
@@ -201,6 +213,16 @@ class Function:
                     result._fn = fn
                 break
         return result
+
+
+def _check_updates(fn, inputs) -> None:
+    """The inputs a forward changes in place (`updates`) must not require grad: their old
+    values would be lost to the backward."""
+    for position in fn.updates:
+        t = inputs[position]
+        if t.requires_grad:
+            raise RuntimeError(f"{type(fn).__name__}: input {position} (shape {tuple(t.shape)}) "
+                               f"is changed in place by the operation and must not require grad")
 
 
 # Given the gradient as an array (array_grad: no graph of the backward is recorded), the three

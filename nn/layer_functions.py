@@ -224,15 +224,23 @@ class BatchNorm(mg.FusedFunction):
     else the running mean and variance given as inputs (their gradients too, should they
     require grad).
 
-    Inputs: x (N, C, *), then the running mean and variance (C,) unless `batch_stats`, then γ
-    and β (C,) when present.
+    Inputs: x (N, C, *), then the running mean and variance (C,) when `running`, then the
+    count of batches (0-d int) when `counted`, then γ and β (C,) when present. With both
+    `batch_stats` and `running`, forward also moves the running statistics towards the
+    batch's, in place (they are its `updates`): r ← (1 − m) r + m b, the variance's b
+    unbiased (n/(n − 1)), m = momentum, or 1/count after counting this batch when momentum
+    is None.
     """
 
     needs_output = False
 
-    def __init__(self, batch_stats: bool, eps: float, has_weight: bool, has_bias: bool):
-        self.batch_stats, self.eps = batch_stats, eps
+    def __init__(self, batch_stats: bool, running: bool, eps: float, has_weight: bool,
+                 has_bias: bool, counted: bool = False, momentum: float | None = None):
+        self.batch_stats, self.running, self.counted = batch_stats, running, counted
+        self.eps, self.momentum = eps, momentum
         self.has_weight, self.has_bias = has_weight, has_bias
+        if batch_stats and running:
+            self.updates = (1, 2, 3) if counted else (1, 2)
 
     @staticmethod
     def _axes(ndim: int) -> tuple[int, ...]:
@@ -243,24 +251,24 @@ class BatchNorm(mg.FusedFunction):
         """(C,) -> (1, C, 1, …): broadcast against x (N, C, *)."""
         return a.reshape((1, -1) + (1,) * (ndim - 2))
 
-    def _affine(self, inputs: tuple) -> tuple:
-        return inputs[1:] if self.batch_stats else inputs[3:]
+    def _affine(self, inputs) -> tuple:
+        return tuple(inputs[1 + 2 * self.running + self.counted:])
 
     def forward(self, x, *rest):
-        """x (N, C, *), the running statistics unless batch_stats, γ and β: arrays. Returns
-        x's shape."""
+        """x (N, C, *), the running statistics and count when given, γ and β: arrays.
+        Returns x's shape."""
         xp = self.xp
-        dtype = np.result_type(x.dtype, *[a.dtype for a in rest])     # mixed dtypes promote
+        affine = self._affine((x, *rest))
+        statistics = rest[:2] if self.running else ()
+        dtype = np.result_type(x.dtype, *[a.dtype for a in (*statistics, *affine)])
         if self.batch_stats:
             axes = self._axes(x.ndim)
             mu = x.mean(axis=axes, keepdims=True)
             y = (x - mu).astype(dtype, copy=False)           # the one full-size buffer
             var = (y * y).mean(axis=axes, keepdims=True)
-            affine = rest
         else:
-            mu, var = (self._per_channel(a, x.ndim) for a in rest[:2])
+            mu, var = (self._per_channel(a, x.ndim) for a in statistics)
             y = (x - mu).astype(dtype, copy=False)
-            affine = rest[2:]
         inv_sigma = (1.0 / xp.sqrt(var + self.eps)).astype(dtype, copy=False)
         self.save_for_backward(mu, inv_sigma)                # small: (1, C, 1, …)
         y *= inv_sigma                                       # x̂, in place
@@ -268,7 +276,18 @@ class BatchNorm(mg.FusedFunction):
             y *= self._per_channel(affine[0], x.ndim)
         if self.has_bias:
             y += self._per_channel(affine[-1], x.ndim)
+        if self.updates:                                     # last: nothing changes on error
+            self._move_running(x.size // x.shape[1], mu.reshape(-1), var.reshape(-1), *rest)
         return y
+
+    def _move_running(self, n: int, mean, var, running_mean, running_var, *count):
+        """r ← (1 − m) r + m b for the mean and the (unbiased) variance, in place."""
+        if self.counted:
+            count[0][...] += 1
+        factor = self.momentum if self.momentum is not None else 1.0 / float(count[0])
+        for running, batch in ((running_mean, mean), (running_var, var * (n / (n - 1)))):
+            running *= 1.0 - factor
+            running += (factor * batch).astype(running.dtype, copy=False)
 
     def array_backward(self, grad):
         mu, inv_sigma = self.saved_tensors
@@ -287,7 +306,7 @@ class BatchNorm(mg.FusedFunction):
 
     def _gradient_formula(self, grad, inputs, mu, inv_sigma):
         """The gradients from the inputs, μ and 1/σ: the same formulas on arrays and on
-        Tensors."""
+        Tensors. The running statistics and count of a training step get none."""
         needs = [t.requires_grad for t in self.inputs]
         x, ndim = inputs[0], inputs[0].ndim
         axes = self._axes(ndim)
@@ -295,24 +314,25 @@ class BatchNorm(mg.FusedFunction):
         weight = self._per_channel(affine[0], ndim) if self.has_weight else None
         needs_affine = (self.has_weight and needs[-1 - self.has_bias],
                         self.has_bias and needs[-1])
+        unused = [None] * (2 * self.running + self.counted)
         if self.batch_stats:
-            grads = normalised_gradients(grad, x, weight, mu, inv_sigma, axes, axes, needs[0],
-                                         needs_affine)
-            return _present(grads, self.has_weight, self.has_bias)
-        # the statistics are inputs: x̂ = (x − μ)/σ is affine in x, ĝ = g ⊙ γ
-        x_hat = (x - mu) * inv_sigma
-        g_hat = grad * weight if weight is not None else grad
-        grads = [g_hat * inv_sigma if needs[0] else None]           # ∂L/∂x = ĝ/σ
-        # ∂L/∂μ = −Σ ĝ/σ;  ∂L/∂σ² = −½ Σ ĝ ⊙ x̂/σ²  (sums over every axis but 1)
-        grads.append(-(g_hat * inv_sigma).sum(axis=axes) if needs[1] else None)
-        grads.append((g_hat * x_hat * inv_sigma * inv_sigma).sum(axis=axes) * -0.5
-                     if needs[2] else None)
-        if self.has_weight:
+            grad_x, *grad_affine = normalised_gradients(grad, x, weight, mu, inv_sigma, axes,
+                                                        axes, needs[0], needs_affine)
+        else:
+            # the statistics are inputs: x̂ = (x − μ)/σ is affine in x, ĝ = g ⊙ γ
+            x_hat = (x - mu) * inv_sigma
+            g_hat = grad * weight if weight is not None else grad
+            grad_x = g_hat * inv_sigma if needs[0] else None             # ∂L/∂x = ĝ/σ
+            # ∂L/∂μ = −Σ ĝ/σ;  ∂L/∂σ² = −½ Σ ĝ ⊙ x̂/σ²  (sums over every axis but 1)
+            unused = [-(g_hat * inv_sigma).sum(axis=axes) if needs[1] else None,
+                      (g_hat * x_hat * inv_sigma * inv_sigma).sum(axis=axes) * -0.5
+                      if needs[2] else None]
             # ∂L/∂γ = Σ g ⊙ x̂;  ∂L/∂β = Σ g
-            grads.append((grad * x_hat).sum(axis=axes) if needs_affine[0] else None)
-        if self.has_bias:
-            grads.append(grad.sum(axis=axes) if needs_affine[1] else None)
-        return tuple(grads)
+            grad_affine = [(grad * x_hat).sum(axis=axes) if needs_affine[0] else None,
+                           grad.sum(axis=axes) if needs_affine[1] else None]
+        kept = [g for g, present in zip(grad_affine, (self.has_weight, self.has_bias))
+                if present]
+        return tuple([grad_x] + unused + kept) if len(self.inputs) > 1 else grad_x
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
@@ -322,13 +342,24 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     channel c (axis 1), y = γ_c (x − μ_c)/√(σ²_c + eps) + β_c.
 
     training: μ and σ² are the batch's mean and biased variance over every axis but 1, and
-    the running statistics, when given, move towards the batch's in place (under no_grad):
-    r ← (1 − momentum) r + momentum b, with the unbiased variance (n/(n − 1)) for σ².
-    Otherwise the running statistics are used (and required).
+    the running statistics, when given, move towards the batch's in place (one operation,
+    replayed by a compiled step): r ← (1 − momentum) r + momentum b, with the unbiased
+    variance (n/(n − 1)) for σ². Otherwise the running statistics are used (and required).
 
     input: (N, C, *); running_mean, running_var, weight, bias: (C,) or None. Returns input's
     shape.
     """
+    if momentum is None:
+        raise ValueError("batch_norm: momentum must be a number (nn.BatchNorm1d's momentum "
+                         "None counts its batches)")
+    return normalise_batch(input, running_mean, running_var, None, weight, bias, training,
+                           momentum, eps)
+
+
+def normalise_batch(input, running_mean, running_var, count, weight, bias, training: bool,
+                    momentum, eps) -> Tensor:
+    """batch_norm, with `count` (a 0-d int64 tensor, or None) counted up by a training step
+    that moves the running statistics: momentum None then takes 1/count (BatchNorm1d's)."""
     x = _floating(_as_tensor(input, weight), weight)
     if x.ndim < 2:
         raise ValueError(f"batch_norm: input shape {tuple(x.shape)} needs a batch and a channel "
@@ -342,27 +373,23 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if (running_mean is None) != (running_var is None):
         raise ValueError("batch_norm: give both running_mean and running_var, or neither")
     eps = check_constant("batch_norm", "eps", eps)
-    affine = [t for t in (weight, bias) if t is not None]
-    options = dict(eps=eps, has_weight=weight is not None, has_bias=bias is not None)
-    if not training:
-        if running_mean is None:
-            raise ValueError("batch_norm: running_mean and running_var are needed when not "
-                             "training (training=False)")
-        return BatchNorm.apply(x, running_mean, running_var, *affine, batch_stats=False,
-                               **options)
-    per_channel = x.size // channels if channels else 0
-    if per_channel <= 1:
+    running = running_mean is not None
+    if not training and not running:
+        raise ValueError("batch_norm: running_mean and running_var are needed when not "
+                         "training (training=False)")
+    if training and (x.size // channels if channels else 0) <= 1:
         raise ValueError(f"batch_norm: training needs more than one value per channel, got "
                          f"input shape {tuple(x.shape)}")
-    y = BatchNorm.apply(x, *affine, batch_stats=True, **options)
-    if running_mean is not None:
+    counted = bool(training and running and count is not None)
+    if momentum is not None:
         momentum = check_constant("batch_norm", "momentum", momentum)
-        axes = BatchNorm._axes(x.ndim)
-        with mg.no_grad():
-            var, mean = mg.var_mean(x.detach(), axis=axes, ddof=1)
-            for running, batch in ((running_mean, mean), (running_var, var)):
-                running.mul_(1.0 - momentum).add_(batch.astype(running.dtype) * momentum)
-    return y
+    elif training and running and not counted:
+        raise ValueError("batch_norm: momentum None needs the count of batches")
+    inputs = [x] + ([running_mean, running_var] if running else []) + (
+        [count] if counted else []) + [t for t in (weight, bias) if t is not None]
+    return BatchNorm.apply(*inputs, batch_stats=bool(training), running=running, eps=eps,
+                           has_weight=weight is not None, has_bias=bias is not None,
+                           counted=counted, momentum=momentum)
 
 
 def _as_tensor(x, like: Tensor | None) -> Tensor:

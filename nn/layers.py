@@ -13,7 +13,7 @@ import minigrad as mg
 from . import functional as F
 from . import init
 from .activations import GELU, ReLU, Sigmoid, Tanh  # noqa: F401  (their home before)
-from .layer_functions import _as_shape
+from .layer_functions import _as_shape, normalise_batch
 from .loss_modules import CrossEntropyLoss, MSELoss  # noqa: F401  (their home before)
 from ._checks import check_flag, check_not_inplace, check_size
 from .module import Module, Parameter
@@ -169,8 +169,8 @@ class BatchNorm1d(Module):
     Without track_running_stats there are none, and the batch's are used in eval too.
 
     weight γ: ones, bias β: zeros (C,) with affine; buffers running_mean (zeros), running_var
-    (ones) and num_batches_tracked (0, int64) with track_running_stats. Updating the running
-    statistics is an in-place change: a compiled step that trains this layer runs eagerly.
+    (ones) and num_batches_tracked (0, int64) with track_running_stats. The running
+    statistics and the count move inside the one operation, so a compiled step replays it.
     """
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
@@ -221,17 +221,13 @@ class BatchNorm1d(Module):
         if x.ndim not in (2, 3):
             raise ValueError(f"BatchNorm1d: input must be (N, C) or (N, C, L), got shape "
                              f"{tuple(x.shape)}")
-        factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats:
-            with mg.no_grad():
-                self.num_batches_tracked.add_(1)
-            if self.momentum is None:                    # the mean of all batches so far
-                factor = 1.0 / self.num_batches_tracked.item()
         batch_stats = self.training or self.running_mean is None
         running = not self.training or self.track_running_stats
-        return F.batch_norm(x, self.running_mean if running else None,
-                            self.running_var if running else None, self.weight, self.bias,
-                            batch_stats, factor, self.eps)
+        # training counts the batch in num_batches_tracked, inside the one operation
+        return normalise_batch(x, self.running_mean if running else None,
+                               self.running_var if running else None,
+                               self.num_batches_tracked if running else None, self.weight,
+                               self.bias, batch_stats, self.momentum, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "

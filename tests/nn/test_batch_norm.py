@@ -50,7 +50,7 @@ def test_training_normalises_with_the_batch_and_moves_the_running_statistics(sha
     np.testing.assert_allclose(y.numpy(), expected, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(rm.numpy(), 0.7 * running_mean + 0.3 * mean, rtol=1e-12)
     np.testing.assert_allclose(rv.numpy(), 0.7 * running_var + 0.3 * unbiased, rtol=1e-12)
-    assert rm._version == rv._version == 2                  # changed in place, seen by graphs
+    assert rm._version == rv._version == 1                  # changed in place, seen by graphs
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -164,16 +164,18 @@ def test_errors_name_the_operation_and_shapes():
         layer(mg.ones(1, 3))
 
 
-def test_a_compiled_step_that_trains_it_runs_eagerly_and_eval_replays():
-    """Training moves the running statistics in place: not something a replay repeats, so the
-    step stays eager (and equals eager). In eval the running statistics are read live at
-    every replay: a new state loaded between calls is seen."""
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_a_compiled_training_step_replays_and_moves_the_running_statistics(momentum):
+    """The running statistics and the count move inside the one operation: a replay runs its
+    forward again on their live arrays, so a compiled training step replays and ends where
+    eager ends, bit for bit, losses, weights and buffers alike."""
     rng = np.random.default_rng(7)
-    batches = [mg.tensor(rng.normal(size=(6, 3)).astype(np.float32)) for _ in range(5)]
+    batches = [mg.tensor(rng.normal(size=(6, 3, 2)).astype(np.float32)) for _ in range(6)]
     results = []
     for compiled in (False, True):
         mg.manual_seed(0)
-        model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 1))
+        model = nn.Sequential(nn.Conv1d(3, 4, 1), nn.BatchNorm1d(4, momentum=momentum),
+                              nn.ReLU(), nn.Flatten(), nn.Linear(8, 1))
         optimizer = nn.optim.SGD(model.parameters(), lr=0.1)
 
         def step(x):
@@ -183,20 +185,64 @@ def test_a_compiled_step_that_trains_it_runs_eagerly_and_eval_replays():
             optimizer.step()
             return loss
         run = mg.compile(step) if compiled else step
-        results.append([run(x).numpy() for x in batches] + [model[1].running_var.numpy()])
-    assert run.stats.replays == 0 and "in-place" in run.stats.reasons[-1], run.stats
+        results.append([run(x).numpy() for x in batches] +
+                       [v.copy() for v in model.state_dict().values()])
+    assert run.stats.replays == 4, run.stats
+    assert model[1].num_batches_tracked.item() == 6
     for eager, replayed in zip(*results):
         np.testing.assert_array_equal(eager, replayed)
 
-    model.eval()
+
+def test_check_compares_the_running_statistics_and_a_later_change_is_seen():
+    rng = np.random.default_rng(9)
+    layer = nn.BatchNorm1d(3)
+    step = mg.compile(lambda x: layer(x).sum(), check=3)
+    for _ in range(5):                    # two replays checked against eager, bit for bit
+        step(mg.tensor(rng.normal(size=(4, 3)).astype(np.float32)))
+    assert step.stats.replays == 3 and layer.num_batches_tracked.item() == 5
+    # a graph that saved the running statistics (eval) refuses backward after a training
+    # replay changed them, as after add_
+    x = mg.tensor(rng.normal(size=(4, 3)).astype(np.float32), requires_grad=True)
+    layer.eval()
+    saved = layer(x)
+    layer.train()
+    step(mg.tensor(rng.normal(size=(4, 3)).astype(np.float32)))
+    assert step.stats.replays == 4
+    with pytest.raises(RuntimeError, match="changed in place afterwards"):
+        saved.sum().backward()
+
+
+def test_running_statistics_the_step_computed_refuse_capture():
+    def step(x):
+        return F.batch_norm(x, mg.zeros(3) * 1.0, mg.ones(3) * 1.0, training=True).sum()
+    run = mg.compile(step)
+    for _ in range(4):
+        run(mg.tensor(np.arange(12.0).reshape(4, 3)))
+    assert run.stats.replays == 0
+    assert "not a tensor from outside the step" in run.stats.reasons[-1], run.stats
+
+
+def test_eval_replays_reading_the_running_statistics_live():
+    rng = np.random.default_rng(10)
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)).eval()
+    x = mg.tensor(rng.normal(size=(5, 3)).astype(np.float32))
     evaluate = mg.compile(lambda x: model(x))
-    outputs = [evaluate(batches[0]).numpy() for _ in range(4)]
+    outputs = [evaluate(x).numpy() for _ in range(4)]
     assert evaluate.stats.replays == 2, evaluate.stats
     state = model.state_dict()
     state["1.running_mean"] = state["1.running_mean"] + 1.0
     model.load_state_dict(state)
-    np.testing.assert_array_equal(evaluate(batches[0]).numpy(), model(batches[0]).numpy())
-    assert not np.array_equal(outputs[-1], model(batches[0]).numpy())
+    np.testing.assert_array_equal(evaluate(x).numpy(), model(x).numpy())
+    assert not np.array_equal(outputs[-1], model(x).numpy())
+
+
+def test_an_input_changed_in_place_must_not_require_grad():
+    running = mg.zeros(3, requires_grad=True)
+    before = running.numpy().copy()
+    with pytest.raises(RuntimeError, match="input 1 .* changed in place by the operation"):
+        F.batch_norm(mg.ones(4, 3) * mg.arange(4.0)[:, None], running, mg.ones(3),
+                     training=True)
+    np.testing.assert_array_equal(running.numpy(), before)     # nothing changed
 
 
 def test_against_pytorch():

@@ -178,6 +178,17 @@ def _batch_norm_call(x, *rest, batch_stats, has_weight, has_bias):
     return F.batch_norm(x, *running, weight, bias, training=batch_stats)
 
 
+def _batch_norm_moving_call(x, *affine, has_weight, has_bias, batch_stats=True):
+    """Training with running statistics (made here, as buffers would be): they move in place
+    inside the operation, and the output is the batch's."""
+    channels = x.shape[1]
+    running = [mg.zeros(channels, dtype=x.dtype, device=x.device),
+               mg.ones(channels, dtype=x.dtype, device=x.device)]
+    weight = affine[0] if has_weight else None
+    bias = affine[-1] if has_bias else None
+    return F.batch_norm(x, *running, weight, bias, training=True, momentum=0.3)
+
+
 def _batch_norm_valid(x, *rest, batch_stats, **_):
     """In training, each channel spreads enough for x̂ to be well conditioned."""
     axes = (0,) + tuple(range(2, x.ndim))
@@ -361,6 +372,15 @@ def entries() -> list[OpInfo]:
                    _batch_norm_call, _batch_norm, tuple(samples), valid=_batch_norm_valid,
                    domains=(REAL,) if batch_stats else (REAL, REAL, POSITIVE, REAL, REAL),
                    spell=_batch_norm_spell))
+        if batch_stats:                 # the same, moving running statistics made in the call
+            add(OpInfo("batch_norm_moving", F.BatchNorm, _batch_norm_moving_call, _batch_norm,
+                       tuple(samples), valid=_batch_norm_valid,
+                       spell=lambda names, o: (
+                           f"nn.functional.batch_norm({names[0]}, mg.zeros({names[0]}.shape[1]), "
+                           f"mg.ones({names[0]}.shape[1]), "
+                           f"{names[1] if o['has_weight'] else None}, "
+                           f"{names[-1] if o['has_bias'] else None}, training=True, "
+                           f"momentum=0.3)")))
     ce_cases = [((2, 3), {}), ((3,), {}), ((1, 3), {"reduction": "sum"}),
                 ((2, 3), {"reduction": "none"}), ((2, 2), {"label_smoothing": 0.1}),
                 ((2, 3), {"ignore_index": -1}), ((1, 2, 3), {"reduction": "none"}),

@@ -106,13 +106,15 @@ class Program:
         return [i for i, n in enumerate(self.nodes) if isinstance(n, Leaf)]
 
     def requires_grad(self) -> list[bool]:
-        """Per node: a leaf's flag; a step requires grad when any operand does."""
+        """Per node: a leaf's flag; a step requires grad when any operand does (one read as a
+        value only, by argmax, does not count)."""
         flags = []
         for node in self.nodes:
             if isinstance(node, Leaf):
                 flags.append(node.requires_grad)
-            else:
-                flags.append(any(flags[i] for i in node.operands))
+            else:                          # an operand read as a value only (argmax) gives none
+                flags.append(any(flags[i] for k, i in enumerate(node.operands)
+                                 if k not in node.op.value_operands))
         return flags
 
     def reaches_outputs(self) -> list[bool]:
@@ -426,7 +428,8 @@ class _Draft:
             return False
         for i in operands:
             self.uses[i] += 1
-        self._add(Step(op, operands, options), value, typed, any(self.grad[i] for i in operands))
+        self._add(Step(op, operands, options), value, typed,
+                  any(self.grad[i] for k, i in enumerate(operands) if k not in op.value_operands))
         self.ancestry[-1] = self.ancestry[-1].union(*(self.ancestry[i] for i in operands))
         return True
 

@@ -60,7 +60,8 @@ LEVERS = ("g2p-linear", "g2p-gru2", "g2p-lr1e-3", "g2p-dropout3", "g2p-dropout0"
           "g2p-la-wd1", "g2p-la-swa")
 # runs with a longer budget: {run: the 30-minute run it is compared with}
 LONGER = {"g2p-long": "g2p-linear", "g2p-long-dropout2": "g2p-additive",
-          "g2p-la-long": "g2p-location-aware", "g2p-la-long-wd1": "g2p-la-wd1"}
+          "g2p-la-long": "g2p-location-aware", "g2p-la-long-wd1": "g2p-la-wd1",
+          "g2p-la-3h": "g2p-la-swa"}
 SEEDS = {"g2p-linear-seed1": "g2p-linear",        # the same recipe and budget, another seed
          "g2p-dropout0-seed1": "g2p-dropout0", "g2p-additive-seed1": "g2p-additive",
          "g2p-location-aware-seed1": "g2p-location-aware",

@@ -269,3 +269,27 @@ def test_against_pytorch():
                 np.testing.assert_allclose(ours.state_dict()[key], value.numpy(), rtol=1e-12)
             np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(),
                                        rtol=1e-10)
+
+
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_on_the_simulated_device_as_on_the_host(sim_device, momentum):
+    """The module's operation, its running statistics and count moved on a device whose arrays
+    refuse implicit conversion to NumPy (as CuPy's do): the same numbers as on the host."""
+    rng = np.random.default_rng(11)
+    batches = [rng.normal(size=(5, 3, 2)) for _ in range(3)]
+    layers = [nn.BatchNorm1d(3, momentum=momentum, dtype="float64"),
+              nn.BatchNorm1d(3, momentum=momentum, dtype="float64").to(sim_device)]
+    grads = []
+    for layer, device in zip(layers, ("cpu", sim_device)):
+        for batch in batches:
+            x = mg.tensor(batch, device=device, requires_grad=True)
+            layer(x).sum().backward()
+        grads.append(x.grad.numpy())
+        layer.eval()
+        grads.append(layer(mg.tensor(batches[0], device=device)).numpy())
+    assert layers[1].running_mean.device == "sim"
+    np.testing.assert_allclose(grads[2], grads[0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grads[3], grads[1], rtol=1e-12, atol=1e-12)
+    for (key, host), (_, device) in zip(layers[0].state_dict().items(),
+                                        layers[1].state_dict().items()):
+        np.testing.assert_allclose(device, host, rtol=1e-12, err_msg=key)

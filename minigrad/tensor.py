@@ -1169,6 +1169,26 @@ class Tensor:
         """(value, index) of the k-th smallest along `dim`; see `minigrad.kthvalue`."""
         return ops.kthvalue(self, k, dim, keepdim)
 
+    def median(self, dim=None, keepdim=False):
+        """The lower median (of all, or (values, indices) along `dim`); see `minigrad.median`."""
+        return ops.median(self, dim, keepdim)
+
+    def nansum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Σ with NaN counted as 0; see `minigrad.nansum`."""
+        return ops.nansum(self, axis, keepdims, dim=dim, keepdim=keepdim)
+
+    def nanmean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """The mean of the elements that are not NaN; see `minigrad.nanmean`."""
+        return ops.nanmean(self, axis, keepdims, dim=dim, keepdim=keepdim)
+
+    def count_nonzero(self, axis=None, *, dim=None):
+        """How many elements are nonzero (int64); see `minigrad.count_nonzero`."""
+        return ops.count_nonzero(self, axis, dim=dim)
+
+    def diff(self, n=1, dim=-1, prepend=None, append=None):
+        """The n-th forward difference along `dim`; see `minigrad.diff`."""
+        return ops.diff(self, n, dim, prepend, append)
+
     # -- predicates -----------------------------------------------------------------------------
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         """|x − other| ≤ atol + rtol·|other|, elementwise; see `minigrad.isclose`."""

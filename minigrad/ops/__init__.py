@@ -24,11 +24,11 @@ from .shape import (astype, broadcast_to, cat, chunk, clone, concat, diag, diago
                     flatten, flip, hstack, meshgrid, pad, permute, repeat, repeat_interleave,
                     reshape, roll, split, squeeze, stack, sum_to, swapaxes, tile, to_device,
                     transpose, tril, triu, unbind, unflatten, unfold, unsqueeze, vstack)
-from .reduce import (MaxResult, all, amax, amin, any, cummax, cummin, cumprod, cumsum,
-                     logcumsumexp, logsumexp, max, mean, min, norm, prod, std, std_mean, sum,
-                     var, var_mean, vector_norm)
-from .linalg import addmm, bmm, dot, einsum, matmul, mm, outer, trace
-from .sorting import SortResult, argsort, kthvalue, sort, topk
+from .reduce import (MaxResult, all, amax, amin, any, cdist, count_nonzero, cummax, cummin,
+                     cumprod, cumsum, diff, logcumsumexp, logsumexp, max, mean, min, nanmean,
+                     nansum, norm, prod, std, std_mean, sum, var, var_mean, vector_norm)
+from .linalg import addmm, bmm, dot, einsum, matmul, mm, outer, tensordot, trace
+from .sorting import SortResult, argsort, kthvalue, median, sort, topk
 from .nn_ops import dropout, log_softmax, softmax
 from .activations import (celu, elu, erf, erfc, gelu, glu, hardsigmoid, hardswish, hardtanh,
                           leaky_relu, logsigmoid, mish, relu, relu6, selu, sigmoid, silu,
@@ -57,7 +57,7 @@ __all__ = [
     # reductions and scans
     "all", "amax", "amin", "any", "logsumexp", "max", "mean", "min", "prod", "std", "std_mean", "sum", "var",
     "var_mean", "cummax", "cummin", "cumprod", "cumsum", "logcumsumexp", "MaxResult", "norm",
-    "vector_norm",
+    "vector_norm", "nansum", "nanmean", "count_nonzero", "diff", "cdist",
     # shapes and layout
     "AxisError", "broadcast_to", "cat", "concat", "reshape", "split", "squeeze", "stack",
     "sum_to", "swapaxes", "transpose", "unsqueeze", "diag", "diagonal", "flatten", "flip",
@@ -67,9 +67,9 @@ __all__ = [
     "argmax", "argmin", "one_hot", "argwhere", "gather", "index_select", "masked_select",
     "nonzero", "scatter", "scatter_add", "scatter_reduce", "take_along_axis",
     # linear algebra
-    "addmm", "bmm", "dot", "einsum", "matmul", "mm", "outer", "trace",
+    "addmm", "bmm", "dot", "einsum", "matmul", "mm", "outer", "tensordot", "trace",
     # sorting
-    "argsort", "kthvalue", "sort", "SortResult", "topk",
+    "argsort", "kthvalue", "median", "sort", "SortResult", "topk",
     # layers' primitives
     "dropout", "log_softmax", "softmax",
 ]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import numbers
 import string
 
 
 from ..function import Function
 from ..tensor import Tensor
-from .common import lift, pair
+from .common import lift, normalize_axis, pair
+from .shape import permute, reshape
 
 
 class MatMul(Function):
@@ -334,3 +336,36 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tens
         return product
     return product + (input if beta == 1 else input * beta)
 
+
+
+def tensordot(a: Tensor, b: Tensor, dims=2, *, axes=None) -> Tensor:
+    """Σ over paired axes of a and b, as torch.tensordot(a, b, dims) and numpy.tensordot(a, b,
+    axes): `dims` an int n pairs a's last n axes with b's first n; a pair of int sequences
+    names them. The result has a's other axes, then b's. One matmul of the two, flattened."""
+    if axes is not None:                                  # NumPy's name for dims
+        dims = axes
+    if isinstance(dims, numbers.Integral):
+        if not 0 <= dims <= min(a.ndim, b.ndim):
+            raise ValueError(f"tensordot: dims={dims} for shapes {tuple(a.shape)} and "
+                             f"{tuple(b.shape)}")
+        pairs_a, pairs_b = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        try:
+            pairs_a, pairs_b = ([int(d) for d in (p if isinstance(p, (list, tuple)) else [p])]
+                                for p in dims)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"tensordot: dims must be an int or a pair of axis lists, got "
+                            f"{dims!r}") from error
+        pairs_a = list(normalize_axis(tuple(pairs_a), a.ndim, "tensordot"))
+        pairs_b = list(normalize_axis(tuple(pairs_b), b.ndim, "tensordot"))
+    sizes_a, sizes_b = [a.shape[i] for i in pairs_a], [b.shape[i] for i in pairs_b]
+    if sizes_a != sizes_b:
+        raise ValueError(f"tensordot: the paired axes {pairs_a} of {tuple(a.shape)} and "
+                         f"{pairs_b} of {tuple(b.shape)} differ in size ({sizes_a} vs {sizes_b})")
+    free_a = [i for i in range(a.ndim) if i not in pairs_a]
+    free_b = [i for i in range(b.ndim) if i not in pairs_b]
+    outer_a, outer_b = (tuple(t.shape[i] for i in free) for t, free in ((a, free_a), (b, free_b)))
+    inner = math.prod(sizes_a)
+    left = reshape(permute(a, free_a + pairs_a) if a.ndim else a, (math.prod(outer_a), inner))
+    right = reshape(permute(b, pairs_b + free_b) if b.ndim else b, (inner, math.prod(outer_b)))
+    return reshape(matmul(left, right), outer_a + outer_b)

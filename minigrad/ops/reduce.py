@@ -21,9 +21,10 @@ from ..tensor import LAST_AXIS, Tensor
 from .common import (as_float, axis_or_dim, constant, every_axis_if_empty, keepdims_or_keepdim,
                      no_empty_dim, normalize_axis, one_axis, zero_gradient)
 from .elementwise import abs as magnitude
-from .elementwise import maximum, minimum
+from .elementwise import maximum, minimum, where
+from .compare import isnan
 from .indexing import argmax, argmin, take_along_axis
-from .shape import astype, reshape, squeeze
+from .shape import astype, concat, reshape, squeeze
 
 
 def _kept_shape(shape, axes):
@@ -952,3 +953,72 @@ def norm(x: Tensor, p=2, dim=None, keepdim: bool = False) -> Tensor:
         raise ValueError(f"norm: p={p!r} is not a norm minigrad has; p is a number, ±inf or "
                          f"'fro'")
     return vector_norm(x, p, dim, keepdim)
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0) -> Tensor:
+    """The p-norm distance of every row of x1 (..., P, M) to every row of x2 (..., R, M), as
+    torch.cdist: (..., P, R), leading axes broadcast. The gradient at a zero distance is 0 (the
+    2-norm's subgradient there, as PyTorch's)."""
+    if x1.ndim < 2 or x2.ndim < 2 or x1.shape[-1] != x2.shape[-1]:
+        raise ValueError(f"cdist: x1 (..., P, M) and x2 (..., R, M) need the same M, got shapes "
+                         f"{tuple(x1.shape)} and {tuple(x2.shape)}")
+    difference = reshape(x1, x1.shape[:-1] + (1, x1.shape[-1])) - reshape(
+        x2, x2.shape[:-2] + (1,) + x2.shape[-2:])                           # (..., P, R, M)
+    return vector_norm(difference, p, -1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reductions that skip NaN, and counting
+
+def nansum(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, keepdim=None) -> Tensor:
+    """Σ over `axis` (or `dim`; None = all axes) with every NaN counted as 0, as numpy.nansum
+    and torch.nansum; a NaN element's gradient is 0."""
+    if x.dtype.kind in "fc":
+        x = where(isnan(x), 0.0, x)
+    return sum(x, axis, keepdims, dim=dim, keepdim=keepdim)
+
+
+def nanmean(x: Tensor, axis=None, keepdims: bool = False, *, dim=None, keepdim=None) -> Tensor:
+    """The mean over `axis` (or `dim`; None = all axes) of the elements that are not NaN, as
+    numpy.nanmean and torch.nanmean (a slice of NaN only gives NaN); each such element's
+    gradient is 1/count, a NaN's 0."""
+    x = as_float(x)
+    counted = sum(astype(~isnan(x), x.dtype), axis, keepdims, dim=dim, keepdim=keepdim)
+    with np.errstate(invalid="ignore", divide="ignore"):       # 0/0 for NaN only: NaN
+        return nansum(x, axis, keepdims, dim=dim, keepdim=keepdim) / counted
+
+
+def count_nonzero(x: Tensor, axis=None, *, dim=None, keepdims: bool = False) -> Tensor:
+    """How many elements are nonzero over `axis` (or `dim`; None = all axes), as
+    numpy.count_nonzero and torch.count_nonzero: int64, no gradient."""
+    axes = _reduced_axes(axis_or_dim(axis, dim, "count_nonzero"), x, "count_nonzero")
+    return constant(_count(axes, keepdims, x.data), [x], (_count, axes, keepdims))
+
+
+def _count(axes, keepdims, array):
+    """The nonzero elements of `array` over axes, as int64 (computed again at replay)."""
+    return (array != 0).sum(axis=axes, keepdims=keepdims).astype("int64")
+
+
+def diff(x: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None, *,
+         axis=None) -> Tensor:
+    """The n-th forward difference along `dim` (or `axis`), out[i] = x[i + 1] − x[i] applied n
+    times, as torch.diff and numpy.diff, with `prepend` and `append` (tensors with x's shape
+    but along dim) joined to x first (n = 0 gives x alone). Bool x gives x[i + 1] != x[i], as
+    both libraries do."""
+    if not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"diff: n must be a non-negative int, got {n!r}")
+    if x.ndim == 0:
+        raise ValueError("diff: needs at least one dimension, got a 0-d tensor")
+    along = one_axis(axis_or_dim(axis, dim if axis is None else None, "diff"), x.ndim, "diff")
+    if n == 0:                                         # x itself, prepend and append unused
+        return x
+    parts = [t if isinstance(t, Tensor) else Tensor(t, device=x.device)
+             for t in (prepend, x, append) if t is not None]
+    if len(parts) > 1:
+        x = concat(parts, along)
+    head = (slice(None),) * along
+    for _ in range(int(n)):
+        later, earlier = x[head + (slice(1, None),)], x[head + (slice(None, -1),)]
+        x = later != earlier if x.dtype.kind == "b" else later - earlier
+    return x

@@ -386,7 +386,7 @@ def permute(x: Tensor, *dims) -> Tensor:
     if len(dims) != x.ndim:
         raise ValueError(f"permute: {len(dims)} dims {dims} for a {x.ndim}-d tensor of shape "
                          f"{tuple(x.shape)}")
-    return transpose(x, *dims)
+    return transpose(x, tuple(dims))        # one tuple: a permutation, (0, 1) included
 
 
 def expand(x: Tensor, *sizes) -> Tensor:

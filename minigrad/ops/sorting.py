@@ -1,4 +1,4 @@
-"""Sorting and selecting by rank: argsort, sort, topk, kthvalue.
+"""Sorting and selecting by rank: argsort, sort, topk, kthvalue, median.
 
 The positions come from a stable sort of the data (no gradient), and the values are read at
 them with take_along_axis, so each value's gradient goes to the element it was read from. Equal
@@ -80,7 +80,8 @@ def argsort(x: Tensor, axis: int | None = LAST_AXIS, *, dim: int | None = None,
 
 
 class SortResult(NamedTuple):
-    """(values, indices) of a sort, as torch.return_types.sort: named fields, or unpack it as
+    """(values, indices) of a sort, topk, kthvalue or median along a dim, as
+    torch.return_types.sort and its kin: named fields, or unpack it as
     `values, indices = x.sort(dim=1)`."""
     values: Tensor
     indices: Tensor
@@ -147,8 +148,8 @@ def topk(x: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = 
     index = _positions((_leading, axis, bool(largest), int(k)), x)
     values = take_along_axis(x, index, axis)
     if not shape and k == 1:                           # a 0-d tensor's one element, 0-d
-        return reshape(values, ()), reshape(index, ())
-    return values, index
+        return SortResult(reshape(values, ()), reshape(index, ()))
+    return SortResult(values, index)
 
 
 def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
@@ -161,10 +162,43 @@ def kthvalue(x: Tensor, k: int, dim: int = -1, keepdim: bool = False):
         raise ValueError(f"kthvalue: k must be an int in [1, {n}] for dim {axis} of shape "
                          f"{tuple(shape)}, got {k!r}")
     index = _positions((_kth, axis, int(k)), x)                  # the axis kept as size 1
+    return _selected(x, index, axis, shape, keepdim)
+
+
+def _selected(x: Tensor, index: Tensor, axis: int, shape: tuple, keepdim: bool) -> SortResult:
+    """x's values at `index` (the axis kept as size 1), with the index, shaped as PyTorch's
+    selections along a dim are: 0-d for a 0-d x, the axis dropped unless keepdim."""
     values = take_along_axis(x, index, axis)
     if not shape:
-        return reshape(values, ()), reshape(index, ())
+        return SortResult(reshape(values, ()), reshape(index, ()))
     if not keepdim:
         kept = tuple(m for i, m in enumerate(values.shape) if i != axis)
-        return reshape(values, kept), reshape(index, kept)
-    return values, index
+        return SortResult(reshape(values, kept), reshape(index, kept))
+    return SortResult(values, index)
+
+
+def _median_position(axis: int, data):
+    """The position of the lower median along axis (the axis kept as size 1), or of the first
+    NaN in a slice that holds one."""
+    position = _kth(axis, (data.shape[axis] + 1) // 2, data)
+    if data.dtype.kind not in "fc":
+        return position
+    xp = backend_of(data).xp
+    nan = xp.isnan(data)
+    first_nan = nan.argmax(axis=axis, keepdims=True).astype("int64")
+    return xp.where(nan.any(axis=axis, keepdims=True), first_nan, position)
+
+
+def median(x: Tensor, dim: int | None = None, keepdim: bool = False):
+    """The lower median, as torch.median: of all elements (a 0-d tensor) when dim is None,
+    else (values, indices) along `dim`. Of an even count, the smaller of the two middle
+    elements (NumPy's median averages them); a slice holding NaN gives NaN (at its first
+    NaN). The gradient goes to the element chosen."""
+    shape = x.shape
+    x, axis = _prepare(x, dim, None, "median")
+    if x.shape[axis] == 0:
+        raise ValueError(f"median: no elements along dim {axis} of shape {tuple(shape)}")
+    index = _positions((_median_position, axis), x)
+    if dim is None:
+        return reshape(take_along_axis(x, index, axis), ())
+    return _selected(x, index, axis, shape, keepdim)

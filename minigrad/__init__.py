@@ -31,7 +31,18 @@ from .compiled import compile
 from . import compiler
 
 # dtype names as PyTorch spells them (mg.tensor(x, dtype=mg.int64), t.to(mg.float64))
-float32, float64, int32, int64, bool = "float32", "float64", "int32", "int64", "bool"
+float16, float32, float64 = "float16", "float32", "float64"
+int32, int64, bool = "int32", "int64", "bool"
+
+
+def is_tensor(obj):
+    """Is obj a minigrad Tensor? A Python bool, as torch.is_tensor."""
+    return isinstance(obj, Tensor)
+
+
+def numel(t: Tensor) -> int:
+    """The number of elements of t (torch.numel)."""
+    return t.numel()
 
 __all__ = [
     "Tensor", "Function", "FusedFunction", "tensor", "zeros", "ones", "full", "empty",
@@ -42,5 +53,5 @@ __all__ = [
     "name_scope", "detect_anomaly", "tune_malloc", "compile", "compiler",
     "gradcheck", "check_backward", "GradcheckError", "cuda_available", "Backend",
     "register_backend", "unregister_backend", "viz", "linalg", "from_numpy", "float32",
-    "float64", "int32", "int64", "bool",
+    "float64", "int32", "int64", "bool", "float16", "is_tensor", "numel",
 ] + _ops.__all__

@@ -164,6 +164,19 @@ class Tensor:
         """The number of axes, len(shape) (PyTorch's name for `ndim`)."""
         return self.data.ndim
 
+    def is_floating_point(self) -> bool:
+        """Are the elements floats (float16, float32, float64)?"""
+        return self.data.dtype.kind == "f"
+
+    def element_size(self) -> int:
+        """The bytes of one element (4 for float32)."""
+        return int(self.data.dtype.itemsize)
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of all elements (NumPy's `nbytes`)."""
+        return int(self.data.nbytes)
+
     @property
     def dtype(self) -> np.dtype:
         """The NumPy dtype of the elements (float32, float64, int64, bool, ...)."""
@@ -231,6 +244,13 @@ class Tensor:
     def backward(self, grad=None, retain_graph: bool = False, create_graph: bool = False):
         """Add d(self)/d(leaf) into every leaf's `.grad`; see `minigrad.autograd.backward`."""
         autograd.backward(self, grad, retain_graph, create_graph)
+
+    def detach_(self) -> "Tensor":
+        """Cut this tensor off from the graph in place, as torch's detach_: it becomes a leaf
+        that does not require grad (what it was computed from no longer gets its gradient)."""
+        self._fn = None
+        self._requires_grad = False
+        return self
 
     def detach(self) -> "Tensor":
         """The same data (shared, not copied), cut off from the graph."""
@@ -364,6 +384,10 @@ class Tensor:
     def double(self) -> "Tensor":
         """A float64 copy (this tensor itself when already float64); differentiable."""
         return self.astype(np.float64)
+
+    def half(self) -> "Tensor":
+        """A float16 copy (this tensor itself when already float16); differentiable."""
+        return self.astype(np.float16)
 
     def long(self) -> "Tensor":
         """An int64 copy (PyTorch's `long`); no gradient."""
@@ -507,6 +531,39 @@ class Tensor:
         """Copy src's values into self (broadcast to self's shape), in place; returns self."""
         operand = self._operand(src, "copy_")
         return self._change("copy_", lambda a: a.__setitem__(Ellipsis, operand))
+
+    def masked_fill_(self, mask, value) -> "Tensor":
+        """`value` where the bool `mask` (broadcasting to this tensor's shape) is True, in
+        place; returns self (see `add_`)."""
+        filled = self._same_shape(ops.masked_fill(self.detach(), mask, value), "masked_fill_")
+        return self._change("masked_fill_", lambda a: a.__setitem__(Ellipsis, filled))
+
+    def tril_(self, k=0, *, diagonal=None) -> "Tensor":
+        """The lower triangle kept, 0 above, in place; returns self (see `tril`, `add_`)."""
+        kept = ops.tril(self.detach(), k, diagonal=diagonal).data
+        return self._change("tril_", lambda a: a.__setitem__(Ellipsis, kept))
+
+    def triu_(self, k=0, *, diagonal=None) -> "Tensor":
+        """The upper triangle kept, 0 below, in place; returns self (see `triu`, `add_`)."""
+        kept = ops.triu(self.detach(), k, diagonal=diagonal).data
+        return self._change("triu_", lambda a: a.__setitem__(Ellipsis, kept))
+
+    def uniform_(self, a: float = 0.0, b: float = 1.0) -> "Tensor":
+        """Fill with U(a, b) samples from minigrad's RNG, in place; returns self (under
+        no_grad for a parameter, as PyTorch's; see `add_`)."""
+        draw = _draw(self, "uniform", "uniform_")
+        return self._change("uniform_", lambda x: x.__setitem__(Ellipsis, a + (b - a) * draw))
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0) -> "Tensor":
+        """Fill with N(mean, std²) samples from minigrad's RNG, in place; returns self."""
+        draw = _draw(self, "normal", "normal_")
+        return self._change("normal_", lambda x: x.__setitem__(Ellipsis, mean + std * draw))
+
+    def _same_shape(self, t: "Tensor", op: str):
+        if tuple(t.shape) != tuple(self.shape):
+            raise RuntimeError(f"{op}: the mask broadcasts the tensor {tuple(self.shape)} to "
+                               f"{tuple(t.shape)}; an in-place change keeps the shape")
+        return t.data
 
     def fill_(self, value) -> "Tensor":
         """Set every element to `value`, in place; returns self."""
@@ -871,6 +928,10 @@ class Tensor:
         """Shift cyclically along `axis`; see `minigrad.roll`."""
         return ops.roll(self, shift, axis, shifts=shifts, dims=dims)
 
+    def index_fill(self, dim, index, value):
+        """`value` at the positions `index` along `dim`; see `minigrad.index_fill`."""
+        return ops.index_fill(self, dim, index, value)
+
     def tril(self, k=0, *, diagonal=None):
         """The lower triangle of the last two axes, 0 above; see `minigrad.tril`."""
         return ops.tril(self, k, diagonal=diagonal)
@@ -1209,6 +1270,14 @@ class Tensor:
     def isfinite(self):
         """True where neither inf nor NaN; see `minigrad.isfinite`."""
         return ops.isfinite(self)
+
+
+def _draw(t: Tensor, kind: str, op: str):
+    """Random samples of t's shape, in its float dtype, on its device, from minigrad's RNG."""
+    if t.data.dtype.kind != "f":
+        raise TypeError(f"{op}: needs a floating tensor, got dtype {t.data.dtype}")
+    backend, index = parse_device(t.device)
+    return backend.random(kind, t.data.shape, t.data.dtype, index)
 
 
 class ElementCount(int):

@@ -277,6 +277,21 @@ class Flatten(Module):
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
+class Unflatten(Module):
+    """torch.nn.Unflatten: axis `dim` split into `unflattened_size` (Flatten's inverse)."""
+
+    def __init__(self, dim: int, unflattened_size):
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x with axis `dim` split into the axes of `unflattened_size`."""
+        return x.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
 class Dropout(Module):
     """Inverted dropout: in training, zero each element with probability p and scale the rest
     by 1/(1 − p); the identity in eval mode. PyTorch's `inplace` must be False."""

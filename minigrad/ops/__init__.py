@@ -18,8 +18,9 @@ from .compare import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xo
                       logical_xor, lt, ne, not_equal)
 from .rounding import (ceil, copysign, div, divide, floor, floor_divide, fmod, mod, remainder,
                        round, sign, trunc)
-from .indexing import (argmax, argmin, argwhere, gather, getitem, index_select, masked_select,
-                       nonzero, one_hot, scatter, scatter_add, scatter_reduce, take_along_axis)
+from .indexing import (argmax, argmin, argwhere, gather, getitem, index_fill, index_select,
+                       masked_select, nonzero, one_hot, scatter, scatter_add, scatter_reduce,
+                       take_along_axis)
 from .shape import (astype, broadcast_to, cat, chunk, clone, concat, diag, diagonal, expand,
                     flatten, flip, hstack, meshgrid, pad, permute, repeat, repeat_interleave,
                     reshape, roll, split, squeeze, stack, sum_to, swapaxes, tile, to_device,
@@ -27,7 +28,7 @@ from .shape import (astype, broadcast_to, cat, chunk, clone, concat, diag, diago
 from .reduce import (MaxResult, all, amax, amin, any, cdist, count_nonzero, cummax, cummin,
                      cumprod, cumsum, diff, logcumsumexp, logsumexp, max, mean, min, nanmean,
                      nansum, norm, prod, std, std_mean, sum, var, var_mean, vector_norm)
-from .linalg import addmm, bmm, dot, einsum, matmul, mm, outer, tensordot, trace
+from .linalg import addmm, baddbmm, bmm, dot, einsum, matmul, mm, outer, tensordot, trace
 from .sorting import SortResult, argsort, kthvalue, median, sort, topk
 from .nn_ops import dropout, log_softmax, softmax
 from .activations import (celu, elu, erf, erfc, gelu, glu, hardsigmoid, hardswish, hardtanh,
@@ -64,10 +65,11 @@ __all__ = [
     "meshgrid", "pad", "repeat", "repeat_interleave", "roll", "tile", "tril", "triu",
     "unflatten", "unfold", "chunk", "clone", "expand", "hstack", "permute", "unbind", "vstack",
     # reading and writing at positions
-    "argmax", "argmin", "one_hot", "argwhere", "gather", "index_select", "masked_select",
+    "argmax", "argmin", "one_hot", "argwhere", "gather", "index_fill", "index_select",
+    "masked_select",
     "nonzero", "scatter", "scatter_add", "scatter_reduce", "take_along_axis",
     # linear algebra
-    "addmm", "bmm", "dot", "einsum", "matmul", "mm", "outer", "tensordot", "trace",
+    "addmm", "baddbmm", "bmm", "dot", "einsum", "matmul", "mm", "outer", "tensordot", "trace",
     # sorting
     "argsort", "kthvalue", "median", "sort", "SortResult", "topk",
     # layers' primitives

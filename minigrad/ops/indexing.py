@@ -12,7 +12,7 @@ from ..backend import backend_of
 from ..recording import recorder as _recorder
 from ..tensor import Tensor
 from .common import axis_or_dim, constant, keepdims_or_keepdim, one_axis
-from .elementwise import _as_mask, where
+from .elementwise import _as_mask, masked_fill, where
 from .rounding import floor_divide
 
 
@@ -530,3 +530,30 @@ class ScatterExtreme(Function):
 
 def _scatter_add_into(target, positions, values) -> None:
     backend_of(target).scatter_add(target, positions, values)
+
+
+def index_fill(x: Tensor, dim: int, index, value) -> Tensor:
+    """x with `value` at the positions `index` (1-D ints) along `dim`, as torch.index_fill;
+    those positions get no gradient, the rest 1."""
+    axis = one_axis(dim, x.ndim, "index_fill")
+    if not isinstance(index, Tensor):
+        index = Tensor(index, device=x.device)
+    if index.data.dtype.kind not in "iu" or index.ndim > 1:
+        raise TypeError(f"index_fill: index must be a 0-d or 1-D int tensor, got "
+                        f"{index.data.dtype} {tuple(index.shape)}")
+    length, shape = (x.shape[axis] if x.ndim else 1), tuple(x.shape)
+    mask = constant(_positions_mask(length, x.ndim, axis, index.data), [index],
+                    (_positions_mask, length, x.ndim, axis))
+    return masked_fill(x, mask, value)
+
+
+def _positions_mask(length: int, ndim: int, axis: int, index):
+    """A bool mask, True at `index` along axis (length long), shaped to broadcast against an
+    ndim-d tensor (computed again at replay)."""
+    index = index.reshape(-1)
+    if index.size and (int(index.min()) < -length or int(index.max()) >= length):
+        raise IndexError(f"index_fill: index out of range for size {length} along dim {axis}")
+    mask = backend_of(index).xp.zeros(length, dtype=bool)
+    mask[index] = True
+    return mask.reshape(tuple(length if i == axis else 1 for i in range(ndim))) if ndim \
+        else mask.reshape(())

@@ -326,16 +326,26 @@ def trace(x: Tensor) -> Tensor:
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
     """torch.addmm: beta · input + alpha · (mat1 @ mat2), mat1 (n, m), mat2 (m, p), input
     broadcasting to (n, p). With beta = 0, input is ignored (NaN in it does not spread)."""
-    if mat1.ndim != 2 or mat2.ndim != 2:
-        raise ValueError(f"addmm: mat1 and mat2 must be 2-D, got shapes {tuple(mat1.shape)} and "
-                         f"{tuple(mat2.shape)}")
-    product = matmul(mat1, mat2)
+    return _scaled_sum("addmm", ("mat1", "mat2"), 2, input, mat1, mat2, beta, alpha)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1) -> Tensor:
+    """torch.baddbmm: beta · input + alpha · (batch1 @ batch2), batch1 (b, n, m), batch2
+    (b, m, p), input broadcasting to (b, n, p). With beta = 0, input is ignored."""
+    return _scaled_sum("baddbmm", ("batch1", "batch2"), 3, input, batch1, batch2, beta, alpha)
+
+
+def _scaled_sum(op: str, names: tuple, ndim: int, input, a, b, beta, alpha) -> Tensor:
+    """beta · input + alpha · (a @ b), a and b of `ndim` axes."""
+    if a.ndim != ndim or b.ndim != ndim:
+        raise ValueError(f"{op}: {names[0]} and {names[1]} must be {ndim}-D, got shapes "
+                         f"{tuple(a.shape)} and {tuple(b.shape)}")
+    product = matmul(a, b)
     if alpha != 1:
         product = product * alpha
     if beta == 0:
         return product
     return product + (input if beta == 1 else input * beta)
-
 
 
 def tensordot(a: Tensor, b: Tensor, dims=2, *, axes=None) -> Tensor:

@@ -268,3 +268,89 @@ def test_version_is_written_once_and_read_by_the_build():
     except importlib.metadata.PackageNotFoundError:
         return
     assert installed == mg.__version__
+
+
+# -- more of PyTorch's small helpers ---------------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+def test_is_tensor_numel_is_floating_point_element_size_nbytes_half(shape):
+    x = mg.tensor(np.ones(shape, dtype=np.float32))
+    assert mg.is_tensor(x) is True and mg.is_tensor(np.ones(2)) is False
+    assert mg.numel(x) == int(np.prod(shape)) and x.is_floating_point()
+    assert not mg.tensor(np.ones(shape, dtype=np.int64)).is_floating_point()
+    assert x.element_size() == 4 and x.nbytes == 4 * int(np.prod(shape))
+    h = mg.tensor(np.linspace(-1, 1, int(np.prod(shape))).reshape(shape).astype(np.float32),
+                  requires_grad=True)
+    half = h.half()
+    assert half.dtype == np.float16 and mg.float16 == "float16"
+    half.float().sum().backward()                       # differentiable, as a cast
+    np.testing.assert_array_equal(h.grad.numpy(), np.ones(shape, dtype=np.float32))
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+def test_in_place_fills_change_the_values_and_the_version(shape):
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+    x = mg.tensor(a.copy())
+    assert x.masked_fill_(x > 1.0, -1.0) is x and x._version == 1
+    np.testing.assert_array_equal(x.numpy(), np.where(a > 1.0, -1.0, a))
+    if len(shape) == 2:
+        m = mg.tensor(a.copy())
+        np.testing.assert_array_equal(m.tril_(0).numpy(), np.tril(a))
+        np.testing.assert_array_equal(mg.tensor(a.copy()).triu_(1).numpy(), np.triu(a, 1))
+    mg.manual_seed(4)
+    u = mg.zeros(shape).uniform_(-2.0, 3.0)
+    assert u.dtype == np.float32 and np.all((u.numpy() >= -2.0) & (u.numpy() < 3.0))
+    mg.manual_seed(4)
+    again = mg.zeros(shape).uniform_(-2.0, 3.0)
+    np.testing.assert_array_equal(again.numpy(), u.numpy())
+    n = mg.zeros(4000).normal_(2.0, 0.5).numpy()
+    assert abs(n.mean() - 2.0) < 0.05 and abs(n.std() - 0.5) < 0.05
+    w = mg.zeros(shape, requires_grad=True)
+    with pytest.raises(RuntimeError, match="uniform_: in-place change of a tensor that requires"):
+        w.uniform_()
+    with mg.no_grad():
+        w.normal_()
+    with pytest.raises(RuntimeError, match=r"masked_fill_: the mask broadcasts the tensor"):
+        mg.zeros(3).masked_fill_(mg.tensor([[True], [False]]), 1.0)
+    with pytest.raises(TypeError, match="uniform_: needs a floating tensor"):
+        mg.zeros(3, dtype="int64").uniform_()
+
+
+def test_detach_in_place_makes_a_leaf_that_stops_the_gradient():
+    w = mg.tensor([2.0, 3.0], requires_grad=True)
+    h = w * w
+    assert h.detach_() is h and h.is_leaf and not h.requires_grad
+    y = w * 2.0 + h
+    y.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [2.0, 2.0])       # none through h
+
+
+@pytest.mark.parametrize("shape, dim, index", [((3,), 0, [0, 2]), ((2, 4), 1, [3]),
+                                               ((2, 4), -2, [1]), ((1,), 0, [0]), ((), 0, 0)])
+def test_index_fill_matches_a_numpy_reference_and_gradchecks(shape, dim, index):
+    a = np.random.default_rng(5).normal(size=shape)
+    expected = a.copy()
+    if shape:
+        np.moveaxis(expected, dim, 0)[np.asarray(index)] = 7.5
+    else:
+        expected = np.array(7.5)
+    x = leaf(a, "cpu")
+    out = mg.index_fill(x, dim, mg.tensor(index), 7.5)
+    np.testing.assert_array_equal(out.numpy(), expected)
+    np.testing.assert_array_equal(x.index_fill(dim, index, 7.5).numpy(), expected)
+    assert mg.gradcheck(lambda t: mg.index_fill(t, dim, mg.tensor(index), 7.5), [x])
+    with pytest.raises(TypeError, match="index_fill: index must be a 0-d or 1-D int tensor"):
+        mg.index_fill(x, dim, mg.tensor([0.5]), 1.0)
+
+
+@pytest.mark.parametrize("beta, alpha", [(1, 1), (0.5, 2.0), (0, 1)])
+def test_baddbmm_against_numpy_and_gradcheck(beta, alpha):
+    rng = np.random.default_rng(6)
+    inp, b1, b2 = rng.normal(size=(1, 2, 4)), rng.normal(size=(3, 2, 5)), rng.normal(size=(3, 5, 4))
+    got = mg.baddbmm(leaf(inp, "cpu"), leaf(b1, "cpu"), leaf(b2, "cpu"), beta=beta, alpha=alpha)
+    np.testing.assert_allclose(got.numpy(), beta * inp + alpha * (b1 @ b2) if beta else
+                               alpha * (b1 @ b2), rtol=1e-12)
+    assert mg.gradcheck(lambda i, x, y: mg.baddbmm(i, x, y, beta=beta, alpha=alpha),
+                        [leaf(inp, "cpu"), leaf(b1, "cpu"), leaf(b2, "cpu")])
+    with pytest.raises(ValueError, match=r"baddbmm: batch1 and batch2 must be 3-D"):
+        mg.baddbmm(mg.ones(2, 2), mg.ones(2, 2), mg.ones(2, 2))

@@ -552,3 +552,17 @@ def test_default_initialisation_matches_torch(kind):
             shape_ratio = np.abs(value).max() / value.std()
             assert shape_ratio == pytest.approx(np.abs(expected).max() / expected.std(),
                                                 rel=0.1), name
+
+
+@pytest.mark.parametrize("shape, dim, sizes", [((4, 6), 1, (3, 2)), ((2, 6, 5), -2, (2, -1)),
+                                               ((1,), 0, (1, 1)), ((6,), 0, (2, 3))])
+def test_unflatten_inverts_flatten(shape, dim, sizes):
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+    unflatten = nn.Unflatten(dim, sizes)
+    out = unflatten(f64(a))
+    axis = dim % len(shape)
+    np.testing.assert_array_equal(out.numpy(),
+                                  a.reshape(shape[:axis] + tuple(sizes) + shape[axis + 1:]))
+    flatten = nn.Flatten(axis, axis + len(sizes) - 1)
+    np.testing.assert_array_equal(flatten(out).numpy(), a)
+    assert repr(unflatten) == f"Unflatten(dim={dim}, unflattened_size={tuple(sizes)})"

@@ -454,6 +454,8 @@ RECOMPUTED = {
     "isclose": lambda h: mg.where(mg.isclose(h, mg.tensor(1.5), atol=0.3), h, 0.0),
     "vector_norm of order 0": lambda h: h * mg.linalg.vector_norm(h - 1.5, ord=0, dim=-1,
                                                                   keepdim=True),
+    "index_fill": lambda h: mg.index_fill(h, -1, mg.argmax(h[0], keepdims=True), 0.0),
+    "count_nonzero": lambda h: h * mg.count_nonzero(h > 1.0, dim=-1, keepdims=True),
 }
 
 

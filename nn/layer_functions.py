@@ -233,6 +233,7 @@ class BatchNorm(mg.FusedFunction):
     """
 
     needs_output = False
+    updates: tuple = ()             # the running statistics (and count), when it moves them
 
     def __init__(self, batch_stats: bool, running: bool, eps: float, has_weight: bool,
                  has_bias: bool, counted: bool = False, momentum: float | None = None):

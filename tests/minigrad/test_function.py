@@ -215,3 +215,42 @@ def test_unimplemented_methods_say_which_class():
         Half.apply(leaf([1.0])).sum().backward()
     with pytest.raises(NotImplementedError, match="Function.forward"):
         mg.Function.apply(leaf([1.0]))
+
+
+class ScaleAndCount(mg.Function):
+    """y = 2x, and the count (a second input) goes up by one in place: a forward that changes
+    an input, declared in `updates`."""
+
+    updates = (1,)
+
+    def forward(self, x, count):
+        count += 1
+        return 2.0 * x
+
+    def backward(self, grad):
+        return grad * 2.0, None
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (3,)])
+def test_a_forward_that_updates_an_input_marks_it_changed_and_replays(shape):
+    """Its input is marked changed (a graph that saved it refuses backward), one that
+    requires grad is refused before anything changes, and a compiled step changes it again
+    at every replay, as eagerly."""
+    count = mg.zeros((), dtype="float64")
+    saved = mg.tensor(np.ones(shape), requires_grad=True) * count      # saves count
+    x = mg.tensor(np.ones(shape), requires_grad=True)
+    ScaleAndCount.apply(x, count).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(shape, 2.0))
+    assert count.item() == 1 and count._version == 1
+    with pytest.raises(RuntimeError, match="changed in place afterwards"):
+        saved.sum().backward()
+    with pytest.raises(RuntimeError, match="ScaleAndCount: input 1 .* must not require grad"):
+        ScaleAndCount.apply(x, mg.zeros(shape, requires_grad=True))
+
+    @mg.compile
+    def step(x):
+        return ScaleAndCount.apply(x, count).sum()
+
+    for _ in range(5):
+        step(mg.tensor(np.ones(shape)))
+    assert step.stats.replays == 3 and count.item() == 6 and count._version == 6

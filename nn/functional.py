@@ -18,8 +18,8 @@ from .attention_functional import (attention_weights, causal_mask,  # noqa: F401
                                    scaled_dot_product_attention)
 from minigrad import glu  # noqa: F401
 from .layer_functions import (Affine, BatchNorm, LayerNorm, batch_norm,  # noqa: F401
-                              dropout, dropout1d, embedding, layer_norm, linear, normalize,
-                              one_hot, pad, rms_norm)
+                              dropout, dropout1d, embedding, group_norm, layer_norm, linear,
+                              normalize, one_hot, pad, rms_norm)
 from .convolution import (adaptive_avg_pool1d, avg_pool1d, conv1d,  # noqa: F401
                           max_pool1d)
 from .layer_functions import Linear  # noqa: F401  (Affine's name before; nn.Linear is the layer)

@@ -521,6 +521,33 @@ def rms_norm(x: Tensor, normalized_shape, weight: Tensor | None = None,
     return y if weight is None else y * weight
 
 
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """torch.nn.functional.group_norm (Wu & He 2018): the C channels of x (N, C, *) in
+    `num_groups` groups of C/G, each group of each sample normalised over its channels and
+    positions (layer_norm's fused primitive on x viewed as (N, G, C/G · Π*)), then γ and β
+    per channel. Its gradients are those of layer_norm, reshape and the affine product."""
+    x = _floating(_as_tensor(input, weight), weight)
+    if x.ndim < 2 or not isinstance(num_groups, numbers.Integral) or num_groups < 1 or \
+            x.shape[1] % num_groups:
+        raise ValueError(f"group_norm: input (N, C, *) with C divisible by num_groups, got "
+                         f"shape {tuple(x.shape)} and num_groups={num_groups!r}")
+    channels = x.shape[1]
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != (channels,):
+            raise ValueError(f"group_norm: {name} shape {tuple(t.shape)} must be (C,) = "
+                             f"({channels},)")
+    grouped = x.reshape(x.shape[0], num_groups,
+                        channels // num_groups * math.prod(x.shape[2:]))   # (N, G, C/G · Π*)
+    y = layer_norm(grouped, grouped.shape[-1:], eps=eps).reshape(tuple(x.shape))
+    per_channel = (channels,) + (1,) * (x.ndim - 2)             # (C, 1, …) against (N, C, *)
+    if weight is not None:
+        y = y * weight.reshape(per_channel)
+    if bias is not None:
+        y = y + bias.reshape(per_channel)
+    return y
+
+
 def normalize(x: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     """torch.nn.functional.normalize: x / max(‖x‖_p, eps) along `dim`."""
     return x / mg.clamp(mg.vector_norm(x, p, dim, keepdim=True), min=eps)

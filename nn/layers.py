@@ -1,5 +1,6 @@
-"""Basic layers: Linear, Embedding, LayerNorm, BatchNorm1d, RMSNorm, Dropout and Identity (activation modules are in
-activations.py, loss modules in loss_modules.py).
+"""Basic layers: Linear, Embedding, LayerNorm, BatchNorm1d, GroupNorm, RMSNorm, Flatten,
+Unflatten, Dropout and Identity (activation modules are in activations.py, loss modules in
+loss_modules.py, convolution and pooling in convolution.py).
 
 Parameter layouts match PyTorch's, so state dicts can be exchanged. Every layer allocates its
 parameters with full shapes in `__init__` and fills them in `reset_parameters()` from
@@ -232,6 +233,44 @@ class BatchNorm1d(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
                 f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class GroupNorm(Module):
+    """torch.nn.GroupNorm (Wu & He 2018): each sample's C channels in `num_groups` groups,
+    each group normalised over its channels and positions, then γ and β per channel.
+
+    weight γ: ones, bias β: zeros (num_channels,), with affine. forward: (N, C, *) -> same.
+    """
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, device="cpu", dtype=None):
+        super().__init__()
+        self.num_groups = check_size("GroupNorm", "num_groups", num_groups)
+        self.num_channels = check_size("GroupNorm", "num_channels", num_channels)
+        if num_channels % num_groups:
+            raise ValueError(f"GroupNorm: num_channels {num_channels} is not divisible by "
+                             f"num_groups {num_groups}")
+        self.eps, self.affine = float(eps), check_flag("GroupNorm", "affine", affine)
+        if affine:
+            self.weight = _empty_parameter(num_channels, dtype=dtype, device=device)
+            self.bias = _empty_parameter(num_channels, dtype=dtype, device=device)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """weight γ back to ones and bias β to zeros."""
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x: (N, C, *). Returns the same shape."""
+        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
 
 
 class RMSNorm(Module):

@@ -1,6 +1,7 @@
-"""Batch normalisation: F.batch_norm and nn.BatchNorm1d against a plain-NumPy reference from
-the equations (training and eval, running statistics), float64 gradchecks of every input in
-both modes, errors, state dicts, compiled steps, and PyTorch's numbers when it is installed."""
+"""Batch and group normalisation: F.batch_norm, nn.BatchNorm1d (and, at the end, F.group_norm
+and nn.GroupNorm) against plain-NumPy references from the equations (training and eval,
+running statistics), float64 gradchecks of every input in both modes, errors, state dicts,
+compiled steps, and PyTorch's numbers when it is installed."""
 
 import numpy as np
 import pytest
@@ -293,3 +294,50 @@ def test_on_the_simulated_device_as_on_the_host(sim_device, momentum):
     for (key, host), (_, device) in zip(layers[0].state_dict().items(),
                                         layers[1].state_dict().items()):
         np.testing.assert_allclose(device, host, rtol=1e-12, err_msg=key)
+
+
+# -- group norm: a composition of layer_norm, reshape and the affine product --------------------
+
+def group_norm_numpy(x, groups, weight=None, bias=None, eps=1e-5):
+    grouped = x.reshape(x.shape[0], groups, -1)
+    mu = grouped.mean(axis=-1, keepdims=True)
+    var = grouped.var(axis=-1, keepdims=True)
+    y = ((grouped - mu) / np.sqrt(var + eps)).reshape(x.shape)
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+@pytest.mark.parametrize("shape, groups", [((2, 6, 5), 3), ((3, 4), 2), ((1, 4, 2, 3), 4),
+                                           ((2, 6, 1), 1), ((2, 1), 1)])
+def test_group_norm_against_numpy_and_gradcheck(shape, groups):
+    rng = np.random.default_rng(sum(shape))
+    a, w, b = rng.normal(size=shape) * 2 + 1, rng.normal(size=shape[1]), rng.normal(size=shape[1])
+    np.testing.assert_allclose(F.group_norm(f64(a), groups, f64(w), f64(b)).numpy(),
+                               group_norm_numpy(a, groups, w, b), rtol=1e-10, atol=1e-12)
+    layer = nn.GroupNorm(groups, shape[1], dtype="float64")
+    np.testing.assert_allclose(layer(f64(a)).numpy(), group_norm_numpy(a, groups),
+                               rtol=1e-10, atol=1e-12)
+    if a[0].size // groups > 1:
+        assert mg.gradcheck(lambda x, w, b: F.group_norm(x, groups, w, b, eps=1e-2),
+                            [f64(a), f64(w), f64(b)])
+
+
+def test_group_norm_errors_and_pytorch():
+    with pytest.raises(ValueError, match="num_channels 6 is not divisible by num_groups 4"):
+        nn.GroupNorm(4, 6)
+    with pytest.raises(ValueError, match=r"group_norm: input \(N, C, \*\) with C divisible"):
+        F.group_norm(mg.ones(2, 6), 4)
+    assert list(nn.GroupNorm(2, 4).state_dict()) == ["weight", "bias"]
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(14)
+    a, g = rng.normal(size=(2, 6, 3)), rng.normal(size=(2, 6, 3))
+    ours, theirs = nn.GroupNorm(3, 6, dtype="float64"), torch.nn.GroupNorm(3, 6).double()
+    x, t = f64(a), torch.tensor(a, requires_grad=True)
+    ours(x).backward(mg.tensor(g))
+    theirs(t).backward(torch.tensor(g))
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-10)

@@ -24,6 +24,14 @@ def _empty_parameter(*shape: int, dtype=None, device="cpu") -> Parameter:
     return Parameter(mg.zeros(*shape, dtype=dtype, device=device))
 
 
+def _affine_parameters(layer: Module, affine: bool, channels: int, dtype, device) -> None:
+    """A normalisation layer's weight γ and bias β (channels,), or both None without affine;
+    its reset_parameters fills them."""
+    for name in ("weight", "bias"):
+        layer.register_parameter(name, _empty_parameter(channels, dtype=dtype, device=device)
+                                 if affine else None)
+
+
 class Linear(Module):
     """y = x Wᵀ + b.
 
@@ -184,12 +192,7 @@ class BatchNorm1d(Module):
         self.affine = check_flag("BatchNorm1d", "affine", affine)
         self.track_running_stats = check_flag("BatchNorm1d", "track_running_stats",
                                               track_running_stats)
-        if affine:
-            self.weight = _empty_parameter(num_features, dtype=dtype, device=device)
-            self.bias = _empty_parameter(num_features, dtype=dtype, device=device)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, affine, num_features, dtype, device)
         if track_running_stats:
             self.register_buffer("running_mean", mg.zeros(num_features, dtype=dtype,
                                                           device=device))
@@ -251,12 +254,7 @@ class GroupNorm(Module):
             raise ValueError(f"GroupNorm: num_channels {num_channels} is not divisible by "
                              f"num_groups {num_groups}")
         self.eps, self.affine = float(eps), check_flag("GroupNorm", "affine", affine)
-        if affine:
-            self.weight = _empty_parameter(num_channels, dtype=dtype, device=device)
-            self.bias = _empty_parameter(num_channels, dtype=dtype, device=device)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, affine, num_channels, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

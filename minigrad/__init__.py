@@ -18,10 +18,10 @@ from .function import Function, FusedFunction
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, name_scope, no_grad,
                         set_grad_enabled)
 from .backend import Backend, cuda_available, manual_seed, register_backend, unregister_backend
-from .creation import (arange, empty, eye, from_numpy, full, full_like, get_rng_state, linspace,
-                       logspace, multinomial, ones, ones_like, rand, rand_like, randint, randn,
-                       randn_like, randperm, set_rng_state, tensor, tril_indices, triu_indices, zeros,
-                       zeros_like)
+from .creation import (arange, bernoulli, empty, eye, from_numpy, full, full_like,
+                       get_rng_state, linspace, logspace, multinomial, normal, ones, ones_like,
+                       rand, rand_like, randint, randn, randn_like, randperm, set_rng_state,
+                       tensor, tril_indices, triu_indices, zeros, zeros_like)
 from .threads import get_num_threads, set_num_threads
 from .gradcheck import GradcheckError, check_backward, gradcheck
 from .ops import *  # noqa: F401,F403  (the operations: exactly the names in ops.__all__)
@@ -47,7 +47,7 @@ def numel(t: Tensor) -> int:
 __all__ = [
     "Tensor", "Function", "FusedFunction", "tensor", "zeros", "ones", "full", "empty",
     "zeros_like", "ones_like", "full_like", "arange", "eye", "linspace", "logspace", "rand",
-    "rand_like", "randint", "randn", "randn_like", "randperm", "multinomial", "tril_indices", "triu_indices", "manual_seed", "get_rng_state",
+    "rand_like", "randint", "randn", "randn_like", "randperm", "multinomial", "bernoulli", "normal", "tril_indices", "triu_indices", "manual_seed", "get_rng_state",
     "set_rng_state", "get_num_threads", "set_num_threads",
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "grad",
     "name_scope", "detect_anomaly", "tune_malloc", "compile", "compiler",

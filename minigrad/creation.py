@@ -238,6 +238,47 @@ def randperm(n: int, *, dtype="int64", device="cpu") -> Tensor:
     return Tensor._from_array(backend.xp.argsort(keys).astype(np.int64)).astype(dtype)
 
 
+def bernoulli(input, p: float | None = None) -> Tensor:
+    """1 with probability p, else 0, in input's shape, dtype and device, as torch.bernoulli:
+    p the elements of `input` (in [0, 1]) unless given. Drawn from minigrad's RNG (uniform u,
+    1 where u < p); no gradient flows (PyTorch's is zero)."""
+    t = input if isinstance(input, Tensor) else Tensor(input)
+    if t.dtype.kind != "f":
+        raise TypeError(f"bernoulli: needs floating probabilities, got dtype {t.dtype}")
+    probability = t.detach() if p is None else float(p)
+    if p is None and t.numel() and not bool(((t.data >= 0) & (t.data <= 1)).all()):
+        raise ValueError(f"bernoulli: probabilities must lie in [0, 1] (input shape "
+                         f"{tuple(t.shape)})")
+    u = _random("uniform", t.shape, t.dtype, False, t.device)
+    return (u < probability).astype(t.dtype)
+
+
+def normal(mean, std=1.0, size=None, *, dtype=None, device=None) -> Tensor:
+    """Samples of N(mean, std²), as torch.normal: mean and std numbers or tensors (broadcast
+    together), or two numbers and a `size`. From minigrad's RNG; no gradient flows to mean or
+    std (PyTorch's is zero: write mean + std * mg.randn_like(mean) for one that does)."""
+    tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
+    if tensors:
+        if size is not None:
+            raise TypeError("normal: size goes with numbers for mean and std, not tensors")
+        like = tensors[0]
+        mean, std = (v.detach() if isinstance(v, Tensor) else v for v in (mean, std))
+        shape = tuple(np.broadcast_shapes(*(tuple(v.shape) for v in (mean, std)
+                                            if isinstance(v, Tensor))))
+        dtype, device = dtype or like.dtype, device or like.device
+    else:
+        if size is None:
+            raise TypeError("normal: with numbers for mean and std, give size")
+        shape = (size,) if isinstance(size, numbers.Integral) else tuple(size)
+        device = device or "cpu"
+    if np.dtype(dtype or DEFAULT_FLOAT).kind != "f":
+        raise TypeError(f"normal: needs a floating dtype, got {dtype}")
+    if bool((std.data < 0).any()) if isinstance(std, Tensor) else std < 0:
+        raise ValueError("normal: std must be >= 0")
+    z = _random("normal", shape, dtype or DEFAULT_FLOAT, False, device)
+    return (z * std + mean).detach()
+
+
 def multinomial(input, num_samples: int, replacement: bool = False) -> Tensor:
     """Category indices drawn with the probabilities in each row of `input` (1-D (C,) or 2-D
     (B, C) weights: finite, non-negative, each row with a positive sum; they need not sum to

@@ -240,6 +240,26 @@ def softmin(x: mg.Tensor, axis: int | None = None, *, dim: int | None = None) ->
     return mg.softmin(x, axis, dim=dim)
 
 
+def gumbel_softmax(logits: mg.Tensor, tau: float = 1.0, hard: bool = False,
+                   dim: int = -1) -> mg.Tensor:
+    """torch.nn.functional.gumbel_softmax (Jang et al. 2017; Maddison et al. 2017): y =
+    softmax((logits + g)/tau) along `dim`, g = −log(−log u) with u ~ U(0, 1) from minigrad's
+    RNG. With `hard`, the one-hot of y's argmax, whose gradient is y's (straight through:
+    one_hot − y.detach() + y)."""
+    if tau <= 0:
+        raise ValueError(f"gumbel_softmax: tau must be > 0, got {tau}")
+    u = mg.rand(*logits.shape, dtype=logits.dtype, device=logits.device)
+    tiny = float(np.finfo(logits.dtype).tiny)                  # u = 0 would give log 0
+    gumbel = -mg.log(-mg.log(mg.clamp(u, min=tiny)))
+    y = mg.softmax((logits + gumbel) / tau, dim=dim)
+    if not hard:
+        return y
+    picked = mg.one_hot(mg.argmax(y, dim=dim), y.shape[dim], dtype=y.dtype)  # classes last
+    order = list(range(y.ndim - 1))
+    order.insert(dim % y.ndim, y.ndim - 1)                     # the classes back at dim
+    return picked.permute(order) - y.detach() + y
+
+
 class Softmax(Module):
     """y = eˣ / Σ eˣ along `dim`. Without a dim (PyTorch's default, None) an input of up to 2
     axes uses its last axis, and one of 3 or more raises: PyTorch's implicit dim differs there."""

@@ -12,6 +12,7 @@ from minigrad import (celu, elu, hardsigmoid, hardswish, hardtanh, leaky_relu,  
                       logsigmoid, mish, relu6, selu, silu, softplus, softsign)
 
 from .activations import log_softmax, softmax, softmin  # noqa: F401  (PyTorch's implicit dim)
+from .activations import gumbel_softmax  # noqa: F401
 
 from .attention_functional import (attention_weights, causal_mask,  # noqa: F401
                                    masked_softmax, padding_mask,

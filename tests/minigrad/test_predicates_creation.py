@@ -197,3 +197,54 @@ def test_type_with_a_dtype_converts_and_without_one_raises():
     assert x.type(mg.float64).dtype == np.float64 and x.type("int64").tolist() == [1, -2]
     with pytest.raises(TypeError, match="type: minigrad has no tensor type names"):
         x.type()
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (3, 4)])
+def test_bernoulli_and_normal_draw_as_stated(device, shape):
+    mg.manual_seed(21)
+    p = np.linspace(0.0, 1.0, int(np.prod(shape)) or 1).reshape(shape)
+    drawn = mg.bernoulli(mg.tensor(p, device=device))
+    assert drawn.shape == shape and drawn.dtype == np.float64 and drawn.device == device
+    values = drawn.numpy()
+    assert set(np.unique(values)) <= {0.0, 1.0}
+    assert np.all(values[p == 0.0] == 0.0) and np.all(values[p == 1.0] == 1.0)
+    many = mg.bernoulli(mg.full((20000,), 0.25, device=device)).numpy()
+    assert abs(many.mean() - 0.25) < 0.015                     # 5 standard errors
+    assert abs(mg.bernoulli(mg.zeros(20000, device=device), 0.75).numpy().mean() - 0.75) < 0.015
+    mean = mg.tensor(np.full(shape, 2.0), device=device, requires_grad=True)
+    sample = mg.normal(mean, 0.5)
+    assert sample.shape == shape and not sample.requires_grad and sample.device == device
+    wide = mg.normal(mg.full((20000,), 2.0, device=device), 0.5).numpy()
+    assert abs(wide.mean() - 2.0) < 0.02 and abs(wide.std() - 0.5) < 0.02
+    assert mg.normal(0.0, 1.0, size=(2, 3)).shape == (2, 3)
+    assert mg.normal(mg.zeros(3, 1), mg.ones(1, 4)).shape == (3, 4)
+    mg.manual_seed(21)
+    np.testing.assert_array_equal(mg.bernoulli(mg.tensor(p, device=device)).numpy(), values)
+
+
+def test_bernoulli_and_normal_refuse_bad_arguments():
+    with pytest.raises(ValueError, match=r"bernoulli: probabilities must lie in \[0, 1\]"):
+        mg.bernoulli(mg.tensor([0.5, 1.5]))
+    with pytest.raises(TypeError, match="bernoulli: needs floating probabilities"):
+        mg.bernoulli(mg.tensor([0, 1]))
+    with pytest.raises(ValueError, match="normal: std must be >= 0"):
+        mg.normal(mg.zeros(2), -1.0)
+    with pytest.raises(TypeError, match="normal: with numbers for mean and std, give size"):
+        mg.normal(0.0, 1.0)
+
+
+def test_bernoulli_draws_again_at_every_replay():
+    w = mg.tensor(np.ones(4), requires_grad=True)
+
+    @mg.compile
+    def step(p):
+        loss = (mg.bernoulli(p) * w).sum()
+        loss.backward()
+        return loss
+
+    mg.manual_seed(3)
+    replayed = [step(mg.full((4,), 0.5)).item() for _ in range(6)]
+    assert step.stats.replays == 4
+    mg.manual_seed(3)
+    eager = [(mg.bernoulli(mg.full((4,), 0.5)) * w).sum().item() for _ in range(6)]
+    assert replayed == eager

@@ -809,3 +809,22 @@ def test_multi_head_self_attention_packed_projection_matches_separate_ones(rng):
     for name, p in mha.named_parameters():
         np.testing.assert_allclose(packed_grads[name], p.grad.numpy(), rtol=1e-10, atol=1e-12,
                                    err_msg=name)
+
+
+def test_gumbel_softmax_samples_follow_the_softmax_and_hard_passes_its_gradient():
+    mg.manual_seed(5)
+    probabilities = np.array([0.1, 0.2, 0.7])
+    logits = mg.tensor(np.log(np.tile(probabilities, (6000, 1))), requires_grad=True)
+    soft = F.gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(soft.numpy().sum(axis=1), 1.0, rtol=1e-6)
+    hard = F.gumbel_softmax(logits, tau=0.5, hard=True)
+    counts = hard.numpy().mean(axis=0)
+    assert set(np.unique(hard.numpy())) == {0.0, 1.0}
+    assert np.all(np.abs(counts - probabilities) < 0.02), counts      # argmax of logits + g
+    (hard * mg.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert np.all(np.isfinite(logits.grad.numpy())) and np.abs(logits.grad.numpy()).sum() > 0
+    columns = F.gumbel_softmax(mg.tensor(np.log(np.tile(probabilities, (5, 1))).T), hard=True,
+                               dim=0)
+    np.testing.assert_array_equal(columns.numpy().sum(axis=0), np.ones(5))
+    with pytest.raises(ValueError, match="gumbel_softmax: tau must be > 0"):
+        F.gumbel_softmax(logits, tau=0.0)

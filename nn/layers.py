@@ -186,12 +186,12 @@ class BatchNorm1d(Module):
                  affine: bool = True, track_running_stats: bool = True, device="cpu",
                  dtype=None):
         super().__init__()
-        self.num_features = check_size("BatchNorm1d", "num_features", num_features)
+        name = type(self).__name__
+        self.num_features = check_size(name, "num_features", num_features)
         self.eps = float(eps)
         self.momentum = None if momentum is None else float(momentum)
-        self.affine = check_flag("BatchNorm1d", "affine", affine)
-        self.track_running_stats = check_flag("BatchNorm1d", "track_running_stats",
-                                              track_running_stats)
+        self.affine = check_flag(name, "affine", affine)
+        self.track_running_stats = check_flag(name, "track_running_stats", track_running_stats)
         _affine_parameters(self, affine, num_features, dtype, device)
         if track_running_stats:
             self.register_buffer("running_mean", mg.zeros(num_features, dtype=dtype,
@@ -220,11 +220,13 @@ class BatchNorm1d(Module):
             init.ones_(self.weight)
             init.zeros_(self.bias)
 
+    INPUTS = {2: "(N, C)", 3: "(N, C, L)"}            # the input shapes it takes, by ndim
+
     def forward(self, x: mg.Tensor) -> mg.Tensor:
-        """x: (N, C) or (N, C, L). Returns the same shape."""
-        if x.ndim not in (2, 3):
-            raise ValueError(f"BatchNorm1d: input must be (N, C) or (N, C, L), got shape "
-                             f"{tuple(x.shape)}")
+        """x: (N, C) or (N, C, L) (BatchNorm2d: (N, C, H, W)). Returns the same shape."""
+        if x.ndim not in self.INPUTS:
+            raise ValueError(f"{type(self).__name__}: input must be "
+                             f"{' or '.join(self.INPUTS.values())}, got shape {tuple(x.shape)}")
         batch_stats = self.training or self.running_mean is None
         running = not self.training or self.track_running_stats
         # training counts the batch in num_batches_tracked, inside the one operation
@@ -236,6 +238,13 @@ class BatchNorm1d(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
                 f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm2d(BatchNorm1d):
+    """torch.nn.BatchNorm2d: BatchNorm1d's normalisation per channel of (N, C, H, W), the
+    statistics over N, H and W."""
+
+    INPUTS = {4: "(N, C, H, W)"}
 
 
 class GroupNorm(Module):

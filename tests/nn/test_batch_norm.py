@@ -341,3 +341,33 @@ def test_group_norm_errors_and_pytorch():
     theirs(t).backward(torch.tensor(g))
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-10)
+
+
+# -- BatchNorm2d: the same operation over (N, C, H, W) -------------------------------------------
+
+def test_batch_norm_2d_over_images_and_its_shape_check():
+    rng = np.random.default_rng(15)
+    a = rng.normal(size=(4, 3, 2, 5)) * 2 + 1
+    layer = nn.BatchNorm2d(3, dtype="float64")
+    y = layer(f64(a))
+    mean, var, unbiased = batch_statistics(a)
+    np.testing.assert_allclose(y.numpy(), batch_norm_numpy(a, mean, var), rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(layer.running_var.numpy(), 0.9 + 0.1 * unbiased, rtol=1e-12)
+    assert mg.gradcheck(lambda x: nn.BatchNorm2d(3, eps=1e-2, dtype="float64")(x),
+                        [f64(a[:2, :, :1])])
+    with pytest.raises(ValueError, match=r"BatchNorm2d: input must be \(N, C, H, W\), got shape "
+                                         r"\(4, 3\)"):
+        layer(mg.ones(4, 3))
+    with pytest.raises(ValueError, match=r"BatchNorm1d: input must be \(N, C\) or \(N, C, L\)"):
+        nn.BatchNorm1d(3)(mg.ones(2, 3, 4, 5))
+    torch = pytest.importorskip("torch")
+    theirs = torch.nn.BatchNorm2d(3).double()
+    ours = nn.BatchNorm2d(3, dtype="float64")
+    for _ in range(2):
+        x, t = f64(a), torch.tensor(a, requires_grad=True)
+        ours(x).backward(mg.tensor(np.cos(a)))
+        theirs(t).backward(torch.tensor(np.cos(a)))
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+    for key, value in theirs.state_dict().items():
+        np.testing.assert_allclose(ours.state_dict()[key], value.numpy(), rtol=1e-12)

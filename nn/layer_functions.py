@@ -278,11 +278,13 @@ class BatchNorm(mg.FusedFunction):
         if self.has_bias:
             y += self._per_channel(affine[-1], x.ndim)
         if self.updates:                                     # last: nothing changes on error
-            self._move_running(x.size // x.shape[1], mu.reshape(-1), var.reshape(-1), *rest)
+            self._move_running(x.size // x.shape[1], mu.reshape(-1), var.reshape(-1),
+                               *rest[:2 + self.counted])
         return y
 
     def _move_running(self, n: int, mean, var, running_mean, running_var, *count):
-        """r ← (1 − m) r + m b for the mean and the (unbiased) variance, in place."""
+        """r ← (1 − m) r + m b for the mean and the (unbiased) variance, in place; the count
+        (when given) up by one first."""
         if self.counted:
             count[0][...] += 1
         factor = self.momentum if self.momentum is not None else 1.0 / float(count[0])

@@ -41,11 +41,17 @@ def _channels(rng, call):
     return [mg.tensor(rng.standard_normal((B, E, T)))]
 
 
-def _gathered_at_pooled_maxima(y):
-    """y's elements read again at the positions max_pool1d returns: the indices must be
-    computed from each call's y, not frozen."""
-    _, indices = F.max_pool1d(y, 2, ceil_mode=True, return_indices=True)
-    return mg.take_along_axis(y, indices, axis=-1)
+def _planes(rng, call):
+    """(B, E, 5, T): E channels of 5 × T planes, PyTorch's layout for 2-D convolution."""
+    return [mg.tensor(rng.standard_normal((B, E, 5, T)))]
+
+
+def _gathered_at_pooled_maxima(y, pool=F.max_pool1d):
+    """y's elements read again at the positions `pool` returns (flat within each plane): the
+    indices must be computed from each call's y, not frozen."""
+    _, indices = pool(y, 2, ceil_mode=True, return_indices=True)
+    planes = y.reshape(*y.shape[:2], -1)                   # (B, C, L) or (B, C, H·W)
+    return mg.take_along_axis(planes, indices.reshape(*indices.shape[:2], -1), axis=-1)
 
 
 def _cases():
@@ -88,6 +94,16 @@ def _cases():
         "Conv1d, then the maxima's indices": (
             lambda: nn.Conv1d(E, 4, 2, stride=2, padding=1, dilation=2), _channels,
             lambda m, x: square(_gathered_at_pooled_maxima(m(x)))),
+        "Conv2d, MaxPool2d, AvgPool2d": (
+            lambda: nn.Sequential(nn.Conv2d(E, 6, (3, 2), padding=1), nn.ReLU(),
+                                  nn.MaxPool2d(2, ceil_mode=True),
+                                  nn.Conv2d(6, 4, 2, padding="same", groups=2,
+                                            padding_mode="reflect"),
+                                  nn.AvgPool2d(2, padding=1, count_include_pad=False)),
+            _planes, lambda m, x: square(m(x))),
+        "Conv2d, then the maxima's indices": (
+            lambda: nn.Conv2d(E, 4, 2, stride=(1, 2), padding=1, dilation=(2, 1)), _planes,
+            lambda m, x: square(_gathered_at_pooled_maxima(m(x), F.max_pool2d))),
         "CosineSimilarity of a projection": (
             lambda: nn.Linear(E, E), _sequence,
             lambda m, x: F.cosine_similarity(m(x), x * 1e3, dim=-1).sum()),

@@ -494,91 +494,131 @@ def entries() -> list[OpInfo]:
     return ops
 
 
-# -- convolution and pooling over one axis (nn/convolution.py) ----------------------------------
+# -- convolution and pooling over one or two axes (nn/convolution.py) --------------------------
 
-def _unbatched_too(reference):
-    """`reference` of an (N, C, L) input applied to an unbatched (C, L) one as to (1, C, L)."""
-    def run(x, *rest, **options):
-        if x.ndim == 2:
-            return reference(x[None], *rest, **options)[0]
-        return reference(x, *rest, **options)
-    return run
+def _per_axis(value, dims: int) -> tuple:
+    """An option given as an int or as one int per spatial axis, as one int per axis."""
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * dims
 
 
-@_unbatched_too
-def _conv1d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
-    """y[n, o, l] = b[o] + Σ_c Σ_k w[o, c, k] x[n, g·C_g + c, l·s + k·d − p_left] (g the group
-    of o, C_g = w.shape[1]), one output position at a time."""
-    c_out, c_group, k = w.shape
-    span = dilation * (k - 1) + 1
-    if padding == "same":                       # output length L; the odd one on the right
-        left, right = (span - 1) // 2, (span - 1) - (span - 1) // 2
+def _unbatched_too(dims: int):
+    """A reference of an (N, C, *S) input (S of `dims` axes) applied to an unbatched (C, *S)
+    one as to (1, C, *S)."""
+    def wrap(reference):
+        def run(x, *rest, **options):
+            if x.ndim == dims + 1:
+                return reference(x[None], *rest, **options)[0]
+            return reference(x, *rest, **options)
+        return run
+    return wrap
+
+
+def _correlation(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    """y[n, o, i] = b[o] + Σ_c Σ_k w[o, c, k] x[n, g·C_g + c, i·s + k·d − p_before] (g the
+    group of o, C_g = w.shape[1]; i and k one index per spatial axis), one output position at
+    a time."""
+    dims = w.ndim - 2
+    c_out, c_group, *kernel = w.shape
+    strides, dilations = _per_axis(stride, dims), _per_axis(dilation, dims)
+    spans = [d * (k - 1) + 1 for d, k in zip(dilations, kernel)]
+    if padding == "same":                       # output size S; the odd one after
+        widths = [((span - 1) // 2, (span - 1) - (span - 1) // 2) for span in spans]
     elif padding == "valid":
-        left = right = 0
+        widths = [(0, 0)] * dims
     else:
-        left = right = padding
-    x = np.pad(x, ((0, 0), (0, 0), (left, right)))
-    out_length = (x.shape[-1] - span) // stride + 1
+        widths = [(p, p) for p in _per_axis(padding, dims)]
+    x = np.pad(x, [(0, 0), (0, 0)] + widths)
+    out_shape = [(n - span) // s + 1 for n, span, s in zip(x.shape[2:], spans, strides)]
     dtype = np.result_type(x, w) if b is None else np.result_type(x, w, b)
-    y = np.zeros((x.shape[0], c_out, out_length), dtype=dtype)
+    y = np.zeros((x.shape[0], c_out, *out_shape), dtype=dtype)
     per_group = c_out // groups
     for o in range(c_out):
         group = o // per_group
         channels = slice(group * c_group, (group + 1) * c_group)
-        for l in range(out_length):
-            window = x[:, channels, l * stride:l * stride + span:dilation]      # (N, C_g, K)
-            y[:, o, l] = (window * w[o]).sum(axis=(1, 2)) + (0 if b is None else b[o])
+        for i in np.ndindex(*out_shape):
+            window = x[(slice(None), channels) + tuple(
+                slice(at * s, at * s + span, d)
+                for at, s, span, d in zip(i, strides, spans, dilations))]   # (N, C_g, *K)
+            y[(slice(None), o) + i] = (window * w[o]).sum(axis=tuple(range(1, dims + 2))) + \
+                (0 if b is None else b[o])
     return y
 
 
-def _pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode, fill):
-    """The windows of x (N, C, L) as PyTorch's pooling lays them out, (N, C, L_out, K), with
-    `fill` at positions outside the input: L_out = ⌊(L + 2p − d(K − 1) − 1)/s⌋ + 1, rounded up
-    with ceil_mode unless the last window would start past L + p."""
-    length = x.shape[-1]
-    stride = kernel_size if stride is None else stride
-    span = dilation * (kernel_size - 1) + 1
-    extra = stride - 1 if ceil_mode else 0
-    out_length = (length + 2 * padding - span + extra) // stride + 1
-    if ceil_mode and (out_length - 1) * stride >= length + padding:
-        out_length -= 1
-    windows = np.full(x.shape[:2] + (out_length, kernel_size), fill, dtype=x.dtype)
-    for l in range(out_length):
-        for k in range(kernel_size):
-            i = l * stride - padding + k * dilation
-            if 0 <= i < length:
-                windows[:, :, l, k] = x[:, :, i]
-    return windows
+_conv1d, _conv2d = _unbatched_too(1)(_correlation), _unbatched_too(2)(_correlation)
 
 
-@_unbatched_too
-def _max_pool1d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
-    return _pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode, -np.inf).max(-1)
+def _window_taps(spatial, kernel_size, stride, padding, dilation, ceil_mode):
+    """The input position of every tap of every window of a pooling of a (*S) plane, as
+    PyTorch lays the windows out: (*S_out, ΠK, D), taps in row-major order, positions outside
+    the input included. Per axis S_out = ⌊(S + 2p − d(K − 1) − 1)/s⌋ + 1, rounded up with
+    ceil_mode unless the last window would start past S + p."""
+    dims = len(spatial)
+    kernel, pads, dilations = (_per_axis(v, dims) for v in (kernel_size, padding, dilation))
+    strides = kernel if stride is None else _per_axis(stride, dims)
+    out_shape = []
+    for n, k, s, p, d in zip(spatial, kernel, strides, pads, dilations):
+        extra = s - 1 if ceil_mode else 0
+        m = (n + 2 * p - d * (k - 1) - 1 + extra) // s + 1
+        out_shape.append(m - 1 if ceil_mode and (m - 1) * s >= n + p else m)
+    taps = list(np.ndindex(*kernel))
+    positions = np.zeros((*out_shape, len(taps), dims), dtype=np.int64)
+    for i in np.ndindex(*out_shape):
+        for t, tap in enumerate(taps):
+            positions[i + (t,)] = [at * s - p + k * d for at, s, p, k, d
+                                   in zip(i, strides, pads, tap, dilations)]
+    return positions
 
 
-@_unbatched_too
-def _avg_pool1d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
-                count_include_pad=True):
-    """Each window's sum over the count of its positions inside the padded input (or, without
-    count_include_pad, inside the input)."""
-    stride = kernel_size if stride is None else stride
-    total = _pool_windows(x, kernel_size, stride, padding, 1, ceil_mode, 0).sum(-1)
-    starts = np.arange(total.shape[-1])[:, None] * stride - padding + np.arange(kernel_size)
-    low, high = (-padding, x.shape[-1] + padding) if count_include_pad else (0, x.shape[-1])
-    count = ((starts >= low) & (starts < high)).sum(-1)                 # (L_out,)
-    return total / count.astype(x.dtype)
+def _read_taps(x, positions, fill):
+    """x (N, C, *S) read at `positions` (..., D), `fill` where a position is outside the
+    input: (N, C, ...)."""
+    spatial = np.array(x.shape[2:])
+    inside = np.all((positions >= 0) & (positions < spatial), axis=-1)
+    clipped = np.clip(positions, 0, spatial - 1)
+    values = x[(Ellipsis, *np.moveaxis(clipped, -1, 0))]
+    return np.where(inside, values, np.asarray(fill, dtype=x.dtype))
 
 
-def _max_pool_valid(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
-    """In every window the largest element leads the next by more than the margin, so that
-    the maximum stays put under the finite-difference steps."""
-    if kernel_size < 2:
-        return True
-    x = x[None] if x.ndim == 2 else x
-    windows = np.sort(_pool_windows(x, kernel_size, stride, padding, dilation, ceil_mode,
-                                    -np.inf), axis=-1)
-    top, second = windows[..., -1], windows[..., -2]
-    return bool(np.all((second == -np.inf) | (top - second > KINK_MARGIN)))
+def _max_pool(dims: int):
+    @_unbatched_too(dims)
+    def reference(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+        """Each window's largest input element (−inf padding)."""
+        positions = _window_taps(x.shape[2:], kernel_size, stride, padding, dilation,
+                                 ceil_mode)
+        return _read_taps(x, positions, -np.inf).max(-1)
+    return reference
+
+
+def _avg_pool(dims: int):
+    @_unbatched_too(dims)
+    def reference(x, kernel_size, stride=None, padding=0, ceil_mode=False,
+                  count_include_pad=True, divisor_override=None):
+        """Each window's sum over divisor_override, or over the count of its positions inside
+        the padded input (or, without count_include_pad, inside the input)."""
+        positions = _window_taps(x.shape[2:], kernel_size, stride, padding, 1, ceil_mode)
+        total = _read_taps(x, positions, 0).sum(-1)
+        if divisor_override is not None:
+            return total / np.asarray(divisor_override, dtype=x.dtype)
+        pads, spatial = np.array(_per_axis(padding, dims)), np.array(x.shape[2:])
+        low, high = (-pads, spatial + pads) if count_include_pad else (0, spatial)
+        count = np.all((positions >= low) & (positions < high), axis=-1).sum(-1)   # (*S_out)
+        return total / count.astype(x.dtype)
+    return reference
+
+
+def _max_pool_valid(dims: int):
+    def valid(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+        """In every window the largest element leads the next by more than the margin, so that
+        the maximum stays put under the finite-difference steps."""
+        if np.prod(kernel_size) < 2:
+            return True
+        spatial = x.shape[-dims:]
+        positions = _window_taps(spatial, kernel_size, stride, padding, dilation, ceil_mode)
+        planes = x.reshape((-1, 1) + spatial)                # batched or not alike
+        windows = np.sort(_read_taps(planes, positions, -np.inf), axis=-1)
+        top, second = windows[..., -1], windows[..., -2]
+        return bool(np.all((second == -np.inf) | (top - second > KINK_MARGIN)))
+    return valid
 
 
 def _keywords_spell(function):
@@ -591,47 +631,88 @@ def _keywords_spell(function):
 def _convolution_entries() -> list[OpInfo]:
     ops: list[OpInfo] = []
     # conv1d: x (N, C_in, L) or (C_in, L), weight (C_out, C_in/groups, K), bias (C_out,)
-    conv_cases = [(((2, 3), (2, 2, 2), (2,)), {}),
-                  (((1, 1), (1, 1, 1), (1,)), {}),
-                  (((1, 2, 4), (3, 2, 2), (3,)), {"stride": 2}),
-                  (((2, 2, 3), (2, 1, 2)), {"padding": 1, "groups": 2}),
-                  (((1, 1, 5), (1, 1, 2), (1,)), {"padding": "same", "dilation": 2}),
-                  (((1, 3), (2, 1, 2)), {"padding": "valid"}),
-                  (((1, 4, 3), (4, 1, 3), (4,)), {"groups": 4, "padding": 1, "stride": 2}),
-                  (((2, 1, 4), (1, 1, 2), (1,)), {"padding": "same"}),
-                  (((2, 1), (3, 2, 1), (3,)), {}),
-                  (((1, 1, 2), (1, 1, 2), (1,)), {"padding": 1}),
-                  (((1, 2, 5), (2, 2, 2), (2,)), {"stride": 2, "padding": 1, "dilation": 2})]
-    ops.append(OpInfo("conv1d", convolution.Correlate1d,
-                      lambda x, w, b=None, **o: F.conv1d(x, w, b, **o), _conv1d,
-                      tuple(Sample(shapes, options) for shapes, options in conv_cases),
-                      spell=_keywords_spell("conv1d")))
-    # pooling: x (N, C, L) or (C, L)
-    max_cases = [((2, 3), {"kernel_size": 2}),
-                 ((1, 1), {"kernel_size": 1}),
-                 ((2, 1, 5), {"kernel_size": 3, "stride": 2, "padding": 1}),
-                 ((1, 2, 5), {"kernel_size": 2, "ceil_mode": True}),
-                 ((1, 1, 6), {"kernel_size": 2, "stride": 1, "padding": 1, "dilation": 2}),
-                 ((2, 3), {"kernel_size": 3, "stride": 1, "padding": 1}),
-                 ((1, 2, 7), {"kernel_size": 3, "stride": 2, "padding": 1, "dilation": 2,
-                              "ceil_mode": True}),
-                 ((3, 2), {"kernel_size": 2, "stride": 1})]
-    ops.append(OpInfo("max_pool1d", convolution.WindowMax1d,
-                      lambda x, **o: F.max_pool1d(x, **o), _max_pool1d,
-                      tuple(Sample((shape,), options) for shape, options in max_cases),
-                      valid=_max_pool_valid, nonsmooth=True, spell=_keywords_spell("max_pool1d")))
-    avg_cases = [((2, 3), {"kernel_size": 2}),
-                 ((1, 1), {"kernel_size": 1}),
-                 ((2, 1, 5), {"kernel_size": 3, "stride": 2, "padding": 1}),
-                 ((1, 2, 5), {"kernel_size": 2, "ceil_mode": True}),
-                 ((1, 2, 7), {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True,
-                              "count_include_pad": False}),
-                 ((2, 3), {"kernel_size": 3, "stride": 1, "padding": 1,
-                           "count_include_pad": False}),
-                 ((1, 1, 6), {"kernel_size": 4, "stride": 3, "padding": 2, "ceil_mode": True}),
-                 ((3, 2), {"kernel_size": 2, "stride": 1})]
-    ops.append(OpInfo("avg_pool1d", convolution.WindowMean1d,
-                      lambda x, **o: F.avg_pool1d(x, **o), _avg_pool1d,
-                      tuple(Sample((shape,), options) for shape, options in avg_cases),
-                      spell=_keywords_spell("avg_pool1d")))
+    conv1d_cases = [(((2, 3), (2, 2, 2), (2,)), {}),
+                    (((1, 1), (1, 1, 1), (1,)), {}),
+                    (((1, 2, 4), (3, 2, 2), (3,)), {"stride": 2}),
+                    (((2, 2, 3), (2, 1, 2)), {"padding": 1, "groups": 2}),
+                    (((1, 1, 5), (1, 1, 2), (1,)), {"padding": "same", "dilation": 2}),
+                    (((1, 3), (2, 1, 2)), {"padding": "valid"}),
+                    (((1, 4, 3), (4, 1, 3), (4,)), {"groups": 4, "padding": 1, "stride": 2}),
+                    (((2, 1, 4), (1, 1, 2), (1,)), {"padding": "same"}),
+                    (((2, 1), (3, 2, 1), (3,)), {}),
+                    (((1, 1, 2), (1, 1, 2), (1,)), {"padding": 1}),
+                    (((1, 2, 5), (2, 2, 2), (2,)), {"stride": 2, "padding": 1, "dilation": 2})]
+    # conv2d: x (N, C_in, H, W) or (C_in, H, W), weight (C_out, C_in/groups, kH, kW)
+    conv2d_cases = [(((2, 3, 3), (2, 2, 2, 2), (2,)), {}),
+                    (((1, 1, 1), (1, 1, 1, 1), (1,)), {}),
+                    (((1, 2, 4, 3), (3, 2, 2, 2), (3,)), {"stride": 2}),
+                    (((2, 2, 3, 3), (2, 1, 2, 2)), {"padding": 1, "groups": 2}),
+                    (((1, 1, 4, 3), (1, 1, 2, 2), (1,)), {"padding": "same", "dilation": (2, 1)}),
+                    (((1, 3, 2), (2, 1, 2, 2)), {"padding": "valid"}),
+                    (((1, 4, 3, 3), (4, 1, 3, 1), (4,)), {"groups": 4, "padding": (1, 0),
+                                                          "stride": (2, 1)}),
+                    (((2, 1, 3, 4), (1, 1, 2, 3), (1,)), {"padding": "same"}),
+                    (((1, 2, 5, 3), (2, 2, 2, 2), (2,)), {"stride": (2, 1), "padding": (1, 0),
+                                                          "dilation": (2, 1)})]
+    for name, reference, cases in (("conv1d", _conv1d, conv1d_cases),
+                                   ("conv2d", _conv2d, conv2d_cases)):
+        function = getattr(F, name)
+        ops.append(OpInfo(name, convolution.Correlate,
+                          lambda x, w, b=None, _f=function, **o: _f(x, w, b, **o), reference,
+                          tuple(Sample(shapes, options) for shapes, options in cases),
+                          spell=_keywords_spell(name)))
+    # pooling: x (N, C, L) or (C, L); x (N, C, H, W) or (C, H, W)
+    max_cases = {
+        1: [((2, 3), {"kernel_size": 2}),
+            ((1, 1), {"kernel_size": 1}),
+            ((2, 1, 5), {"kernel_size": 3, "stride": 2, "padding": 1}),
+            ((1, 2, 5), {"kernel_size": 2, "ceil_mode": True}),
+            ((1, 1, 6), {"kernel_size": 2, "stride": 1, "padding": 1, "dilation": 2}),
+            ((2, 3), {"kernel_size": 3, "stride": 1, "padding": 1}),
+            ((1, 2, 7), {"kernel_size": 3, "stride": 2, "padding": 1, "dilation": 2,
+                         "ceil_mode": True}),
+            ((3, 2), {"kernel_size": 2, "stride": 1})],
+        2: [((2, 3, 3), {"kernel_size": 2}),
+            ((1, 1, 1), {"kernel_size": 1}),
+            ((2, 1, 4, 5), {"kernel_size": 3, "stride": 2, "padding": 1}),
+            ((1, 2, 3, 5), {"kernel_size": (2, 3), "stride": 2, "ceil_mode": True}),
+            ((1, 1, 5, 4), {"kernel_size": 2, "stride": 1, "padding": 1, "dilation": (2, 1)}),
+            ((2, 3, 3), {"kernel_size": 3, "stride": 1, "padding": 1}),
+            ((1, 2, 5, 5), {"kernel_size": 3, "stride": 2, "padding": 1, "dilation": 2,
+                            "ceil_mode": True}),
+            ((3, 2, 2), {"kernel_size": (2, 1), "stride": 1})]}
+    avg_cases = {
+        1: [((2, 3), {"kernel_size": 2}),
+            ((1, 1), {"kernel_size": 1}),
+            ((2, 1, 5), {"kernel_size": 3, "stride": 2, "padding": 1}),
+            ((1, 2, 5), {"kernel_size": 2, "ceil_mode": True}),
+            ((1, 2, 7), {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True,
+                         "count_include_pad": False}),
+            ((2, 3), {"kernel_size": 3, "stride": 1, "padding": 1, "count_include_pad": False}),
+            ((1, 1, 6), {"kernel_size": 4, "stride": 3, "padding": 2, "ceil_mode": True}),
+            ((3, 2), {"kernel_size": 2, "stride": 1})],
+        2: [((2, 3, 3), {"kernel_size": 2}),
+            ((1, 1, 1), {"kernel_size": 1}),
+            ((2, 1, 4, 5), {"kernel_size": 3, "stride": 2, "padding": 1}),
+            ((1, 2, 3, 5), {"kernel_size": (2, 3), "ceil_mode": True}),
+            ((1, 2, 5, 4), {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True,
+                            "count_include_pad": False}),
+            ((2, 3, 3), {"kernel_size": 3, "stride": 1, "padding": 1,
+                         "count_include_pad": False}),
+            ((1, 1, 4, 3), {"kernel_size": (2, 3), "stride": (2, 1), "padding": 1,
+                            "divisor_override": 4}),
+            ((3, 2, 2), {"kernel_size": 2, "stride": 1, "divisor_override": -3}),
+            ((1, 1, 6, 3), {"kernel_size": (4, 2), "stride": (3, 1), "padding": (2, 1),
+                            "ceil_mode": True})]}
+    for dims in (1, 2):
+        name = f"max_pool{dims}d"
+        ops.append(OpInfo(name, convolution.WindowMax,
+                          lambda x, _f=getattr(F, name), **o: _f(x, **o), _max_pool(dims),
+                          tuple(Sample((shape,), options) for shape, options in max_cases[dims]),
+                          valid=_max_pool_valid(dims), nonsmooth=True, spell=_keywords_spell(name)))
+        name = f"avg_pool{dims}d"
+        ops.append(OpInfo(name, convolution.WindowMean,
+                          lambda x, _f=getattr(F, name), **o: _f(x, **o), _avg_pool(dims),
+                          tuple(Sample((shape,), options) for shape, options in avg_cases[dims]),
+                          spell=_keywords_spell(name)))
     return ops

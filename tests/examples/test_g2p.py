@@ -9,10 +9,7 @@ import hashlib
 import importlib
 import json
 import math
-import signal
-import subprocess
 import sys
-import time
 from dataclasses import fields
 from pathlib import Path
 
@@ -355,26 +352,33 @@ def test_average_from_keeps_the_mean_of_the_last_steps_weights(g2p, tmp_path):
     assert config("--average-from", "0").average_from == 0.0
 
 
+class _Killed(BaseException):
+    """The end of a process that stops at once (not an error the script could catch)."""
+
+
 def test_report_resumes_a_stopped_run_to_the_same_end(g2p, report, tmp_path, monkeypatch):
-    """A recorded run stopped after a checkpoint (Ctrl-C here; a killed process leaves the
-    last periodic one) and gone on with by `_g2p_report.py resume` ends where the same run
-    made at one go ends: the same dev curve, losses, best step and test words; its record
-    keeps the command, start and the resumption."""
+    """A recorded run killed after its first periodic checkpoint (the process gone at once,
+    as when a machine goes down) and gone on with by `_g2p_report.py resume` ends where the
+    same run made at one go ends: the same dev curve, losses, best step and test words; its
+    record keeps the command, start and the resumption."""
     monkeypatch.setattr(report, "RUNS", tmp_path / "runs")
     monkeypatch.setattr(report, "RESULTS", tmp_path / "results")
     arguments = ["--quick", "--steps", "24", "--eval-every", "8", "--average-from", "0.5"]
     whole = g2p.main([*arguments, "--out", str(tmp_path / "whole")])
     out, _ = report.start("stopped", arguments)
-    child = subprocess.Popen([sys.executable, str(EXAMPLES / "g2p.py"), *arguments, "--out",
-                              str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while not (out / g2p.CHECKPOINT_NAME).exists() and child.poll() is None and \
-            time.monotonic() < deadline:
-        time.sleep(0.05)
-    child.send_signal(signal.SIGINT)
-    assert child.wait(timeout=120) == 130              # stopped, with a checkpoint saved
+    saving = g2p.Checkpoint.step_end
+
+    def killed_after_a_save(self, due, **state):
+        saving(self, due, **state)
+        if due:
+            raise _Killed
+
+    with monkeypatch.context() as patch:
+        patch.setattr(g2p.Checkpoint, "step_end", killed_after_a_save)
+        with pytest.raises(_Killed):
+            g2p.main([*arguments, "--out", str(out)])
     stopped_at = len(nn.load(out / g2p.CHECKPOINT_NAME)["state"]["history"]["loss"])
-    assert 8 <= stopped_at < 24
+    assert stopped_at == 8 and not (out / "metrics.json").exists()
     record = json.loads(report.resume("stopped").read_text(encoding="utf-8"))
     assert record["command"] == "python3 examples/g2p.py " + " ".join(arguments)
     assert len(record["resumed"]) == 1 and "arguments" not in record

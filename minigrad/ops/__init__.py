@@ -11,7 +11,7 @@ from .elementwise import (abs, acos, acosh, add, arccos, arccosh, arcsin, arcsin
                           cosh, exp, exp2, expm1, hypot, lerp, log, log1p, log2, log10,
                           logaddexp, logit, masked_fill, maximum, minimum, mul, multiply,
                           nan_to_num, neg, negative, pow, reciprocal, rsqrt, sin, sinh, sqrt,
-                          square, sub, subtract, tan, tanh, true_divide, where, xlogy)
+                          square, sub, subtract, tan, tanh, true_divide, xlogy)
 from .compare import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, equal,
                       ge, greater, greater_equal, gt, isclose, isfinite, isinf, isnan, isneginf,
                       isposinf, le, less, less_equal, logical_and, logical_not, logical_or,
@@ -20,7 +20,7 @@ from .rounding import (ceil, copysign, div, divide, floor, floor_divide, fmod, m
                        round, sign, trunc)
 from .indexing import (argmax, argmin, argwhere, gather, getitem, index_fill, index_select,
                        masked_select, nonzero, one_hot, scatter, scatter_add, scatter_reduce,
-                       take_along_axis)
+                       take_along_axis, where)
 from .shape import (astype, broadcast_to, cat, chunk, clone, concat, diag, diagonal, expand,
                     flatten, flip, hstack, meshgrid, pad, permute, repeat, repeat_interleave,
                     reshape, roll, split, squeeze, stack, sum_to, swapaxes, tile, to_device,

@@ -12,7 +12,8 @@ from ..backend import backend_of
 from ..recording import recorder as _recorder
 from ..tensor import Tensor
 from .common import axis_or_dim, constant, keepdims_or_keepdim, one_axis
-from .elementwise import _as_mask, masked_fill, where
+from .elementwise import _as_mask, masked_fill
+from .elementwise import where as _where
 from .rounding import floor_divide
 
 
@@ -321,6 +322,20 @@ def nonzero(x: Tensor, *, as_tuple: bool | None = None):
                  for p in np.nonzero(host))
 
 
+_NOT_GIVEN = object()
+
+
+def where(cond, a=_NOT_GIVEN, b=_NOT_GIVEN):
+    """a where the bool `cond` is True, else b (all three broadcast together; with two numbers,
+    float32 when either is a float, else int64, on cond's device, as in PyTorch). `where(cond)`
+    alone is `nonzero(cond, as_tuple=True)`: the positions, as in NumPy and PyTorch."""
+    if a is _NOT_GIVEN and b is _NOT_GIVEN:
+        return nonzero(cond if isinstance(cond, Tensor) else Tensor(cond), as_tuple=True)
+    if a is _NOT_GIVEN or b is _NOT_GIVEN:
+        raise TypeError("where: give both a and b, or neither (for the positions of cond)")
+    return _where(cond, a, b)
+
+
 def argwhere(x: Tensor) -> Tensor:
     """The positions where x is nonzero as one (N, x.ndim) int64 tensor, as numpy.argwhere and
     torch.nonzero. No gradient."""
@@ -434,7 +449,7 @@ def scatter(x: Tensor, dim: int, index, src=None, *, value=None, reduce=None) ->
     last = np.zeros(plan.flat.size, dtype=bool)       # the last writer of each position
     reversed_first = np.unique(plan.flat[::-1], return_index=True)[1]
     last[plan.flat.size - 1 - reversed_first] = True
-    return where(plan.written, _placed(values, plan, x, np.nonzero(last)[0]), x)
+    return _where(plan.written, _placed(values, plan, x, np.nonzero(last)[0]), x)
 
 
 def scatter_add(x: Tensor, dim: int, index, src) -> Tensor:
@@ -465,7 +480,7 @@ def scatter_reduce(x: Tensor, dim: int, index, src, reduce: str, *,
         return ScatterExtreme.apply(x, values, plan=plan, largest=reduce == "amax",
                                     include_self=include_self)
     identity = 1 if reduce == "prod" else 0
-    base = x if include_self else where(plan.written, identity, x)
+    base = x if include_self else _where(plan.written, identity, x)
     if reduce == "prod":
         # one product per round of distinct positions: the chain of products keeps every
         # gradient exact, zeros included (∂(ab)/∂a = b)
@@ -473,7 +488,7 @@ def scatter_reduce(x: Tensor, dim: int, index, src, reduce: str, *,
             written = np.zeros(plan.size, dtype=bool)
             written[plan.flat[members]] = True
             mask = Tensor(written.reshape(x.shape), device=x.device)
-            base = base * where(mask, _placed(values, plan, x, members), 1)
+            base = base * _where(mask, _placed(values, plan, x, members), 1)
         return base
     total = base + _placed(values, plan, x)
     if reduce == "sum":
@@ -482,7 +497,7 @@ def scatter_reduce(x: Tensor, dim: int, index, src, reduce: str, *,
     count = Tensor(np.maximum(count, 1).astype(x.dtype if x.dtype.kind == "f" else np.int64),
                    device=x.device)
     mean = total / count if x.dtype.kind == "f" else floor_divide(total, count)
-    return where(plan.written, mean, x)
+    return _where(plan.written, mean, x)
 
 
 class ScatterExtreme(Function):

@@ -354,3 +354,13 @@ def test_baddbmm_against_numpy_and_gradcheck(beta, alpha):
                         [leaf(inp, "cpu"), leaf(b1, "cpu"), leaf(b2, "cpu")])
     with pytest.raises(ValueError, match=r"baddbmm: batch1 and batch2 must be 3-D"):
         mg.baddbmm(mg.ones(2, 2), mg.ones(2, 2), mg.ones(2, 2))
+
+
+def test_where_with_the_condition_alone_gives_the_positions():
+    a = np.array([[0.0, 2.0], [3.0, 0.0]])
+    rows, cols = mg.where(mg.tensor(a) > 0)
+    np.testing.assert_array_equal(rows.numpy(), np.where(a > 0)[0])
+    np.testing.assert_array_equal(cols.numpy(), np.where(a > 0)[1])
+    np.testing.assert_array_equal(mg.where(mg.tensor(a) > 0, 1.0, 0.0).numpy(), a > 0)
+    with pytest.raises(TypeError, match="where: give both a and b, or neither"):
+        mg.where(mg.tensor([True]), 1.0)

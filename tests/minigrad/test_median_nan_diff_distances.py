@@ -238,3 +238,26 @@ def test_against_pytorch():
     np.testing.assert_allclose(mg.tensordot(f64(a), f64(b.T), 1).numpy(),
                                torch.tensordot(torch.tensor(a), torch.tensor(b.T), 1).numpy(),
                                rtol=1e-12)
+
+
+def test_on_a_device_that_refuses_implicit_conversion_as_on_the_host(device):
+    """Every function above on the simulated device (arrays that refuse implicit conversion to
+    NumPy, as CuPy's do): the host's numbers and gradients."""
+    rng = np.random.default_rng(16)
+    a, b = rng.normal(size=(3, 4)), rng.normal(size=(5, 4))
+    a[0, 1] = np.nan
+    results = []
+    for where in ("cpu", device):
+        x = mg.tensor(a, device=where, requires_grad=True)
+        y = mg.tensor(b, device=where)
+        clean = mg.nan_to_num(x)
+        outputs = [mg.median(x, dim=1).values, mg.median(clean), mg.nanmean(x, dim=1),
+                   mg.nansum(x), mg.count_nonzero(clean > 0, dim=0).astype("float64"),
+                   mg.diff(clean, 2, dim=1).sum(), mg.cdist(clean, y).sum(),
+                   mg.tensordot(clean, y, ([1], [1])).sum(),
+                   mg.index_fill(clean, 1, mg.tensor([0, 3], device=where), 2.0).sum()]
+        total = sum((o * (k + 1.0)).sum() for k, o in enumerate(outputs))
+        total.backward()
+        results.append([o.numpy() for o in outputs] + [x.grad.numpy()])
+    for host, other in zip(*results):
+        np.testing.assert_allclose(other, host, rtol=1e-12, atol=1e-12)

@@ -12,7 +12,7 @@
 
 from . import functional, init, lr_scheduler, optim, utils
 from .layers import (BatchNorm1d, BatchNorm2d, Dropout, Dropout1d, Embedding, Flatten,
-                     GroupNorm, Identity, LayerNorm, Linear, RMSNorm, Unflatten)
+                     GroupNorm, Identity, LayerNorm, Linear, RMSNorm, Unflatten, Upsample)
 from .convolution import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, Conv1d,
                           Conv2d, MaxPool1d, MaxPool2d)
 from .activations import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,

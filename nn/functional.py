@@ -20,8 +20,8 @@ from .attention_functional import (attention_weights, causal_mask,  # noqa: F401
                                    scaled_dot_product_attention)
 from minigrad import glu  # noqa: F401
 from .layer_functions import (Affine, BatchNorm, LayerNorm, batch_norm,  # noqa: F401
-                              dropout, dropout1d, embedding, group_norm, layer_norm, linear,
-                              normalize, one_hot, pad, rms_norm)
+                              dropout, dropout1d, embedding, group_norm, interpolate,
+                              layer_norm, linear, normalize, one_hot, pad, rms_norm)
 from .convolution import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: F401
                           avg_pool1d, avg_pool2d, conv1d, conv2d, max_pool1d, max_pool2d)
 from .layer_functions import Linear  # noqa: F401  (Affine's name before; nn.Linear is the layer)

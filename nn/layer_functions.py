@@ -423,6 +423,76 @@ def _as_shape(shape) -> tuple[int, ...]:
 _TORCH_PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
 
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+                align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None) -> Tensor:
+    """torch.nn.functional.interpolate over the spatial axes of (N, C, L) or (N, C, H, W):
+    modes "nearest", "nearest-exact", "linear" (one axis) and "bilinear" (two), each axis
+    resampled in turn. Output size: `size`, or ⌊S · scale_factor⌋. Output position o reads
+    source coordinate o·r (nearest), (o + ½)·r (nearest-exact) or (o + ½)·r − ½ clamped at 0
+    (linear), r = S/S_out, or 1/scale_factor when that is given (and not recomputed), as
+    PyTorch; with align_corners, o·(S − 1)/(S_out − 1). Linear mixes the two neighbours,
+    x[i]·(1 − λ) + x[i + 1]·λ. Gradients: those of the reads (nearest adds a position's
+    gradients) and of the mix."""
+    x = input
+    spatial = x.ndim - 2
+    linear = {"linear": 1, "bilinear": 2}
+    if spatial not in (1, 2):
+        raise ValueError(f"interpolate: input (N, C, L) or (N, C, H, W), got shape "
+                         f"{tuple(x.shape)}")
+    if mode not in ("nearest", "nearest-exact", *linear) or linear.get(mode, spatial) != spatial:
+        raise ValueError(f"interpolate: mode {mode!r} for an input of {spatial} spatial axes "
+                         f"(shape {tuple(x.shape)}); modes: nearest, nearest-exact, linear (1), "
+                         f"bilinear (2)")
+    if align_corners is not None and mode not in linear:
+        raise ValueError("interpolate: align_corners goes with the linear modes only")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: give one of size and scale_factor")
+    inputs = tuple(x.shape[2:])
+    if size is not None:
+        outputs = _per_spatial_axis(size, spatial, "size", int)
+        ratios = [s / o for s, o in zip(inputs, outputs)]
+    else:
+        scales = _per_spatial_axis(scale_factor, spatial, "scale_factor", float)
+        outputs = tuple(int(math.floor(s * f)) for s, f in zip(inputs, scales))
+        ratios = [s / o if recompute_scale_factor else 1.0 / f
+                  for s, o, f in zip(inputs, outputs, scales)]
+    if any(o < 1 for o in outputs):
+        raise ValueError(f"interpolate: output size {outputs} from input shape {tuple(x.shape)}")
+    for k, (length, out, ratio) in enumerate(zip(inputs, outputs, ratios)):
+        x = _resample(x, 2 + k, length, out, ratio, mode, bool(align_corners))
+    return x
+
+
+def _per_spatial_axis(value, spatial: int, name: str, kind) -> tuple:
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * spatial
+    if len(values) != spatial or any(not isinstance(v, numbers.Real) or v <= 0
+                                     for v in values):
+        raise ValueError(f"interpolate: {name} must be a positive number or {spatial} of them, "
+                         f"got {value!r}")
+    return tuple(kind(v) for v in values)
+
+
+def _resample(x: Tensor, axis: int, length: int, out: int, ratio: float, mode: str,
+              align_corners: bool) -> Tensor:
+    """x along `axis` (length long) read at `out` positions, as `interpolate` says."""
+    o = np.arange(out, dtype=np.float64)
+    if mode in ("nearest", "nearest-exact"):
+        source = np.floor((o + (0.5 if mode == "nearest-exact" else 0.0)) * ratio)
+        index = np.minimum(source.astype(np.int64), length - 1)
+        return mg.index_select(x, axis, mg.tensor(index, device=x.device))
+    if align_corners:
+        position = o * ((length - 1) / (out - 1)) if out > 1 else np.zeros(out)
+    else:
+        position = np.maximum((o + 0.5) * ratio - 0.5, 0.0)
+    left = np.minimum(np.floor(position).astype(np.int64), length - 1)
+    right = np.minimum(left + 1, length - 1)
+    weight = (position - left).reshape((out,) + (1,) * (x.ndim - 1 - axis))
+    weight = mg.tensor(weight, dtype=x.dtype, device=x.device)
+    return (mg.index_select(x, axis, mg.tensor(left, device=x.device)) * (1.0 - weight)
+            + mg.index_select(x, axis, mg.tensor(right, device=x.device)) * weight)
+
+
 def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
     """PyTorch's pad: `pad` is a flat (left, right, top, bottom, …) sequence for the last
     len(pad) // 2 axes, the last axis first; mode "constant" (`value`, 0 by default),

@@ -1,5 +1,5 @@
-"""Basic layers: Linear, Embedding, LayerNorm, BatchNorm1d, GroupNorm, RMSNorm, Flatten,
-Unflatten, Dropout and Identity (activation modules are in activations.py, loss modules in
+"""Basic layers: Linear, Embedding, LayerNorm, BatchNorm1d/2d, GroupNorm, RMSNorm, Flatten,
+Unflatten, Upsample, Dropout and Identity (activation modules are in activations.py, loss modules in
 loss_modules.py, convolution and pooling in convolution.py).
 
 Parameter layouts match PyTorch's, so state dicts can be exchanged. Every layer allocates its
@@ -321,6 +321,27 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Upsample(Module):
+    """torch.nn.Upsample: `F.interpolate` with its size or scale_factor, mode and
+    align_corners kept."""
+
+    def __init__(self, size=None, scale_factor=None, mode: str = "nearest",
+                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None):
+        super().__init__()
+        self.size, self.scale_factor, self.mode = size, scale_factor, mode
+        self.align_corners, self.recompute_scale_factor = align_corners, recompute_scale_factor
+
+    def forward(self, x: mg.Tensor) -> mg.Tensor:
+        """x: (N, C, L) or (N, C, H, W), resampled over its spatial axes."""
+        return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners,
+                             self.recompute_scale_factor)
+
+    def extra_repr(self) -> str:
+        given = (f"size={self.size}" if self.size is not None
+                 else f"scale_factor={self.scale_factor}")
+        return f"{given}, mode={self.mode!r}"
 
 
 class Unflatten(Module):

@@ -566,3 +566,78 @@ def test_unflatten_inverts_flatten(shape, dim, sizes):
     flatten = nn.Flatten(axis, axis + len(sizes) - 1)
     np.testing.assert_array_equal(flatten(out).numpy(), a)
     assert repr(unflatten) == f"Unflatten(dim={dim}, unflattened_size={tuple(sizes)})"
+
+
+def interpolate_numpy(a, out, ratio, mode, align_corners=False):
+    """One spatial axis (the last) resampled from the definitions, with loops."""
+    n = a.shape[-1]
+    y = np.empty(a.shape[:-1] + (out,))
+    for o in range(out):
+        if mode == "nearest":
+            y[..., o] = a[..., min(int(np.floor(o * ratio)), n - 1)]
+        elif mode == "nearest-exact":
+            y[..., o] = a[..., min(int(np.floor((o + 0.5) * ratio)), n - 1)]
+        else:
+            p = (o * (n - 1) / (out - 1) if out > 1 else 0.0) if align_corners else \
+                max((o + 0.5) * ratio - 0.5, 0.0)
+            i = min(int(np.floor(p)), n - 1)
+            j, w = min(i + 1, n - 1), p - i
+            y[..., o] = a[..., i] * (1 - w) + a[..., j] * w
+    return y
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact", "linear"])
+@pytest.mark.parametrize("shape", [(2, 3, 5), (1, 1, 1), (1, 2, 4)])
+def test_interpolate_one_axis_against_numpy_and_gradcheck(mode, shape):
+    a = np.random.default_rng(len(shape) + shape[-1]).normal(size=shape)
+    n = shape[-1]
+    for kwargs, out, ratio in ((dict(size=7), 7, n / 7), (dict(scale_factor=1.7),
+                                                          int(n * 1.7), 1 / 1.7),
+                               (dict(scale_factor=2.5, recompute_scale_factor=True),
+                                int(n * 2.5), n / int(n * 2.5))):
+        corners = [False, True] if mode == "linear" else [None]
+        for align in corners:
+            got = F.interpolate(f64(a), mode=mode, align_corners=align, **kwargs)
+            np.testing.assert_allclose(got.numpy(), interpolate_numpy(a, out, ratio, mode,
+                                                                      bool(align)),
+                                       rtol=1e-12, atol=1e-12)
+    assert mg.gradcheck(lambda x: F.interpolate(x, size=6, mode=mode), [f64(a)])
+
+
+def test_interpolate_two_axes_is_one_axis_then_the_other_and_upsample_keeps_it():
+    a = np.random.default_rng(17).normal(size=(1, 2, 3, 4))
+    got = F.interpolate(f64(a), size=(5, 7), mode="bilinear")
+    rows = interpolate_numpy(np.swapaxes(a, -1, -2), 5, 3 / 5, "linear")
+    expected = interpolate_numpy(np.swapaxes(rows, -1, -2), 7, 4 / 7, "linear")
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12, atol=1e-12)
+    up = nn.Upsample(scale_factor=2, mode="nearest")
+    np.testing.assert_array_equal(up(f64(a)).numpy(), a.repeat(2, axis=-2).repeat(2, axis=-1))
+    assert repr(up) == "Upsample(scale_factor=2, mode='nearest')"
+    with pytest.raises(ValueError, match="interpolate: mode 'bilinear' for an input of 1"):
+        F.interpolate(mg.ones(1, 1, 4), size=3, mode="bilinear")
+    with pytest.raises(ValueError, match="give one of size and scale_factor"):
+        F.interpolate(mg.ones(1, 1, 4))
+    with pytest.raises(ValueError, match="align_corners goes with the linear modes only"):
+        F.interpolate(mg.ones(1, 1, 4), size=3, align_corners=True)
+
+
+def test_interpolate_against_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(18)
+    for shape, mode in (((2, 3, 5), "linear"), ((1, 2, 4, 6), "bilinear"),
+                        ((1, 2, 4, 6), "nearest"), ((2, 1, 5), "nearest-exact")):
+        for kwargs in (dict(scale_factor=1.7), dict(scale_factor=0.6),
+                       dict(size=8 if len(shape) == 3 else (7, 9))):
+            for align in ([None, True] if "linear" in mode else [None]):
+                a = rng.normal(size=shape)
+                x, t = f64(a), torch.tensor(a, requires_grad=True)
+                y = F.interpolate(x, mode=mode, align_corners=align, **kwargs)
+                expected = torch.nn.functional.interpolate(t, mode=mode, align_corners=align,
+                                                           **kwargs)
+                np.testing.assert_allclose(y.numpy(), expected.detach().numpy(), rtol=1e-12,
+                                           atol=1e-12)
+                g = rng.normal(size=y.shape)
+                y.backward(mg.tensor(g))
+                expected.backward(torch.tensor(g))
+                np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12,
+                                           atol=1e-12)

@@ -359,7 +359,7 @@ class CompiledStep:
                                f"outside it")
         leaves = program.leaves(tensors)
         before_grads = [t.grad for t in leaves]
-        updated = list({id(t): t for t in program.updated}.values())
+        updated = program.updated
         before_updates = [t.data.copy() for t in updated]
         rng = _rng_states()
         replayed = program.run(tensors)
@@ -1151,9 +1151,11 @@ class _Program:
             holder.data = None
         self.array_types = [type(t.data) for t in recorder.tensors]
         arg_of = {id(recorder.tensors[k]): s[1] for k, s in enumerate(sources) if s[0] == "arg"}
-        # the tensors from outside that operations change in place (running statistics)
-        self.updated = [self.holders[entry.inputs[p]] for entry in self.entries
-                        for p in entry.updates]
+        # the tensors from outside that operations change in place (running statistics), each
+        # once
+        self.updated = list({id(t): t for t in (self.holders[entry.inputs[p]]
+                                                for entry in self.entries
+                                                for p in entry.updates)}.values())
         self.lives = [(fn, _template(args, arg_of), _template(kwargs, arg_of), mode)
                       for fn, args, kwargs, mode in recorder.lives]
         self.source, self.run = _Writer(self).function()

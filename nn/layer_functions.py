@@ -165,12 +165,13 @@ class LayerNorm(mg.FusedFunction):
             grad, x, weight, mu, inv_sigma, self._axes(x.ndim),
             tuple(range(x.ndim - self.n_axes)), needs[0],
             (self.has_weight and needs[1], self.has_bias and needs[-1]))
-        return _present(grads, self.has_weight, self.has_bias)
+        return _present([grads[0]], grads[1:], self.has_weight, self.has_bias)
 
 
-def _present(grads: tuple, has_weight: bool, has_bias: bool):
-    """(∂x, ∂γ, ∂β) as a Function returns them: one per input present."""
-    kept = [grads[0]] + [g for g, present in zip(grads[1:], (has_weight, has_bias)) if present]
+def _present(leading: list, affine: tuple, has_weight: bool, has_bias: bool):
+    """The gradients of the inputs before γ and β, then (∂γ, ∂β) for those present, as a
+    Function returns them: one per input."""
+    kept = leading + [g for g, present in zip(affine, (has_weight, has_bias)) if present]
     return tuple(kept) if len(kept) > 1 else kept[0]
 
 
@@ -333,9 +334,7 @@ class BatchNorm(mg.FusedFunction):
             # ∂L/∂γ = Σ g ⊙ x̂;  ∂L/∂β = Σ g
             grad_affine = [(grad * x_hat).sum(axis=axes) if needs_affine[0] else None,
                            grad.sum(axis=axes) if needs_affine[1] else None]
-        kept = [g for g, present in zip(grad_affine, (self.has_weight, self.has_bias))
-                if present]
-        return tuple([grad_x] + unused + kept) if len(self.inputs) > 1 else grad_x
+        return _present([grad_x] + unused, grad_affine, self.has_weight, self.has_bias)
 
 
 def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,

@@ -910,12 +910,6 @@ class PNorm(_Reduction):
         return xp.where(cone, 0.0, self._kept(g) * xp.sign(x) * ratio ** (self.p - 1.0))
 
 
-def _count_nonzero(axes, keepdims, array):
-    """How many elements of `array` are nonzero over `axes`, in its dtype: the norm of order 0
-    (a compiled step computes it again at replay)."""
-    return (array != 0).sum(axis=axes, keepdims=keepdims).astype(array.dtype)
-
-
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False) -> Tensor:
     """torch.linalg.vector_norm: (Σ |x|^ord)^(1/ord) over `dim` (all axes when None).
 
@@ -936,8 +930,9 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False) -> Tensor:
     if ord == -math.inf:
         return min(magnitude(x), axis=axes, keepdims=keepdim)
     if ord == 0:
-        return constant(_count_nonzero(axes, keepdim, x.data), (x,),
-                        (_count_nonzero, axes, keepdim))
+        # the count of nonzeros, in x's dtype
+        return constant(_count(axes, keepdim, x.dtype, x.data), (x,),
+                        (_count, axes, keepdim, x.dtype))
     if not isinstance(ord, numbers.Real) or ord < 0:
         raise ValueError(f"vector_norm: ord must be a non-negative number or ±inf, got {ord!r}")
     return PNorm.apply(x, axes=axes, keepdims=keepdim, p=float(ord))
@@ -992,12 +987,14 @@ def count_nonzero(x: Tensor, axis=None, *, dim=None, keepdims: bool = False) -> 
     """How many elements are nonzero over `axis` (or `dim`; None = all axes), as
     numpy.count_nonzero and torch.count_nonzero: int64, no gradient."""
     axes = _reduced_axes(axis_or_dim(axis, dim, "count_nonzero"), x, "count_nonzero")
-    return constant(_count(axes, keepdims, x.data), [x], (_count, axes, keepdims))
+    return constant(_count(axes, keepdims, "int64", x.data), [x],
+                    (_count, axes, keepdims, "int64"))
 
 
-def _count(axes, keepdims, array):
-    """The nonzero elements of `array` over axes, as int64 (computed again at replay)."""
-    return (array != 0).sum(axis=axes, keepdims=keepdims).astype("int64")
+def _count(axes, keepdims, dtype, array):
+    """How many elements of `array` are nonzero over axes, in `dtype` (a compiled step
+    computes it again at replay)."""
+    return (array != 0).sum(axis=axes, keepdims=keepdims).astype(dtype)
 
 
 def diff(x: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None, *,

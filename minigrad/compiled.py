@@ -388,13 +388,7 @@ class CompiledStep:
 
     def _training_flags(self) -> tuple:
         """The train/eval flag of every module the step may use, in order."""
-        if not self._modules:
-            return ()
-        flags = []
-        for root in self._modules:
-            for module in root.modules():
-                flags.append(module.training)
-        return tuple(flags)
+        return tuple([module.training for root in self._modules for module in root.modules()])
 
 
 def _name(fn) -> str:

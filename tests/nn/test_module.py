@@ -94,6 +94,19 @@ def test_children_modules_and_named_modules():
     names = [name for name, _ in net.named_modules()]
     assert names == ["", "emb", "layers", "layers.0", "layers.0.lin", "layers.0.norm",
                      "layers.1", "layers.1.lin", "layers.1.norm", "head"]
+    assert modules == [m for _, m in net.named_modules()]
+
+
+def test_modules_lists_a_shared_submodule_once_where_named_modules_first_meets_it():
+    net = Net()
+    net.layers[1].lin = net.layers[0].lin             # one Linear in two places
+    net.tail = net.layers[0]                          # a whole subtree twice
+    expected = [m for _, m in net.named_modules()]
+    assert list(net.modules()) == expected
+    assert len({id(m) for m in expected}) == len(expected)
+    assert [n for n, _ in net.named_modules()] == [
+        "", "emb", "layers", "layers.0", "layers.0.lin", "layers.0.norm", "layers.1",
+        "layers.1.norm", "head"]
 
 
 def test_reassigning_an_attribute_replaces_the_registration():

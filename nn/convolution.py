@@ -234,6 +234,9 @@ def _convolution(input, weight, bias, stride, padding, dilation, groups, dims: i
     c_out, c_group, *kernel_size = weight.shape
     if 0 in kernel_size:
         raise ValueError(f"{op}: weight shape {tuple(weight.shape)} has kernel size 0")
+    if c_group == 0:        # a sum over no channels: the bias alone, where PyTorch returns an
+        raise ValueError(   # empty result with no output channels; neither is meant
+            f"{op}: weight shape {tuple(weight.shape)} reads 0 input channels")
     if c_out % groups:
         raise ValueError(f"{op}: weight shape {tuple(weight.shape)} has {c_out} output "
                          f"channels, which groups={groups} does not divide")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -55,6 +56,16 @@ def torch_twins(torch) -> dict:
                 if keepdims else y
         return call
 
+    def keywords(f):
+        """The functional form, its options passed by name as the registry names them
+        (PyTorch's note that padding="same" with an even kernel pads a copy is not a
+        finding)."""
+        def call(*operands, **options):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                return f(*operands, **options)
+        return call
+
     def scan(f):
         return lambda x, axis: f(x.reshape(-1), 0) if axis is None else f(x, axis)
 
@@ -69,7 +80,9 @@ def torch_twins(torch) -> dict:
             "vector_norm": reduction(lambda y, d: torch.linalg.vector_norm(y, 2, dim=d)),
             "cumprod": scan(torch.cumprod), "logcumsumexp": scan(torch.logcumsumexp),
             "softmax": lambda a, axis: torch.softmax(a, axis),
-            "log_softmax": lambda a, axis: torch.log_softmax(a, axis)}
+            "log_softmax": lambda a, axis: torch.log_softmax(a, axis),
+            **{name: keywords(getattr(torch.nn.functional, name)) for name in (
+                "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d")}}
 
 
 def _slices(test, a, axis):

@@ -621,6 +621,56 @@ def _max_pool_valid(dims: int):
     return valid
 
 
+def _max_pool_rule(dims: int):
+    """The gradient of a max pooling by PyTorch's rule, read from the windows one tap at a
+    time (taps inside the input, in row-major order): a window's gradient goes to the tap that
+    was last to satisfy `value > best or value is NaN`, starting from best = −inf at the first
+    tap inside the input. So ties go to the first maximum, NaN wins (the last NaN), and an
+    all −inf window sends its gradient to its first tap inside the input."""
+    def rule(x, weights, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+        batched = x.ndim == dims + 2
+        planes, w = (x, weights) if batched else (x[None], weights[None])
+        spatial = planes.shape[2:]
+        positions = _window_taps(spatial, kernel_size, stride, padding, dilation, ceil_mode)
+        grad = np.zeros(planes.shape)
+        for n, c in np.ndindex(*planes.shape[:2]):
+            for window in np.ndindex(*positions.shape[:-2]):
+                chosen, best = None, -np.inf
+                for tap in positions[window]:
+                    if not all(0 <= t < size for t, size in zip(tap, spatial)):
+                        continue
+                    value = planes[(n, c, *tap)]
+                    if chosen is None:                       # the first tap inside
+                        chosen = tuple(tap)
+                    if value > best or np.isnan(value):
+                        chosen, best = tuple(tap), value
+                grad[(n, c, *chosen)] += w[(n, c, *window)]
+        return (grad if batched else grad[0],)
+    return rule
+
+
+def _ties(rng, arrays, options):
+    """The input rounded to whole numbers: equal values in most windows (max pooling's
+    kinks)."""
+    return [np.round(arrays[0])]
+
+
+def _affine_gradient(reference):
+    """∂⟨w, f(x, ...)⟩/∂x of a reference affine in x (an average pooling, a convolution),
+    exactly: f at each unit impulse less f at zero, which does not depend on x's own values
+    (so it holds where x has ±inf and NaN too). The other operands get no expected gradient."""
+    def gradient(x, *rest, weights, **options):
+        at_zero = reference(np.zeros(x.shape), *rest, **options)
+        grad = np.zeros(x.shape)
+        for index in np.ndindex(*x.shape):
+            impulse = np.zeros(x.shape)
+            impulse[index] = 1.0
+            grad[index] = float(((reference(impulse, *rest, **options) - at_zero)
+                                 * weights).sum())
+        return (grad,) + (None,) * len(rest)
+    return gradient
+
+
 def _keywords_spell(function):
     def spell(names, options):
         given = ", ".join(f"{k}={literal(v)}" for k, v in options.items())
@@ -654,13 +704,21 @@ def _convolution_entries() -> list[OpInfo]:
                     (((2, 1, 3, 4), (1, 1, 2, 3), (1,)), {"padding": "same"}),
                     (((1, 2, 5, 3), (2, 2, 2, 2), (2,)), {"stride": (2, 1), "padding": (1, 0),
                                                           "dilation": (2, 1)})]
+    # an empty batch (zero input channels are refused: test_convolution.py)
+    conv_empty = {"conv1d": (Sample(((0, 2, 3), (2, 2, 2), (2,)), {}),
+                             Sample(((0, 1, 4), (2, 1, 3)), {"padding": 1})),
+                  "conv2d": (Sample(((0, 2, 3, 3), (2, 2, 2, 2), (2,)), {}),
+                             Sample(((0, 1, 3, 2), (3, 1, 2, 1)), {"stride": 2}))}
     for name, reference, cases in (("conv1d", _conv1d, conv1d_cases),
                                    ("conv2d", _conv2d, conv2d_cases)):
         function = getattr(F, name)
         ops.append(OpInfo(name, convolution.Correlate,
                           lambda x, w, b=None, _f=function, **o: _f(x, w, b, **o), reference,
                           tuple(Sample(shapes, options) for shapes, options in cases),
-                          spell=_keywords_spell(name)))
+                          spell=_keywords_spell(name),
+                          edges=Edges(zeros=(0, 1, 2), infinite_at=(0,),
+                                      infinite=_affine_gradient(reference),
+                                      empty=conv_empty[name])))
     # pooling: x (N, C, L) or (C, L); x (N, C, H, W) or (C, H, W)
     max_cases = {
         1: [((2, 3), {"kernel_size": 2}),
@@ -709,10 +767,17 @@ def _convolution_entries() -> list[OpInfo]:
         ops.append(OpInfo(name, convolution.WindowMax,
                           lambda x, _f=getattr(F, name), **o: _f(x, **o), _max_pool(dims),
                           tuple(Sample((shape,), options) for shape, options in max_cases[dims]),
-                          valid=_max_pool_valid(dims), nonsmooth=True, spell=_keywords_spell(name)))
+                          valid=_max_pool_valid(dims), nonsmooth=True, spell=_keywords_spell(name),
+                          edges=Edges(infinite_at=(0,), infinite=_max_pool_rule(dims),
+                                      kinks=(_ties, _max_pool_rule(dims)),
+                                      empty=(Sample(((0, 2) + (4,) * dims,),
+                                                    {"kernel_size": 2}),))))
         name = f"avg_pool{dims}d"
         ops.append(OpInfo(name, convolution.WindowMean,
                           lambda x, _f=getattr(F, name), **o: _f(x, **o), _avg_pool(dims),
                           tuple(Sample((shape,), options) for shape, options in avg_cases[dims]),
-                          spell=_keywords_spell(name)))
+                          spell=_keywords_spell(name),
+                          edges=Edges(infinite_at=(0,), infinite=_affine_gradient(_avg_pool(dims)),
+                                      empty=(Sample(((0, 2) + (4,) * dims,),
+                                                    {"kernel_size": 2}),))))
     return ops

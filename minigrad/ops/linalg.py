@@ -29,6 +29,8 @@ class MatMul(Function):
     def gradients(self, g, a, b):
         needs_a, needs_b = self.inputs[0]._requires_grad, self.inputs[1]._requires_grad
         # ∂L/∂A = G Bᵀ, ∂L/∂B = Aᵀ G (the engine sums both over broadcast batch axes)
+        if a.ndim == 2 and b.ndim == 2:          # the common case, with nothing to promote
+            return (g @ b.T if needs_a else None), (a.T @ g if needs_b else None)
         if a.ndim > 2 and b.ndim == 2:
             # a stack of rows times one matrix, as in forward: (rows, K) @ (K, N), so that ∂B
             # is one product over all rows instead of one per leading index summed afterwards

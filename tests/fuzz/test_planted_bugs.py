@@ -278,6 +278,48 @@ def test_extreme_arm_catches_a_softmax_that_refuses_an_empty_axis():
     assert any(p.startswith("[empty]") and "raised" in p for p in problems)
 
 
+def _max_pool_scan(better):
+    """convolution._scan_maximum with `better(tap, best, ops)` deciding when a tap replaces."""
+    from nn import convolution
+
+    def scan(ops, taps, first_real):
+        maxima, chosen = taps[0], ops.zeros_like(taps[0], dtype=np.int64)
+        for k, tap in enumerate(taps[1:], start=1):
+            replaces = better(tap, maxima, ops)
+            maxima = ops.where(replaces, tap, maxima)
+            chosen = ops.where(replaces, k, chosen)
+        return maxima, ops.where(chosen == 0, first_real, chosen)
+    return lambda patch: patch.setattr(convolution, "_scan_maximum", scan)
+
+
+@pytest.mark.parametrize("name", ["max_pool1d", "max_pool2d"])
+def test_extreme_arm_catches_max_pooling_that_breaks_ties_or_nan_otherwise(name):
+    """The gradient of a tie going to the last maximum, and NaN no longer winning a window."""
+    assert not _edge_problems(name, _max_pool_scan(lambda tap, best, ops: (tap > best)
+                                                   | ops.isnan(tap)))
+    problems = _edge_problems(name, _max_pool_scan(lambda tap, best, ops: (tap >= best)
+                                                   | ops.isnan(tap)))
+    assert any(p.startswith("[kinks]") for p in problems)
+    problems = _edge_problems(name, _max_pool_scan(lambda tap, best, ops: tap > best))
+    assert any(p.startswith("[infinite]") for p in problems)
+
+
+def test_a_two_dimensional_matmul_gradient_off_by_a_factor_is_caught():
+    """MatMul's path for two matrices (the common case, taken before any promotion) scales
+    ∂B by 1.001."""
+    from minigrad.ops import linalg
+    real = linalg.MatMul.gradients
+
+    def gradients(self, g, a, b):
+        grad_a, grad_b = real(self, g, a, b)
+        if a.ndim == 2 and b.ndim == 2 and grad_b is not None:
+            grad_b = grad_b * 1.001
+        return grad_a, grad_b
+    failures = new_failures(lambda patch: patch.setattr(linalg.MatMul, "gradients", gradients),
+                            n=40, ops=["matmul", "add", "tanh"], enough=bool)
+    assert failures
+
+
 # -- the eager path's fast paths (function.py, gradients.py) --------------------------------------
 
 def test_array_gradients_handed_the_inputs_in_the_wrong_order_are_caught():

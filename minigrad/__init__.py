@@ -10,6 +10,7 @@
 __version__ = "0.1.0"   # the one place the version is written; pyproject.toml reads it here
 
 from .tensor import Tensor     # first: Tensor, then (its late binding) the ops and the walk
+from .tensor import get_default_dtype, set_default_dtype
 from . import viz
 from ._malloc import tune_malloc
 from .anomaly import detect_anomaly
@@ -53,5 +54,6 @@ __all__ = [
     "name_scope", "detect_anomaly", "tune_malloc", "compile", "compiler",
     "gradcheck", "check_backward", "GradcheckError", "cuda_available", "Backend",
     "register_backend", "unregister_backend", "viz", "linalg", "from_numpy", "float32",
-    "float64", "int32", "int64", "bool", "float16", "is_tensor", "numel",
+    "float64", "int32", "int64", "bool", "float16", "is_tensor", "numel", "set_default_dtype",
+    "get_default_dtype",
 ] + _ops.__all__

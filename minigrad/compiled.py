@@ -45,9 +45,9 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
 - Guards before every replay: the structure of the arguments and, for each tensor among them,
   shape, dtype, device (array type) and requires_grad; Python numbers and other objects passed
   by value (numbers) or identity; which arguments are the same tensor; grad mode; anomaly mode
-  (anomaly mode always runs eagerly); the train/eval flag of every module found in the
-  arguments, in the step's closure, in the globals it names and on its bound `self` (or given
-  as `modules=`); for every tensor read from outside (parameters), its shape, dtype, device and
+  (anomaly mode always runs eagerly); the default float dtype (`set_default_dtype`); the
+  train/eval flag of every module found in the arguments, in the step's closure, in the
+  globals it names and on its bound `self` (or given as `modules=`); for every tensor read from outside (parameters), its shape, dtype, device and
   requires_grad; for every leaf whose `.grad` the capture replaced, that it is None again. A new
   argument signature is captured anew (at most `cache_size` of them); a failed guard on a known
   signature captures again (at most `max_recaptures` times), and then the step stays eager.
@@ -144,7 +144,7 @@ from .gradients import IndexedGradient, held_alone
 from .ops.shape import sum_to_array
 from .grad_mode import STATE as _GRAD_STATE
 from .grad_mode import _GradMode
-from .tensor import Tensor
+from .tensor import DEFAULTS, Tensor
 
 _LOCAL = threading.local()          # the compiled step running in this thread, if any
 
@@ -253,7 +253,8 @@ class CompiledStep:
         if not self.enabled:
             return self._eager(args, kwargs, None)
         tensors, key = _flatten(args, kwargs)
-        key = (key, _GRAD_STATE.grad_enabled, anomaly.STATE.enabled, self._training_flags())
+        key = (key, _GRAD_STATE.grad_enabled, anomaly.STATE.enabled, DEFAULTS.float,
+               self._training_flags())
         if anomaly.STATE.enabled:
             return self._eager(args, kwargs, "anomaly mode is on: every operation is checked "
                                              "eagerly")

@@ -9,7 +9,7 @@ import numpy as np
 from .backend import CPU, parse_device
 from .recording import made_from_data
 from .recording import recorder as _recorder
-from .tensor import DEFAULT_FLOAT, Tensor
+from .tensor import DEFAULTS, Tensor
 
 
 def tensor(data, dtype=None, requires_grad: bool = False, device="cpu") -> Tensor:
@@ -45,7 +45,7 @@ def _shape(op: str, shape) -> tuple[int, ...]:
 
 def _filled(fill, shape, dtype, requires_grad, device) -> Tensor:
     backend, index = parse_device(device)
-    dtype = np.dtype(DEFAULT_FLOAT if dtype is None else dtype)
+    dtype = np.dtype(DEFAULTS.float if dtype is None else dtype)
     array = backend.xp.full(shape, fill, dtype=dtype) if index is None else \
         backend.from_numpy(np.full(shape, fill, dtype=dtype), index)
     t = Tensor._from_array(array)
@@ -100,14 +100,14 @@ def arange(start, stop=None, step=1, dtype=None, device="cpu") -> Tensor:
     """Evenly spaced values in [start, stop), as numpy.arange (int64 for integer arguments)."""
     host = np.arange(start, stop, step) if stop is not None else np.arange(start)
     if dtype is None and host.dtype.kind == "f":
-        dtype = DEFAULT_FLOAT
+        dtype = DEFAULTS.float
     return Tensor(host if dtype is None else host.astype(dtype), device=device)
 
 
 def eye(n: int, m: int | None = None, k: int = 0, dtype=None, device="cpu") -> Tensor:
     """The n × m matrix (m = n by default) with ones on diagonal k (0: the main one, as
     numpy.eye; torch.eye(n, m) is the same), float32 by default."""
-    return Tensor(np.eye(n, m, k, dtype=np.dtype(DEFAULT_FLOAT if dtype is None else dtype)),
+    return Tensor(np.eye(n, m, k, dtype=np.dtype(DEFAULTS.float if dtype is None else dtype)),
                   device=device)
 
 
@@ -120,7 +120,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, devi
         raise ValueError(f"linspace: the number of values must be a non-negative int, got "
                          f"{num!r}")
     host = np.linspace(start, stop, int(num), endpoint=endpoint)
-    return Tensor(host.astype(np.dtype(DEFAULT_FLOAT if dtype is None else dtype)),
+    return Tensor(host.astype(np.dtype(DEFAULTS.float if dtype is None else dtype)),
                   device=device)
 
 
@@ -130,7 +130,7 @@ def logspace(start, stop, num: int = 50, endpoint: bool = True, base: float = 10
     float32 by default."""
     exponents = linspace(start, stop, num, endpoint, np.float64, steps=steps).numpy()
     host = np.power(float(base), exponents)
-    return Tensor(host.astype(np.dtype(DEFAULT_FLOAT if dtype is None else dtype)),
+    return Tensor(host.astype(np.dtype(DEFAULTS.float if dtype is None else dtype)),
                   device=device)
 
 
@@ -169,7 +169,7 @@ def _one_spelling(op: str, n, args) -> None:
 
 def _random(kind, shape, dtype, requires_grad, device) -> Tensor:
     backend, index = parse_device(device)
-    dtype = np.dtype(DEFAULT_FLOAT if dtype is None else dtype)
+    dtype = np.dtype(DEFAULTS.float if dtype is None else dtype)
     shape = _shape("randn" if kind == "normal" else "rand", shape)
     t = Tensor._from_array(backend.random(kind, shape, dtype, index))
     recorder = _recorder()
@@ -271,11 +271,11 @@ def normal(mean, std=1.0, size=None, *, dtype=None, device=None) -> Tensor:
             raise TypeError("normal: with numbers for mean and std, give size")
         shape = (size,) if isinstance(size, numbers.Integral) else tuple(size)
         device = device or "cpu"
-    if np.dtype(dtype or DEFAULT_FLOAT).kind != "f":
+    if np.dtype(dtype or DEFAULTS.float).kind != "f":
         raise TypeError(f"normal: needs a floating dtype, got {dtype}")
     if bool((std.data < 0).any()) if isinstance(std, Tensor) else std < 0:
         raise ValueError("normal: std must be >= 0")
-    z = _random("normal", shape, dtype or DEFAULT_FLOAT, False, device)
+    z = _random("normal", shape, dtype or DEFAULTS.float, False, device)
     return (z * std + mean).detach()
 
 

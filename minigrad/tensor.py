@@ -21,7 +21,39 @@ from .grad_mode import STATE as _grad_state
 from .recording import made_from_data
 from .recording import recorder as _recorder
 
-DEFAULT_FLOAT = np.float32
+
+class _Defaults:
+    """The float dtype of Python floats made into tensors, of float-valued functions of
+    integers (`arange(4) / 4`, `exp`, `mean`) and of the creation functions given no dtype:
+    float32 unless `set_default_dtype` chose another, for the whole process (as PyTorch's)."""
+
+    def __init__(self):
+        self.float = np.dtype(np.float32)
+
+
+DEFAULTS = _Defaults()
+
+
+def set_default_dtype(dtype) -> None:
+    """torch.set_default_dtype: the float dtype that Python floats, the creation functions
+    (`zeros`, `randn`, `arange` of floats, ...) and float-valued functions of integers give
+    from now on, in every thread: float16, float32 (the default) or float64. A compiled step
+    captures again when it changes."""
+    try:
+        chosen = None if dtype is None else np.dtype(dtype)    # np.dtype(None) is float64
+    except TypeError:
+        chosen = None
+    if chosen is None or chosen.kind != "f" or chosen.itemsize not in (2, 4, 8):
+        raise TypeError(f"set_default_dtype: only float16, float32 and float64 can be the "
+                        f"default, got {dtype!r}")
+    DEFAULTS.float = chosen
+
+
+def get_default_dtype() -> np.dtype:
+    """torch.get_default_dtype: the float dtype minigrad uses where none is given (float32
+    unless `set_default_dtype` changed it)."""
+    return DEFAULTS.float
+
 
 
 
@@ -230,7 +262,7 @@ class Tensor:
     def __repr__(self) -> str:
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
         extras = []
-        if self.dtype != DEFAULT_FLOAT and self.dtype.kind == "f":
+        if self.dtype != DEFAULTS.float and self.dtype.kind == "f":
             extras.append(f"dtype={self.dtype}")
         if self.device != "cpu":
             extras.append(f"device='{self.device}'")
@@ -1357,7 +1389,7 @@ def _to_backend_array(data, dtype, backend, index):
                         f"(NumPy reads it as dtype {host.dtype})")
     if dtype is None:
         if host.dtype.kind == "f" and not isinstance(data, np.generic):
-            dtype = np.dtype(DEFAULT_FLOAT)      # Python floats default to float32
+            dtype = DEFAULTS.float               # Python floats: the default float
         elif host.dtype.kind == "f":
             dtype = host.dtype
     if dtype is not None:

@@ -403,11 +403,11 @@ def _as_tensor(x, like: Tensor | None) -> Tensor:
 
 def _floating(x: Tensor, like: Tensor | None) -> Tensor:
     """Integer or bool x as floats, by minigrad's dtype rule: the dtype of the float tensor it
-    meets (`like`), else float32. Float x passes unchanged."""
+    meets (`like`), else the default float. Float x passes unchanged."""
     if x.dtype.kind not in "biu":
         return x
     float_like = like is not None and like.dtype.kind == "f"
-    return x.astype(like.dtype if float_like else "float32")
+    return x.astype(like.dtype if float_like else mg.get_default_dtype())
 
 
 def _as_shape(shape) -> tuple[int, ...]:

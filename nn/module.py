@@ -55,7 +55,7 @@ class Parameter(mg.Tensor):
 
     def __init__(self, data=None, requires_grad: bool = True, device=None):
         if data is None:
-            data = np.zeros((0,), dtype=np.float32)
+            data = np.zeros((0,), dtype=mg.get_default_dtype())
         super().__init__(data, device=device)
         if requires_grad and self.data.dtype.kind in "fc":
             self.requires_grad = True

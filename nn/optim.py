@@ -456,7 +456,7 @@ def _clip_grad_norm_tensor(params: list, max_norm: float, norm_type: float,
                            error_if_nonfinite: bool) -> mg.Tensor:
     dtypes = [p.grad.dtype for p in params if p.grad is not None]
     total = _clip_grad_norm(params, max_norm, norm_type, error_if_nonfinite)
-    return mg.tensor(total, dtype=dtypes[0] if dtypes else "float32")
+    return mg.tensor(total, dtype=dtypes[0] if dtypes else mg.get_default_dtype())
 
 
 def clip_grad_value_(parameters, clip_value: float) -> None:

@@ -63,7 +63,8 @@ class SinusoidalPositionalEncoding(Module):
                              f"got {mode!r}")
         self.d_model, self.max_len, self.base, self.mode = int(d_model), int(max_len), \
             float(base), mode
-        table = sinusoidal_encoding(self.max_len, self.d_model, self.base).astype(np.float32)
+        table = sinusoidal_encoding(self.max_len, self.d_model, self.base).astype(
+            mg.get_default_dtype())
         self.register_buffer("pe", mg.tensor(table), persistent=False)
 
     def shift_matrix(self, phi: float) -> np.ndarray:

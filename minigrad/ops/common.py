@@ -10,7 +10,7 @@ from ..backend import _BY_ARRAY_TYPE, backend_of, is_array
 from ..recording import SLOT as _SLOT
 from ..recording import made_from_data
 from ..recording import recorder as _recorder
-from ..tensor import DEFAULT_FLOAT, DefaultAxis, Tensor
+from ..tensor import DEFAULTS, DefaultAxis, Tensor
 
 _PLAIN_NUMBERS = (float, int)
 
@@ -50,7 +50,7 @@ def _lifted(x, like: Tensor) -> Tensor:
         elif isinstance(x, numbers.Integral):
             dtype = dtype if dtype.kind in "iuf" else np.int64
         elif isinstance(x, numbers.Real):
-            dtype = dtype if dtype.kind == "f" else np.dtype(DEFAULT_FLOAT)
+            dtype = dtype if dtype.kind == "f" else DEFAULTS.float
         else:
             raise TypeError(f"complex number {x!r} is not supported")
         return Tensor._from_array(backend_of(like.data).asarray(x, dtype=dtype,
@@ -93,7 +93,7 @@ def _as_default_float(t: Tensor, number) -> Tensor:
     """t as float32 when it is integer or bool and `number` is a Python float, else t."""
     if t.data.dtype.kind in "iub" and isinstance(number, numbers.Real) and \
             not isinstance(number, numbers.Integral):
-        return cast(t, DEFAULT_FLOAT)
+        return cast(t, DEFAULTS.float)
     return t
 
 
@@ -102,7 +102,7 @@ def as_float(t: Tensor) -> Tensor:
     input of a float-valued function of integers (exp, sqrt, true division), whose result is
     minigrad's default float as in PyTorch, not NumPy's float64."""
     if t.data.dtype.kind in "iub":
-        return cast(t, DEFAULT_FLOAT)
+        return cast(t, DEFAULTS.float)
     return t
 
 

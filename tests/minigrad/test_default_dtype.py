@@ -106,3 +106,15 @@ def test_a_compiled_step_captures_again_when_the_default_changes():
     step(x)
     step(x)
     assert step.stats.replays == 4                # the float32 program, kept, replays again
+
+
+def test_float16_as_the_default():
+    before = mg.get_default_dtype()
+    try:
+        mg.set_default_dtype("float16")
+        for t in (mg.randn(2), mg.rand(()), mg.zeros(1), mg.tensor(0.5), mg.arange(3) / 2,
+                  nn.Linear(2, 3).weight):
+            assert t.dtype == np.float16, t
+    finally:
+        mg.set_default_dtype(before)
+    assert mg.tensor(0.5).dtype == np.float32

@@ -249,6 +249,8 @@ def bernoulli(input, p: float | None = None) -> Tensor:
     if p is None and t.numel() and not bool(((t.data >= 0) & (t.data <= 1)).all()):
         raise ValueError(f"bernoulli: probabilities must lie in [0, 1] (input shape "
                          f"{tuple(t.shape)})")
+    if p is not None and not 0 <= probability <= 1:
+        raise ValueError(f"bernoulli: probabilities must lie in [0, 1], got p={p!r}")
     u = _random("uniform", t.shape, t.dtype, False, t.device)
     return (u < probability).astype(t.dtype)
 

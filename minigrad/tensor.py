@@ -586,6 +586,27 @@ class Tensor:
         draw = _draw(self, "uniform", "uniform_")
         return self._change("uniform_", lambda x: x.__setitem__(Ellipsis, a + (b - a) * draw))
 
+    def bernoulli(self, p: float | None = None) -> "Tensor":
+        """torch.Tensor.bernoulli: 1 with probability p (this tensor's elements, in [0, 1],
+        unless a number is given), else 0, in this tensor's dtype and device; see
+        `minigrad.bernoulli`."""
+        return creation.bernoulli(self, p)
+
+    def bernoulli_(self, p=0.5) -> "Tensor":
+        """torch.Tensor.bernoulli_: each element replaced by 1 with probability p (a number, or
+        a tensor of this shape), else 0, in place; returns self (see `add_`)."""
+        if isinstance(p, Tensor):
+            if tuple(p.shape) != tuple(self.shape):
+                raise RuntimeError(f"bernoulli_: probabilities of shape {tuple(p.shape)} for a "
+                                   f"tensor of shape {tuple(self.shape)}; give one per element")
+            if self.data.dtype.kind != "f":
+                raise TypeError(f"bernoulli_: needs a floating tensor, got dtype "
+                                f"{self.data.dtype}")
+            drawn = creation.bernoulli(p.detach().astype(self.dtype)).data
+        else:
+            drawn = creation.bernoulli(self.detach(), p).data
+        return self._change("bernoulli_", lambda x: x.__setitem__(Ellipsis, drawn))
+
     def normal_(self, mean: float = 0.0, std: float = 1.0) -> "Tensor":
         """Fill with N(mean, std²) samples from minigrad's RNG, in place; returns self."""
         draw = _draw(self, "normal", "normal_")
@@ -1429,7 +1450,7 @@ def is_scalar(x) -> bool:
     return isinstance(x, numbers.Number) and not isinstance(x, Tensor)
 
 
-# The one late binding: every method above calls a function in `ops`, and `backward` the walk
-# in `autograd`; both build on Tensor, so they are imported once Tensor exists. Nothing else
-# in minigrad imports at the bottom of a file.
-from . import ops, autograd  # noqa: E402
+# The one late binding: every method above calls a function in `ops` (or, for random draws,
+# `creation`), and `backward` the walk in `autograd`; all build on Tensor, so they are imported
+# once Tensor exists. Nothing else in minigrad imports at the bottom of a file.
+from . import ops, autograd, creation  # noqa: E402

@@ -222,6 +222,51 @@ def test_bernoulli_and_normal_draw_as_stated(device, shape):
     np.testing.assert_array_equal(mg.bernoulli(mg.tensor(p, device=device)).numpy(), values)
 
 
+@pytest.mark.parametrize("shape", [(), (1,), (3, 4)])
+def test_the_tensor_methods_bernoulli_and_bernoulli_draw_as_mg_bernoulli(device, shape):
+    p = mg.tensor(np.linspace(0.0, 1.0, int(np.prod(shape))).reshape(shape), device=device)
+    mg.manual_seed(5)
+    expected = mg.bernoulli(p).numpy()
+    mg.manual_seed(5)
+    drawn = p.bernoulli()
+    assert drawn.dtype == p.dtype and drawn.device == device and drawn.shape == shape
+    np.testing.assert_array_equal(drawn.numpy(), expected)
+    mg.manual_seed(5)
+    expected = mg.bernoulli(p, 0.4).numpy()
+    mg.manual_seed(5)
+    np.testing.assert_array_equal(p.bernoulli(0.4).numpy(), expected)
+    # in place, with a number or with one probability per element; the same draws
+    target = mg.full(shape, 7.0, device=device)
+    mg.manual_seed(5)
+    assert target.bernoulli_(0.4) is target
+    np.testing.assert_array_equal(target.numpy(), expected)
+    mg.manual_seed(5)
+    expected = mg.bernoulli(p).numpy()
+    mg.manual_seed(5)
+    np.testing.assert_array_equal(target.bernoulli_(p).numpy(), expected)
+    assert target.device == device and target.dtype == np.float32
+    ones = mg.zeros(shape, device=device).bernoulli_(1.0).numpy()
+    assert np.all(ones == 1.0)
+    assert abs(mg.zeros(20000).bernoulli_(0.25).numpy().mean() - 0.25) < 0.015
+
+
+def test_bernoulli_in_place_refuses_what_pytorch_refuses_and_changes_nothing():
+    w = mg.tensor([0.5, 0.5], requires_grad=True)
+    with pytest.raises(RuntimeError, match="bernoulli_: in-place change of a tensor that "
+                                           "requires grad"):
+        w.bernoulli_(0.5)
+    t = mg.tensor([0.25, 0.5])
+    with pytest.raises(RuntimeError, match=r"bernoulli_: probabilities of shape \(3,\) for a "
+                                           r"tensor of shape \(2,\)"):
+        t.bernoulli_(mg.tensor([0.1, 0.2, 0.3]))
+    with pytest.raises(ValueError, match=r"bernoulli: probabilities must lie in \[0, 1\]"):
+        t.bernoulli_(1.5)
+    with pytest.raises(ValueError, match=r"bernoulli: probabilities must lie in \[0, 1\]"):
+        mg.tensor([0.5, 1.5]).bernoulli()
+    np.testing.assert_array_equal(t.numpy(), [0.25, 0.5])
+    assert w.grad is None and t._version == 0
+
+
 def test_bernoulli_and_normal_refuse_bad_arguments():
     with pytest.raises(ValueError, match=r"bernoulli: probabilities must lie in \[0, 1\]"):
         mg.bernoulli(mg.tensor([0.5, 1.5]))

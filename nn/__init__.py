@@ -13,8 +13,9 @@
 from . import functional, init, lr_scheduler, optim, utils
 from .layers import (BatchNorm1d, BatchNorm2d, Dropout, Dropout1d, Embedding, Flatten,
                      GroupNorm, Identity, LayerNorm, Linear, RMSNorm, Unflatten, Upsample)
-from .convolution import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, Conv1d,
-                          Conv2d, MaxPool1d, MaxPool2d)
+from .convolution import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AvgPool1d,
+                          AvgPool2d, AvgPool3d, Conv1d, Conv2d, Conv3d, MaxPool1d, MaxPool2d,
+                          MaxPool3d)
 from .activations import (CELU, ELU, GELU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
                           LogSigmoid, LogSoftmax, Mish, ReLU, ReLU6, Sigmoid, SiLU, Softmax,
                           Softmin, Softplus, Softsign, Tanh)

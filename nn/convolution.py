@@ -1,8 +1,7 @@
-"""Convolution and pooling over one or two spatial axes, in PyTorch's layout: input (N, C, L) or
-unbatched (C, L), and (N, C, H, W) or unbatched (C, H, W). The functions conv1d, conv2d,
-max_pool1d, max_pool2d, avg_pool1d, avg_pool2d, adaptive_avg_pool1d and adaptive_avg_pool2d,
-and their modules Conv1d, Conv2d, MaxPool1d, MaxPool2d, AvgPool1d, AvgPool2d,
-AdaptiveAvgPool1d and AdaptiveAvgPool2d.
+"""Convolution and pooling over one, two or three spatial axes, in PyTorch's layout: input
+(N, C, L) or unbatched (C, L), (N, C, H, W) or (C, H, W), and (N, C, D, H, W) or (C, D, H, W).
+The functions conv1d/2d/3d, max_pool1d/2d/3d, avg_pool1d/2d/3d and adaptive_avg_pool1d/2d/3d,
+and their modules Conv1d/2d/3d, MaxPool1d/2d/3d, AvgPool1d/2d/3d and AdaptiveAvgPool1d/2d/3d.
 
 Convolution, max pooling and average pooling are one primitive each (Correlate, WindowMax,
 WindowMean), over any number D of spatial axes. Each reads its input through one strided slice
@@ -36,9 +35,9 @@ from .module import Module, Parameter
 Tensor = mg.Tensor
 
 # the spatial axes' letters and names, by their number D
-_LETTERS = {1: "L", 2: "H, W"}
-_KERNEL_LETTERS = {1: "K", 2: "kH, kW"}
-_AXIS_NAMES = {1: ("length",), 2: ("height", "width")}
+_LETTERS = {1: "L", 2: "H, W", 3: "D, H, W"}
+_KERNEL_LETTERS = {1: "K", 2: "kH, kW", 3: "kD, kH, kW"}
+_AXIS_NAMES = {1: ("length",), 2: ("height", "width"), 3: ("depth", "height", "width")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,6 +213,21 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     dtype.
     """
     return _convolution(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """torch.nn.functional.conv3d: `conv2d` over three axes (depth, height, width),
+
+        y[n, o, t, h, w] = b[o] + Σ_c Σ_{i,j,k} W[o, c, i, j, k] ·
+                           x[n, g·C_in/G + c, t·s_d + i·d_d − p_d, h·s_h + j·d_h − p_h,
+                             w·s_w + k·d_w − p_w].
+
+    input: (N, C_in, D, H, W) or unbatched (C_in, D, H, W); weight: (C_out, C_in/groups, kD,
+    kH, kW); stride, padding, dilation: an int (every axis) or a triple; padding also "valid"
+    or "same" (stride 1). Returns (N, C_out, D_out, H_out, W_out) or without N.
+    """
+    return _convolution(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
 def _convolution(input, weight, bias, stride, padding, dilation, groups, dims: int,
@@ -466,6 +480,16 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                      2, "max_pool2d")
 
 
+def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """torch.nn.functional.max_pool3d: `max_pool2d` over three axes (depth, height, width):
+    input (N, C, D, H, W) or (C, D, H, W); the options an int or a triple; indices
+    (t·H + h)·W + w within each volume. Ties and NaN as `max_pool2d`, the window scanned in
+    row-major order."""
+    return _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
+                     3, "max_pool3d")
+
+
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices,
               dims: int, op: str):
     """max_pool1d (dims 1) and max_pool2d (dims 2): the checks, then WindowMax."""
@@ -602,6 +626,14 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                      divisor_override, 2, "avg_pool2d")
 
 
+def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """torch.nn.functional.avg_pool3d: `avg_pool2d` over three axes (depth, height, width):
+    input (N, C, D, H, W) or (C, D, H, W); the options an int or a triple."""
+    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override, 3, "avg_pool3d")
+
+
 def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override, dims: int, op: str) -> Tensor:
     """avg_pool1d (dims 1) and avg_pool2d (dims 2): the checks, then WindowMean."""
@@ -647,6 +679,13 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     division by the windows' counts (the gradient is matmul's).
     """
     return _adaptive_avg_pool(input, output_size, 2, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """torch.nn.functional.adaptive_avg_pool3d: `adaptive_avg_pool2d` over three axes:
+    input (N, C, D, H, W) or (C, D, H, W), each axis ≥ 1; output_size an int or a triple
+    (None keeping that axis's size)."""
+    return _adaptive_avg_pool(input, output_size, 3, "adaptive_avg_pool3d")
 
 
 def _adaptive_avg_pool(input, output_size, dims: int, op: str) -> Tensor:
@@ -790,6 +829,15 @@ class Conv2d(_ConvNd):
     _dims = 2
 
 
+class Conv3d(_ConvNd):
+    """`Conv2d` over three axes (depth, height, width), as torch.nn.Conv3d: weight W
+    (C_out, C_in/groups, kD, kH, kW), fan_in = C_in/groups · kD · kH · kW; the options an int
+    or a triple, kept as triples. forward: (N, C_in, D, H, W) or (C_in, D, H, W) ->
+    (…, D_out, H_out, W_out). See `conv3d`."""
+
+    _dims = 3
+
+
 class _MaxPoolNd(Module):
     """What MaxPool1d and MaxPool2d share (PyTorch's _MaxPoolNd): the options kept as given,
     checked; forward; the repr."""
@@ -836,6 +884,13 @@ class MaxPool2d(_MaxPoolNd):
     int64 indices (h·W + w within each plane) too when return_indices."""
 
     _dims = 2
+
+
+class MaxPool3d(_MaxPoolNd):
+    """`MaxPool2d` over three axes, as torch.nn.MaxPool3d; see `max_pool3d`. forward:
+    (N, C, D, H, W) or (C, D, H, W) -> (…, D_out, H_out, W_out)."""
+
+    _dims = 3
 
 
 class _AvgPoolNd(Module):
@@ -899,6 +954,13 @@ class AvgPool2d(_AvgPoolNd):
                          divisor_override)
 
 
+class AvgPool3d(AvgPool2d):
+    """`AvgPool2d` over three axes, as torch.nn.AvgPool3d; see `avg_pool3d`. forward:
+    (N, C, D, H, W) or (C, D, H, W) -> (…, D_out, H_out, W_out)."""
+
+    _dims = 3
+
+
 class _AdaptiveAvgPoolNd(Module):
     """What AdaptiveAvgPool1d and AdaptiveAvgPool2d share: forward and the repr."""
 
@@ -934,7 +996,16 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     _dims = 2
 
 
-__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "Conv1d",
-           "Conv2d", "Correlate", "MaxPool1d", "MaxPool2d", "WindowMax", "WindowMean",
-           "adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d",
-           "conv2d", "max_pool1d", "max_pool2d"]
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """The mean over M_d × M_h × M_w windows that tile the volume, as
+    torch.nn.AdaptiveAvgPool3d; see `adaptive_avg_pool3d`."""
+
+    _dims = 3
+
+
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AvgPool1d",
+           "AvgPool2d", "AvgPool3d", "Conv1d", "Conv2d", "Conv3d", "Correlate", "MaxPool1d",
+           "MaxPool2d", "MaxPool3d", "WindowMax", "WindowMean", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "adaptive_avg_pool3d", "avg_pool1d", "avg_pool2d",
+           "avg_pool3d", "conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d",
+           "max_pool3d"]

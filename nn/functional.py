@@ -1,8 +1,8 @@
 """nn.functional: every stateless function of nn under one name, as PyTorch's
 torch.nn.functional (`import nn.functional as F`). This module only gathers names: the
 functions live in layer_functions.py (linear, layer_norm, batch_norm, embedding, pad, dropout
-in PyTorch's signature), convolution.py (conv1d, conv2d, max_pool1d, max_pool2d, avg_pool1d,
-avg_pool2d, adaptive_avg_pool1d, adaptive_avg_pool2d),
+in PyTorch's signature), convolution.py (conv1d, conv2d, conv3d and the max, average and
+adaptive average poolings over one, two and three axes),
 losses.py (every loss), attention_functional.py (attention), activations.py
 (softmax, log_softmax and softmin, which refuse to guess PyTorch's implicit dim) and minigrad
 (the other activations).
@@ -23,7 +23,8 @@ from .layer_functions import (Affine, BatchNorm, LayerNorm, batch_norm,  # noqa:
                               dropout, dropout1d, embedding, group_norm, interpolate,
                               layer_norm, linear, normalize, one_hot, pad, rms_norm)
 from .convolution import (adaptive_avg_pool1d, adaptive_avg_pool2d,  # noqa: F401
-                          avg_pool1d, avg_pool2d, conv1d, conv2d, max_pool1d, max_pool2d)
+                          adaptive_avg_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, conv1d,
+                          conv2d, conv3d, max_pool1d, max_pool2d, max_pool3d)
 from .layer_functions import Linear  # noqa: F401  (Affine's name before; nn.Linear is the layer)
 from .losses import (BinaryCrossEntropyWithLogits, CrossEntropy,  # noqa: F401
                      binary_cross_entropy, binary_cross_entropy_with_logits,

@@ -82,7 +82,8 @@ def torch_twins(torch) -> dict:
             "softmax": lambda a, axis: torch.softmax(a, axis),
             "log_softmax": lambda a, axis: torch.log_softmax(a, axis),
             **{name: keywords(getattr(torch.nn.functional, name)) for name in (
-                "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d")}}
+                "conv1d", "conv2d", "conv3d", "max_pool1d", "max_pool2d", "max_pool3d",
+                "avg_pool1d", "avg_pool2d", "avg_pool3d")}}
 
 
 def _slices(test, a, axis):

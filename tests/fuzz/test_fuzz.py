@@ -53,7 +53,7 @@ def test_programs_reach_what_the_oracles_are_for():
     times, reused intermediates (all counting only reads whose gradient reaches the value),
     0-d results of reductions and indexing, float32 meeting float64, several outputs; every
     registry entry drawn; no value read more than 5 times."""
-    programs = [program_at(0, k) for k in range(420)]
+    programs = [program_at(0, k) for k in range(800)]
     counts = dict.fromkeys(["fan-out ≥ 3", "0-d fan-out ≥ 3", "intermediate reused",
                             "0-d result", "float32 and float64", "several outputs"], 0)
     drawn = set()

@@ -782,3 +782,93 @@ def test_modules_match_torch_reprs_init_and_padding_modes(rng):
             x = rng.standard_normal(shape)
             np.testing.assert_allclose(layer(mg.tensor(x)).numpy(),
                                        twin(torch.tensor(x)).detach().numpy(), rtol=1e-12)
+
+
+# -- three spatial axes: the same primitives, as conv3d, max_pool3d, avg_pool3d --------------
+
+CONV3D_OPTIONS = [{}, {"stride": (2, 1, 2), "padding": 1, "dilation": (1, 2, 1), "groups": 2},
+                  {"padding": "same", "groups": 2}]
+
+
+@pytest.mark.parametrize("options", CONV3D_OPTIONS)
+@pytest.mark.parametrize("batched", [True, False])
+def test_conv3d_matches_numpy_and_gradchecks(options, batched, rng):
+    groups = options.get("groups", 1)
+    x = rng.standard_normal((1, 2, 3, 4, 3)[0 if batched else 1:])
+    w, b = rng.standard_normal((2, 2 // groups, 2, 2, 2)), rng.standard_normal(2)
+    got = F.conv3d(mg.tensor(x), mg.tensor(w), mg.tensor(b), **options)
+    np.testing.assert_allclose(got.numpy(), conv_numpy(x, w, b, **options), rtol=1e-12,
+                               atol=1e-12)
+    assert mg.gradcheck(lambda x, w, b: F.conv3d(x, w, b, **options), (f64(x), f64(w), f64(b)))
+
+
+@pytest.mark.parametrize("options", [{"kernel_size": 2},
+                                     {"kernel_size": (3, 2, 2), "stride": 2, "padding": 1,
+                                      "ceil_mode": True}])
+def test_max_and_avg_pool3d_match_numpy_and_gradcheck(options, rng):
+    x = _distinct(rng, (1, 2, 4, 3, 5)).numpy()
+    values, indices = F.max_pool3d(mg.tensor(x), return_indices=True, **options)
+    expected, expected_indices = pool_numpy(x, "max", dims=3, **options)
+    np.testing.assert_array_equal(values.numpy(), expected)
+    np.testing.assert_array_equal(indices.numpy(), expected_indices)
+    assert mg.gradcheck(lambda t: F.max_pool3d(t, **options), (f64(x),))
+    for include in (True, False):
+        np.testing.assert_allclose(
+            F.avg_pool3d(mg.tensor(x), count_include_pad=include, **options).numpy(),
+            pool_numpy(x, "avg", count_include_pad=include, dims=3, **options)[0], rtol=1e-12)
+        assert mg.gradcheck(lambda t: F.avg_pool3d(t, count_include_pad=include, **options),
+                            (f64(x),))
+    np.testing.assert_allclose(F.adaptive_avg_pool3d(mg.tensor(x), (2, 1, 3)).numpy(),
+                               adaptive_numpy(x, (2, 1, 3)), rtol=1e-12)
+    assert mg.gradcheck(lambda t: F.adaptive_avg_pool3d(t, (2, None, 2)), (f64(x),))
+
+
+def test_3d_modules_hold_triples_and_call_the_functions(rng):
+    conv = nn.Conv3d(2, 4, (2, 1, 3), stride=2, padding=(1, 0, 1), groups=2)
+    assert conv.weight.shape == (4, 1, 2, 1, 3) and conv.bias.shape == (4,)
+    assert (conv.kernel_size, conv.stride, conv.padding) == ((2, 1, 3), (2, 2, 2), (1, 0, 1))
+    x = mg.tensor(rng.standard_normal((2, 2, 3, 4, 5)).astype(np.float32))
+    np.testing.assert_array_equal(conv(x).numpy(), F.conv3d(
+        x, conv.weight, conv.bias, stride=2, padding=(1, 0, 1), groups=2).numpy())
+    np.testing.assert_array_equal(nn.MaxPool3d(2, 1)(x).numpy(), F.max_pool3d(x, 2, 1).numpy())
+    np.testing.assert_array_equal(nn.AvgPool3d(2)(x).numpy(), F.avg_pool3d(x, 2).numpy())
+    np.testing.assert_array_equal(nn.AdaptiveAvgPool3d(1)(x).numpy(),
+                                  F.adaptive_avg_pool3d(x, 1).numpy())
+    with pytest.raises(ValueError, match=r"conv3d: input must be \(N, C, D, H, W\) or "
+                                         r"unbatched \(C, D, H, W\), got shape \(3, 4\)"):
+        F.conv3d(mg.zeros(3, 4), conv.weight)
+    with pytest.raises(ValueError, match=r"Conv3d: kernel_size must be an int or a 3-tuple"):
+        nn.Conv3d(2, 4, (2, 2))
+
+
+@pytest.mark.filterwarnings("ignore:Using padding='same'")
+@pytest.mark.parametrize("options", CONV3D_OPTIONS)
+def test_3d_values_indices_and_gradients_match_torch(options, rng):
+    torch = pytest.importorskip("torch")
+    TF = torch.nn.functional
+    groups = options.get("groups", 1)
+    arrays = [rng.standard_normal((2, 2, 4, 3, 5)),
+              rng.standard_normal((4, 2 // groups, 2, 3, 2)), rng.standard_normal(4)]
+    theirs = lambda x, w, b: TF.conv3d(x, w, b, **options)       # noqa: E731
+    ours = lambda x, w, b: F.conv3d(x, w, b, **options)          # noqa: E731
+    with torch.no_grad():
+        weights = rng.standard_normal(tuple(theirs(*map(torch.tensor, arrays)).shape))
+    expected, expected_grads = _torch_grads(torch, theirs, arrays, weights)
+    got, grads = _our_grads(ours, arrays, weights)
+    np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+    for g, e in zip(grads, expected_grads):
+        np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12)
+    x = arrays[0]
+    x[0, 0, :2] = 0.5                                              # ties
+    pool = {"kernel_size": (2, 3, 2), "stride": (1, 2, 2), "padding": 1, "ceil_mode": True}
+    _, ours_i = F.max_pool3d(mg.tensor(x), return_indices=True, **pool)
+    _, theirs_i = TF.max_pool3d(torch.tensor(x), return_indices=True, **pool)
+    np.testing.assert_array_equal(ours_i.numpy(), theirs_i.numpy())
+    for name, kwargs in (("max_pool3d", pool), ("avg_pool3d", pool),
+                         ("adaptive_avg_pool3d", {"output_size": (3, None, 2)})):
+        weights = rng.standard_normal(tuple(getattr(TF, name)(torch.tensor(x), **kwargs).shape))
+        expected, (expected_grad,) = _torch_grads(
+            torch, lambda t: getattr(TF, name)(t, **kwargs), [x], weights)
+        got, (grad,) = _our_grads(lambda t: getattr(F, name)(t, **kwargs), [x], weights)
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(grad, expected_grad, rtol=1e-12, atol=1e-14)

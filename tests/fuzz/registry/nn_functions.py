@@ -544,7 +544,7 @@ def _correlation(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     return y
 
 
-_conv1d, _conv2d = _unbatched_too(1)(_correlation), _unbatched_too(2)(_correlation)
+_conv1d, _conv2d, _conv3d = (_unbatched_too(dims)(_correlation) for dims in (1, 2, 3))
 
 
 def _window_taps(spatial, kernel_size, stride, padding, dilation, ceil_mode):
@@ -704,13 +704,20 @@ def _convolution_entries() -> list[OpInfo]:
                     (((2, 1, 3, 4), (1, 1, 2, 3), (1,)), {"padding": "same"}),
                     (((1, 2, 5, 3), (2, 2, 2, 2), (2,)), {"stride": (2, 1), "padding": (1, 0),
                                                           "dilation": (2, 1)})]
+    # conv3d: x (N, C_in, D, H, W) or (C_in, D, H, W), weight (C_out, C_in/groups, kD, kH, kW)
+    conv3d_cases = [(((2, 2, 3, 2), (2, 2, 2, 1, 2), (2,)), {}),
+                    (((1, 1, 1, 1), (1, 1, 1, 1, 1), (1,)), {}),
+                    (((1, 2, 3, 2, 3), (2, 1, 2, 2, 2)), {"padding": 1, "groups": 2,
+                                                          "stride": (2, 1, 2)})]
     # an empty batch (zero input channels are refused: test_convolution.py)
     conv_empty = {"conv1d": (Sample(((0, 2, 3), (2, 2, 2), (2,)), {}),
                              Sample(((0, 1, 4), (2, 1, 3)), {"padding": 1})),
                   "conv2d": (Sample(((0, 2, 3, 3), (2, 2, 2, 2), (2,)), {}),
-                             Sample(((0, 1, 3, 2), (3, 1, 2, 1)), {"stride": 2}))}
+                             Sample(((0, 1, 3, 2), (3, 1, 2, 1)), {"stride": 2})),
+                  "conv3d": (Sample(((0, 1, 2, 2, 2), (1, 1, 1, 2, 1), (1,)), {}),)}
     for name, reference, cases in (("conv1d", _conv1d, conv1d_cases),
-                                   ("conv2d", _conv2d, conv2d_cases)):
+                                   ("conv2d", _conv2d, conv2d_cases),
+                                   ("conv3d", _conv3d, conv3d_cases)):
         function = getattr(F, name)
         ops.append(OpInfo(name, convolution.Correlate,
                           lambda x, w, b=None, _f=function, **o: _f(x, w, b, **o), reference,
@@ -738,7 +745,11 @@ def _convolution_entries() -> list[OpInfo]:
             ((2, 3, 3), {"kernel_size": 3, "stride": 1, "padding": 1}),
             ((1, 2, 5, 5), {"kernel_size": 3, "stride": 2, "padding": 1, "dilation": 2,
                             "ceil_mode": True}),
-            ((3, 2, 2), {"kernel_size": (2, 1), "stride": 1})]}
+            ((3, 2, 2), {"kernel_size": (2, 1), "stride": 1})],
+        3: [((1, 2, 3, 3), {"kernel_size": 2}),
+            ((1, 1, 1, 1), {"kernel_size": 1}),
+            ((1, 1, 3, 4, 3), {"kernel_size": (2, 3, 2), "stride": 2, "padding": 1,
+                               "ceil_mode": True})]}
     avg_cases = {
         1: [((2, 3), {"kernel_size": 2}),
             ((1, 1), {"kernel_size": 1}),
@@ -761,8 +772,12 @@ def _convolution_entries() -> list[OpInfo]:
                             "divisor_override": 4}),
             ((3, 2, 2), {"kernel_size": 2, "stride": 1, "divisor_override": -3}),
             ((1, 1, 6, 3), {"kernel_size": (4, 2), "stride": (3, 1), "padding": (2, 1),
-                            "ceil_mode": True})]}
-    for dims in (1, 2):
+                            "ceil_mode": True})],
+        3: [((1, 2, 3, 3), {"kernel_size": 2}),
+            ((1, 1, 1, 1), {"kernel_size": 1}),
+            ((1, 1, 3, 4, 3), {"kernel_size": (2, 3, 2), "stride": 2, "padding": 1,
+                               "count_include_pad": False})]}
+    for dims in (1, 2, 3):
         name = f"max_pool{dims}d"
         ops.append(OpInfo(name, convolution.WindowMax,
                           lambda x, _f=getattr(F, name), **o: _f(x, **o), _max_pool(dims),

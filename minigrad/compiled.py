@@ -47,8 +47,9 @@ The rules (each refused capture leaves the step eager; `step.stats` counts and s
   by value (numbers) or identity; which arguments are the same tensor; grad mode; anomaly mode
   (anomaly mode always runs eagerly); the default float dtype (`set_default_dtype`); the
   train/eval flag of every module found in the arguments, in the step's closure, in the
-  globals it names and on its bound `self` (or given as `modules=`); for every tensor read from outside (parameters), its shape, dtype, device and
-  requires_grad; for every leaf whose `.grad` the capture replaced, that it is None again. A new
+  globals it names and on its bound `self` (or given as `modules=`); for every tensor read
+  from outside (parameters), its shape, dtype, device and requires_grad; for every leaf
+  whose `.grad` the capture replaced, that it is None again. A new
   argument signature is captured anew (at most `cache_size` of them); a failed guard on a known
   signature captures again (at most `max_recaptures` times), and then the step stays eager.
 - Live calls: a callable marked `mg.compiler.disable` (`nn`'s optimizers' `step` and

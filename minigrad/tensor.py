@@ -55,8 +55,6 @@ def get_default_dtype() -> np.dtype:
     return DEFAULTS.float
 
 
-
-
 def _is_dtype(value) -> bool:
     """Whether `value` names a dtype ("float64", np.int64), not a device ("cpu", "cuda:1")."""
     try:
